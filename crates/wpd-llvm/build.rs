@@ -1,0 +1,31 @@
+//! Builds the C++ shim (what LLVM's C API lacks) against LLVM 19's headers.
+
+use std::process::Command;
+
+fn llvm_config(arg: &str) -> String {
+    let prefix = std::env::var("LLVM_SYS_191_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-19".into());
+    let candidates = [format!("{prefix}/bin/llvm-config"), "llvm-config-19".to_string()];
+    for exe in &candidates {
+        if let Ok(out) = Command::new(exe).arg(arg).output()
+            && out.status.success()
+        {
+            return String::from_utf8_lossy(&out.stdout).trim().to_string();
+        }
+    }
+    panic!("llvm-config for LLVM 19 not found (tried {candidates:?}); install llvm-19-dev");
+}
+
+fn main() {
+    println!("cargo:rerun-if-changed=shim/shim.cpp");
+    println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
+    let mut build = cc::Build::new();
+    build.cpp(true).file("shim/shim.cpp").flag("-fno-rtti").warnings(false);
+    for flag in llvm_config("--cxxflags").split_whitespace() {
+        // Our shim wants -O2 from cc and its own warning set; keep includes,
+        // defines and the language standard from llvm-config.
+        if flag.starts_with("-I") || flag.starts_with("-D") || flag.starts_with("-std=") || flag == "-fno-exceptions" {
+            build.flag(flag);
+        }
+    }
+    build.compile("wpd_llvm_shim");
+}

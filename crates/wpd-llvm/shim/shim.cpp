@@ -1,0 +1,179 @@
+// wpd's C++ shim: the few things LLVM 19's C API cannot do.
+// Every function here is declared in src/ffi.rs and wrapped safely in src/lib.rs.
+
+#include "llvm/Analysis/TypeMetadataUtils.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/Function.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Comdat.h"
+#include "llvm/IR/GlobalObject.h"
+#include "llvm/IR/Instruction.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm-c/Core.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+static char *dup_string(const std::string &s) {
+  char *p = static_cast<char *>(std::malloc(s.size() + 1));
+  if (p) {
+    std::memcpy(p, s.data(), s.size());
+    p[s.size()] = 0;
+  }
+  return p;
+}
+
+extern "C" {
+
+// Parses every module of a bitcode buffer (a split LTO unit holds two) into
+// `ctx`, fully materialized. On success returns 0 and a malloc'd array of
+// modules in *out_mods (free with wpd_free). On failure returns 1 and a
+// malloc'd message in *out_err.
+int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name,
+                      LLVMModuleRef **out_mods, size_t *out_count, char **out_err) {
+  *out_mods = nullptr;
+  *out_count = 0;
+  *out_err = nullptr;
+  MemoryBufferRef buf(StringRef(data, len), StringRef(name));
+  Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
+  if (!list) {
+    *out_err = dup_string(toString(list.takeError()));
+    return 1;
+  }
+  std::vector<std::unique_ptr<Module>> mods;
+  for (BitcodeModule &bm : *list) {
+    Expected<std::unique_ptr<Module>> m = bm.parseModule(*unwrap(ctx));
+    if (!m) {
+      *out_err = dup_string(toString(m.takeError()));
+      return 1;
+    }
+    // Materialize everything now: the module must not keep reading `buf`.
+    if (Error e = (*m)->materializeAll()) {
+      *out_err = dup_string(toString(std::move(e)));
+      return 1;
+    }
+    mods.push_back(std::move(*m));
+  }
+  if (mods.empty()) {
+    *out_err = dup_string("bitcode file holds no module");
+    return 1;
+  }
+  auto *arr = static_cast<LLVMModuleRef *>(std::malloc(sizeof(LLVMModuleRef) * mods.size()));
+  if (!arr) {
+    *out_err = dup_string("out of memory");
+    return 1;
+  }
+  for (size_t i = 0; i < mods.size(); ++i) arr[i] = wrap(mods[i].release());
+  *out_mods = arr;
+  *out_count = mods.size();
+  return 0;
+}
+
+void wpd_free(void *p) { std::free(p); }
+
+// Name of the comdat of a global object, or null.
+const char *wpd_comdat_name(LLVMValueRef gv, size_t *len) {
+  *len = 0;
+  auto *go = dyn_cast<GlobalObject>(unwrap(gv));
+  if (!go) return nullptr;
+  const Comdat *c = go->getComdat();
+  if (!c) return nullptr;
+  StringRef n = c->getName();
+  *len = n.size();
+  return n.data();
+}
+
+// Instruction memory behaviour, as LLVM's own analyses see it.
+int wpd_inst_may_read_memory(LLVMValueRef inst) {
+  auto *i = dyn_cast<Instruction>(unwrap(inst));
+  return i ? i->mayReadFromMemory() : 0;
+}
+
+int wpd_inst_may_write_memory(LLVMValueRef inst) {
+  auto *i = dyn_cast<Instruction>(unwrap(inst));
+  return i ? i->mayWriteToMemory() : 0;
+}
+
+// Whether a metadata node is `distinct` (the type id of an internal class).
+int wpd_md_is_distinct(LLVMMetadataRef md) {
+  auto *n = dyn_cast<MDNode>(unwrap(md));
+  return n ? n->isDistinct() : 0;
+}
+
+// A dominator tree for one function, built once and reused for every type
+// test in it.
+void *wpd_domtree_new(LLVMValueRef fn) {
+  auto *f = dyn_cast<Function>(unwrap(fn));
+  if (!f || f->isDeclaration()) return nullptr;
+  return new DominatorTree(*f);
+}
+
+void wpd_domtree_free(void *dt) { delete static_cast<DominatorTree *>(dt); }
+
+// The virtual calls guarded by one llvm.(public.)type.test or
+// llvm.type.checked.load call, found exactly as LLVM's WholeProgramDevirt
+// finds them (loads at constant offsets from the tested pointer, calls
+// dominated by the test). Returns the count; *calls and *offsets are malloc'd
+// arrays (free with wpd_free). *flags: bit 0 = the test feeds an assume,
+// bit 1 = the checked load has uses other than calls and assumes.
+size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **calls, uint64_t **offsets,
+                        int *flags) {
+  *calls = nullptr;
+  *offsets = nullptr;
+  *flags = 0;
+  auto *ci = dyn_cast<CallInst>(unwrap(intrinsic_call));
+  if (!ci || !dt || !ci->getCalledFunction()) return 0;
+  auto &tree = *static_cast<DominatorTree *>(dt);
+  SmallVector<DevirtCallSite, 2> found;
+  Intrinsic::ID id = ci->getCalledFunction()->getIntrinsicID();
+  if (id == Intrinsic::type_test || id == Intrinsic::public_type_test) {
+    SmallVector<CallInst *, 2> assumes;
+    findDevirtualizableCallsForTypeTest(found, assumes, ci, tree);
+    if (!assumes.empty()) *flags |= 1;
+  } else if (id == Intrinsic::type_checked_load) {
+    SmallVector<Instruction *, 2> loaded, preds;
+    bool non_call = false;
+    findDevirtualizableCallsForTypeCheckedLoad(found, loaded, preds, non_call, ci, tree);
+    if (non_call) *flags |= 2;
+  } else {
+    return 0;
+  }
+  if (found.empty()) return 0;
+  *calls = static_cast<LLVMValueRef *>(std::malloc(sizeof(LLVMValueRef) * found.size()));
+  *offsets = static_cast<uint64_t *>(std::malloc(sizeof(uint64_t) * found.size()));
+  if (!*calls || !*offsets) {
+    std::free(*calls);
+    std::free(*offsets);
+    *calls = nullptr;
+    *offsets = nullptr;
+    return 0;
+  }
+  for (size_t i = 0; i < found.size(); ++i) {
+    (*calls)[i] = wrap(&found[i].CB);
+    (*offsets)[i] = found[i].Offset;
+  }
+  return found.size();
+}
+
+// Strips casts and constant-offset GEPs from a constant pointer under the
+// module's data layout; returns the base and stores the byte offset.
+LLVMValueRef wpd_strip_const_offset(LLVMModuleRef mod, LLVMValueRef v, int64_t *offset) {
+  const DataLayout &dl = unwrap(mod)->getDataLayout();
+  APInt off(dl.getIndexTypeSizeInBits(unwrap(v)->getType()), 0);
+  Value *base = unwrap(v)->stripAndAccumulateConstantOffsets(dl, off, /*AllowNonInbounds=*/true);
+  *offset = off.getSExtValue();
+  return wrap(base);
+}
+
+}  // extern "C"

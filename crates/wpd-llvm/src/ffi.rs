@@ -1,0 +1,32 @@
+//! Declarations of the C++ shim in `shim/shim.cpp`; LLVM's own C API comes
+//! from `llvm-sys`. Only this crate calls either.
+
+use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMValueRef};
+use std::os::raw::{c_char, c_int, c_void};
+
+unsafe extern "C" {
+    pub fn wpd_parse_bitcode(
+        ctx: LLVMContextRef,
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        out_mods: *mut *mut LLVMModuleRef,
+        out_count: *mut usize,
+        out_err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn wpd_free(p: *mut c_void);
+    pub fn wpd_comdat_name(gv: LLVMValueRef, len: *mut usize) -> *const c_char;
+    pub fn wpd_inst_may_read_memory(inst: LLVMValueRef) -> c_int;
+    pub fn wpd_inst_may_write_memory(inst: LLVMValueRef) -> c_int;
+    pub fn wpd_md_is_distinct(md: LLVMMetadataRef) -> c_int;
+    pub fn wpd_domtree_new(func: LLVMValueRef) -> *mut c_void;
+    pub fn wpd_domtree_free(dt: *mut c_void);
+    pub fn wpd_devirt_calls(
+        intrinsic_call: LLVMValueRef,
+        dt: *mut c_void,
+        calls: *mut *mut LLVMValueRef,
+        offsets: *mut *mut u64,
+        flags: *mut c_int,
+    ) -> usize;
+    pub fn wpd_strip_const_offset(module: LLVMModuleRef, v: LLVMValueRef, offset: *mut i64) -> LLVMValueRef;
+}

@@ -1,0 +1,236 @@
+//! wpd's only FFI crate: safe wrappers over LLVM 19 (C API through
+//! `llvm-sys`, plus a small C++ shim for multi-module bitcode and a few
+//! queries the C API lacks).
+//!
+//! Ownership: a [`Context`] owns everything LLVM allocates for it; a
+//! [`Module`] borrows its context and is disposed on drop; [`Value`],
+//! [`Type`] and [`Block`] are copyable handles borrowed from a module, so the
+//! borrow checker keeps them from outliving it. Nothing here is `Send`: use
+//! one context per thread (one per rayon task).
+
+mod ffi;
+mod value;
+
+pub use llvm_sys::LLVMIntPredicate as IntPredicate;
+pub use value::{Block, DomTree, MdOperand, Opcode, Type, TypeKind, Value, VirtualCalls};
+pub use wpd_summary::{Linkage, Visibility};
+
+use llvm_sys::core as c;
+use llvm_sys::prelude::*;
+use std::ffi::CString;
+use std::marker::PhantomData;
+
+/// An LLVM context. Not `Send`: create one per thread.
+pub struct Context {
+    raw: LLVMContextRef,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl Default for Context {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Context {
+    /// A fresh context that drops the names of local values (wpd never needs
+    /// them, and parsing is faster without).
+    pub fn new() -> Context {
+        // SAFETY: creating a context has no preconditions.
+        let raw = unsafe { c::LLVMContextCreate() };
+        // SAFETY: `raw` is a live context.
+        unsafe { c::LLVMContextSetDiscardValueNames(raw, 1) };
+        Context { raw, _not_send: PhantomData }
+    }
+
+    /// Parses every module of a bitcode file (plain, wrapped, or a split LTO
+    /// unit with two modules). `name` is used in LLVM's messages.
+    pub fn parse_bitcode(&self, bytes: &[u8], name: &str) -> Result<Vec<Module<'_>>, String> {
+        let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
+        let mut mods: *mut LLVMModuleRef = std::ptr::null_mut();
+        let mut count = 0usize;
+        let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
+        // SAFETY: the pointers are valid for the call; the shim fully
+        // materializes each module, so no module keeps pointing into `bytes`.
+        let rc = unsafe {
+            ffi::wpd_parse_bitcode(
+                self.raw,
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                cname.as_ptr(),
+                &mut mods,
+                &mut count,
+                &mut err,
+            )
+        };
+        if rc != 0 {
+            // SAFETY: on failure the shim returns a malloc'd NUL-terminated
+            // message (or null when even that allocation failed).
+            let msg = unsafe { take_c_string(err) };
+            return Err(msg.unwrap_or_else(|| "unknown bitcode error".into()));
+        }
+        // SAFETY: on success `mods` holds `count` owned module handles.
+        let out = unsafe { std::slice::from_raw_parts(mods, count) }
+            .iter()
+            .map(|&raw| Module { raw, _ctx: PhantomData })
+            .collect();
+        // SAFETY: the array (not the modules) was malloc'd by the shim.
+        unsafe { ffi::wpd_free(mods.cast()) };
+        Ok(out)
+    }
+
+    /// The metadata kind id for `name` (e.g. "type", "vcall_visibility").
+    pub fn md_kind(&self, name: &str) -> u32 {
+        // SAFETY: the string is passed with its length.
+        unsafe { c::LLVMGetMDKindIDInContext(self.raw, name.as_ptr().cast(), name.len() as u32) }
+    }
+
+    /// Enum attribute kind id for `name` (0 when LLVM knows no such attribute).
+    pub fn attr_kind(name: &str) -> u32 {
+        // SAFETY: the string is passed with its length.
+        unsafe { c::LLVMGetEnumAttributeKindForName(name.as_ptr().cast(), name.len()) }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: modules borrow the context, so none is alive any more.
+        unsafe { c::LLVMContextDispose(self.raw) }
+    }
+}
+
+/// Takes ownership of a malloc'd C string from the shim.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string allocated with malloc.
+unsafe fn take_c_string(p: *mut std::os::raw::c_char) -> Option<String> {
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: per the contract above.
+    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
+    // SAFETY: allocated with malloc by the shim.
+    unsafe { ffi::wpd_free(p.cast()) };
+    Some(s)
+}
+
+/// Copies an LLVM (pointer, length) string.
+///
+/// # Safety
+/// `p` is null or points to `len` readable bytes.
+unsafe fn lossy(p: *const std::os::raw::c_char, len: usize) -> String {
+    if p.is_null() || len == 0 {
+        return String::new();
+    }
+    // SAFETY: per the contract above.
+    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A module owned by wpd, disposed on drop.
+pub struct Module<'c> {
+    raw: LLVMModuleRef,
+    _ctx: PhantomData<&'c Context>,
+}
+
+impl Drop for Module<'_> {
+    fn drop(&mut self) {
+        // SAFETY: we own the module; values borrowed from it are gone.
+        unsafe { c::LLVMDisposeModule(self.raw) }
+    }
+}
+
+macro_rules! iter_list {
+    ($name:ident, $first:path, $next:path) => {
+        /// Iterates the module's list in order.
+        pub fn $name(&self) -> impl Iterator<Item = Value<'_>> + '_ {
+            // SAFETY: the module is alive for the iterator's lifetime.
+            let mut cur = unsafe { $first(self.raw) };
+            std::iter::from_fn(move || {
+                if cur.is_null() {
+                    return None;
+                }
+                let v = cur;
+                // SAFETY: `v` is a live element of the list.
+                cur = unsafe { $next(v) };
+                Some(Value::new(v))
+            })
+        }
+    };
+}
+
+impl<'c> Module<'c> {
+    iter_list!(functions, c::LLVMGetFirstFunction, c::LLVMGetNextFunction);
+    iter_list!(globals, c::LLVMGetFirstGlobal, c::LLVMGetNextGlobal);
+    iter_list!(aliases, c::LLVMGetFirstGlobalAlias, c::LLVMGetNextGlobalAlias);
+    iter_list!(ifuncs, c::LLVMGetFirstGlobalIFunc, c::LLVMGetNextGlobalIFunc);
+
+    /// The target triple.
+    pub fn triple(&self) -> String {
+        // SAFETY: returns a NUL-terminated string owned by the module.
+        unsafe { std::ffi::CStr::from_ptr(c::LLVMGetTarget(self.raw)) }.to_string_lossy().into_owned()
+    }
+
+    /// The data layout string.
+    pub fn data_layout(&self) -> String {
+        // SAFETY: returns a NUL-terminated string owned by the module.
+        unsafe { std::ffi::CStr::from_ptr(c::LLVMGetDataLayoutStr(self.raw)) }.to_string_lossy().into_owned()
+    }
+
+    /// A global variable by name.
+    pub fn global(&self, name: &str) -> Option<Value<'_>> {
+        let cname = CString::new(name).ok()?;
+        // SAFETY: valid module and NUL-terminated name.
+        let v = unsafe { c::LLVMGetNamedGlobal(self.raw, cname.as_ptr()) };
+        (!v.is_null()).then(|| Value::new(v))
+    }
+
+    /// Integer value of a module flag, when present and an integer.
+    pub fn flag_int(&self, key: &str) -> Option<u64> {
+        // SAFETY: key passed with its length; result may be null.
+        let md = unsafe { c::LLVMGetModuleFlag(self.raw, key.as_ptr().cast(), key.len()) };
+        if md.is_null() {
+            return None;
+        }
+        // SAFETY: md is live metadata of this module's context.
+        let v = unsafe { c::LLVMMetadataAsValue(c::LLVMGetModuleContext(self.raw), md) };
+        Value::<'_>::new(v).as_const_int()
+    }
+
+    /// ABI size in bytes of `ty` under this module's data layout.
+    pub fn abi_size(&self, ty: Type<'_>) -> u64 {
+        // SAFETY: the layout belongs to the live module; `ty` is sized (the
+        // callers pass initializer types of globals).
+        unsafe { llvm_sys::target::LLVMABISizeOfType(llvm_sys::target::LLVMGetModuleDataLayout(self.raw), ty.raw) }
+    }
+
+    /// Byte offset of element `i` of struct type `ty`.
+    pub fn struct_offset(&self, ty: Type<'_>, i: u32) -> u64 {
+        // SAFETY: as above; callers pass an in-range element index.
+        unsafe { llvm_sys::target::LLVMOffsetOfElement(llvm_sys::target::LLVMGetModuleDataLayout(self.raw), ty.raw, i) }
+    }
+
+    /// Pointer size in bytes for address space 0.
+    pub fn pointer_size(&self) -> u64 {
+        // SAFETY: the layout belongs to the live module.
+        u64::from(unsafe { llvm_sys::target::LLVMPointerSize(llvm_sys::target::LLVMGetModuleDataLayout(self.raw)) })
+    }
+
+    /// The context id of metadata kind `name`.
+    pub fn md_kind(&self, name: &str) -> u32 {
+        // SAFETY: the module's context is live; string passed with length.
+        unsafe {
+            c::LLVMGetMDKindIDInContext(c::LLVMGetModuleContext(self.raw), name.as_ptr().cast(), name.len() as u32)
+        }
+    }
+
+    /// Strips casts and constant-offset GEPs from a constant pointer:
+    /// returns the base and the byte offset.
+    pub fn strip_const_offset<'m>(&'m self, v: Value<'m>) -> (Value<'m>, i64) {
+        let mut off = 0i64;
+        // SAFETY: `v` belongs to this module (same lifetime); the shim only
+        // reads it.
+        let base = unsafe { ffi::wpd_strip_const_offset(self.raw, v.raw(), &mut off) };
+        (Value::new(base), off)
+    }
+}

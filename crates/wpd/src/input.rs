@@ -1,0 +1,107 @@
+//! Input files: recognise bitcode (plain or with the wrapper header), `ar`
+//! archives of bitcode, and refuse everything else with a clear reason.
+
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// What a file's first bytes say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// Raw LLVM bitcode (`BC\xC0\xDE`).
+    Bitcode,
+    /// Bitcode behind the 20-byte wrapper header (`0x0B17C0DE`).
+    WrappedBitcode,
+    /// A System V / GNU `ar` archive.
+    Archive,
+    /// A thin archive (members live in other files).
+    ThinArchive,
+    /// An ELF file (object, shared library or executable).
+    Elf,
+    /// Empty file.
+    Empty,
+    /// Anything else.
+    Unknown,
+}
+
+/// Classifies a file by its magic bytes.
+pub fn classify(bytes: &[u8]) -> FileKind {
+    if bytes.is_empty() {
+        FileKind::Empty
+    } else if bytes.starts_with(b"BC\xC0\xDE") {
+        FileKind::Bitcode
+    } else if bytes.starts_with(&0x0B17_C0DEu32.to_le_bytes()) {
+        FileKind::WrappedBitcode
+    } else if bytes.starts_with(b"!<arch>\n") {
+        FileKind::Archive
+    } else if bytes.starts_with(b"!<thin>\n") {
+        FileKind::ThinArchive
+    } else if bytes.starts_with(b"\x7fELF") {
+        FileKind::Elf
+    } else {
+        FileKind::Unknown
+    }
+}
+
+/// Whether the bytes are bitcode (plain or wrapped).
+pub fn is_bitcode(bytes: &[u8]) -> bool {
+    matches!(classify(bytes), FileKind::Bitcode | FileKind::WrappedBitcode)
+}
+
+/// One bitcode module source: a file or an archive member.
+#[derive(Debug, Clone)]
+pub struct BitcodeInput {
+    /// `path` or `path(member)`.
+    pub name: String,
+    pub path: String,
+    pub member: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// Reads `path` and returns its bitcode modules: the file itself, or every
+/// bitcode member of an archive (non-bitcode members are left to the
+/// linker). Anything else is an error naming the file.
+pub fn read_bitcode_inputs(path: &Path) -> Result<Vec<BitcodeInput>> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| Error::at(&shown, e.to_string()))?;
+    match classify(&bytes) {
+        FileKind::Bitcode | FileKind::WrappedBitcode => {
+            Ok(vec![BitcodeInput { name: shown.clone(), path: shown, member: None, bytes }])
+        }
+        FileKind::Archive => archive_members(&shown, &bytes),
+        FileKind::ThinArchive => Err(Error::at(shown, "thin archives are not supported; use a regular archive")),
+        FileKind::Elf => Err(Error::at(shown, "not LLVM bitcode (a native ELF file; compile with -flto=thin)")),
+        FileKind::Empty => Err(Error::at(shown, "empty file, not LLVM bitcode")),
+        FileKind::Unknown => Err(Error::at(shown, "not LLVM bitcode (unrecognised file format)")),
+    }
+}
+
+fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
+    let archive = object::read::archive::ArchiveFile::parse(bytes)
+        .map_err(|e| Error::at(shown, format!("malformed archive: {e}")))?;
+    let mut out: Vec<BitcodeInput> = Vec::new();
+    let mut seen = std::collections::HashMap::<String, usize>::new();
+    for member in archive.members() {
+        let member = member.map_err(|e| Error::at(shown, format!("malformed archive: {e}")))?;
+        let raw_name = String::from_utf8_lossy(member.name()).into_owned();
+        let data = member
+            .data(bytes)
+            .map_err(|e| Error::at(format!("{shown}({raw_name})"), format!("malformed archive member: {e}")))?;
+        if !is_bitcode(data) {
+            continue;
+        }
+        // ar allows repeated member names; keep summary names unique.
+        let count = seen.entry(raw_name.clone()).or_insert(0);
+        *count += 1;
+        let member_name = if *count == 1 { raw_name } else { format!("{raw_name}@{count}") };
+        out.push(BitcodeInput {
+            name: format!("{shown}({member_name})"),
+            path: shown.to_string(),
+            member: Some(member_name),
+            bytes: data.to_vec(),
+        });
+    }
+    if out.is_empty() {
+        return Err(Error::at(shown, "archive holds no LLVM bitcode member"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,175 @@
+//! summarize: one bitcode file (a module, or the two modules of a split LTO
+//! unit) → one [`ModuleSummary`]. Runs once per input, in parallel, each task
+//! with its own LLVM context.
+//!
+//! The parts, in the order they run:
+//! - [`vtables`]: globals with `!type`, their type ids and slots;
+//! - [`calls`]: type tests / checked loads and the virtual calls they guard;
+//! - [`refs`]: what every defined global references, and the module's roots;
+//! - [`functions`]: facts (and result expressions) of slot targets.
+
+mod calls;
+mod functions;
+mod refs;
+mod vtables;
+
+use crate::error::{Error, Result};
+use crate::input::BitcodeInput;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use wpd_llvm::{Context, MdOperand, Module};
+use wpd_summary::{GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeIdInfo};
+
+/// Summarizes one bitcode input.
+pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
+    let ctx = Context::new();
+    let modules = ctx
+        .parse_bitcode(&input.bytes, &input.name)
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
+    let first = &modules[0];
+    let info = ModuleInfo {
+        name: input.name.clone(),
+        path: input.path.clone(),
+        member: input.member.clone(),
+        hash: hash.clone(),
+        triple: first.triple(),
+        data_layout: first.data_layout(),
+        split: modules.len() > 1,
+    };
+    let mut ids = TypeIdNamer::new(&hash[..16]);
+    let mut vtables = Vec::new();
+    let mut call_sites = Vec::new();
+    let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
+    let mut roots = SpecialRoots::default();
+    for (index, module) in modules.iter().enumerate() {
+        vtables.extend(vtables::collect(module, index, &mut ids));
+        call_sites.extend(calls::collect(module, index, &mut ids));
+        for g in refs::collect(module) {
+            merge_global(&mut globals, g);
+        }
+        refs::roots(module, &mut roots);
+    }
+    dedup_vtables(&mut vtables);
+    vtables.sort_by(|a, b| a.symbol.cmp(&b.symbol));
+    // Stable: calls of one test keep program order.
+    call_sites.sort_by(|a, b| (&a.function, a.test_index).cmp(&(&b.function, b.test_index)));
+    for list in [&mut roots.used, &mut roots.compiler_used, &mut roots.global_ctors, &mut roots.global_dtors] {
+        list.sort();
+        list.dedup();
+    }
+
+    let wanted: BTreeSet<&str> =
+        vtables.iter().flat_map(|v| v.slots.iter()).filter_map(|s| s.function.as_deref()).collect();
+    let functions = functions::collect(&modules, &wanted);
+
+    let mut type_ids: Vec<TypeIdInfo> = vtables
+        .iter()
+        .flat_map(|v| v.type_ids.iter().map(|t| t.type_id.as_str()))
+        .chain(call_sites.iter().map(|c| c.type_id.as_str()))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .map(|name| TypeIdInfo { name: name.to_string(), local: ids.is_local(name) })
+        .collect();
+    type_ids.sort();
+
+    Ok(ModuleSummary {
+        module: info,
+        type_ids,
+        vtables,
+        call_sites,
+        functions,
+        globals: globals.into_values().collect(),
+        roots,
+    })
+}
+
+/// Keeps one record per vtable symbol: a definition over a declaration, a
+/// real definition over an `available_externally` copy.
+fn dedup_vtables(vtables: &mut Vec<wpd_summary::Vtable>) {
+    let rank = |v: &wpd_summary::Vtable| (!v.slots.is_empty(), !v.available_externally);
+    let mut best: HashMap<String, usize> = HashMap::new();
+    for (i, v) in vtables.iter().enumerate() {
+        match best.get(&v.symbol) {
+            Some(&j) if rank(&vtables[j]) >= rank(v) => {}
+            _ => {
+                best.insert(v.symbol.clone(), i);
+            }
+        }
+    }
+    let keep: BTreeSet<usize> = best.into_values().collect();
+    let mut i = 0;
+    vtables.retain(|_| {
+        i += 1;
+        keep.contains(&(i - 1))
+    });
+}
+
+/// Merges a global's record into the module-wide map. In a split unit the
+/// same symbol can be defined in both parts (`available_externally` copies of
+/// virtual functions in the regular part): keep the real definition. Two
+/// local symbols of the same name in the two parts are different objects;
+/// their references are united, which only keeps more alive.
+fn merge_global(map: &mut BTreeMap<String, GlobalRefs>, g: GlobalRefs) {
+    match map.get_mut(&g.name) {
+        None => {
+            map.insert(g.name.clone(), g);
+        }
+        Some(old) => {
+            let old_copy = old.linkage == Linkage::AvailableExternally;
+            let new_copy = g.linkage == Linkage::AvailableExternally;
+            if old_copy && !new_copy {
+                *old = g;
+            } else if old_copy == new_copy {
+                old.refs.extend(g.refs);
+                old.refs.sort();
+                old.refs.dedup();
+            }
+        }
+    }
+}
+
+/// Names type ids: metadata strings as they are; distinct nodes (internal
+/// classes) as `local.<n>.<module hash prefix>`, numbered in order of first
+/// appearance, so names are stable and cannot collide across modules.
+pub(crate) struct TypeIdNamer {
+    hash: String,
+    locals: HashMap<(usize, usize), String>,
+    local_names: BTreeSet<String>,
+}
+
+impl TypeIdNamer {
+    fn new(hash: &str) -> Self {
+        TypeIdNamer { hash: hash.to_string(), locals: HashMap::new(), local_names: BTreeSet::new() }
+    }
+
+    /// The name of a type id operand of module `module`.
+    pub(crate) fn name(&mut self, module: usize, op: &MdOperand) -> Option<String> {
+        match op {
+            MdOperand::String(s) => Some(s.clone()),
+            MdOperand::Node { id, .. } => {
+                let next = self.locals.len();
+                let hash = &self.hash;
+                let name = self.locals.entry((module, *id)).or_insert_with(|| format!("local.{next}.{hash}")).clone();
+                self.local_names.insert(name.clone());
+                Some(name)
+            }
+            _ => None,
+        }
+    }
+
+    fn is_local(&self, name: &str) -> bool {
+        self.local_names.contains(name)
+    }
+}
+
+/// Helper shared by the parts: LLVM's metadata kind ids for a module.
+pub(crate) struct MdKinds {
+    pub ty: u32,
+    pub vcall_visibility: u32,
+}
+
+impl MdKinds {
+    pub(crate) fn of(module: &Module<'_>) -> MdKinds {
+        MdKinds { ty: module.md_kind("type"), vcall_visibility: module.md_kind("vcall_visibility") }
+    }
+}

@@ -1,0 +1,105 @@
+//! References between global values (the thin link's liveness graph) and the
+//! roots a module keeps alive by itself (`llvm.used`, constructors, ...).
+
+use std::collections::{BTreeSet, HashSet};
+use wpd_llvm::{Module, Value};
+use wpd_summary::{GlobalKind, GlobalRefs, SpecialRoots};
+
+/// One record per defined global value of `module`.
+pub(super) fn collect(module: &Module<'_>) -> Vec<GlobalRefs> {
+    let mut out = Vec::new();
+    for f in module.functions() {
+        if f.is_declaration() {
+            continue;
+        }
+        let mut w = Walker::default();
+        for block in f.blocks() {
+            for inst in block.instructions() {
+                for op in inst.operands() {
+                    w.visit(op);
+                }
+            }
+        }
+        if let Some(p) = f.personality() {
+            w.visit(p);
+        }
+        out.push(record(f, GlobalKind::Function, w));
+    }
+    for g in module.globals() {
+        let Some(init) = g.initializer() else { continue };
+        if g.name().starts_with("llvm.") {
+            continue; // llvm.used & co. are roots, not referrers
+        }
+        let mut w = Walker::default();
+        w.visit(init);
+        out.push(record(g, GlobalKind::Variable, w));
+    }
+    for (list, kind) in
+        [(module.aliases().collect::<Vec<_>>(), GlobalKind::Alias), (module.ifuncs().collect(), GlobalKind::Ifunc)]
+    {
+        for a in list {
+            let mut w = Walker::default();
+            // An ifunc's resolver is its only operand.
+            for op in a.operands() {
+                w.visit(op);
+            }
+            out.push(record(a, kind, w));
+        }
+    }
+    out
+}
+
+fn record(g: Value<'_>, kind: GlobalKind, w: Walker) -> GlobalRefs {
+    GlobalRefs {
+        name: g.name(),
+        kind,
+        linkage: g.linkage(),
+        visibility: g.visibility(),
+        refs: w.refs.into_iter().collect(),
+    }
+}
+
+/// Collects the global values reachable through constant operands.
+#[derive(Default)]
+struct Walker {
+    refs: BTreeSet<String>,
+    seen: HashSet<usize>,
+}
+
+impl Walker {
+    fn visit(&mut self, v: Value<'_>) {
+        if v.is_global_value() {
+            let name = v.name();
+            if !name.starts_with("llvm.") {
+                self.refs.insert(name);
+            }
+            return;
+        }
+        // Constant expressions and aggregates hold further references;
+        // instructions, arguments, blocks and metadata are not followed.
+        if v.is_constant() && v.num_operands() > 0 && self.seen.insert(v.id()) {
+            for op in v.operands() {
+                self.visit(op);
+            }
+        }
+    }
+}
+
+/// Appends the module's `llvm.used`, `llvm.compiler.used`,
+/// `llvm.global_ctors` and `llvm.global_dtors` entries to `roots`.
+pub(super) fn roots(module: &Module<'_>, roots: &mut SpecialRoots) {
+    let lists: [(&str, &mut Vec<String>); 4] = [
+        ("llvm.used", &mut roots.used),
+        ("llvm.compiler.used", &mut roots.compiler_used),
+        ("llvm.global_ctors", &mut roots.global_ctors),
+        ("llvm.global_dtors", &mut roots.global_dtors),
+    ];
+    for (name, list) in lists {
+        let Some(init) = module.global(name).and_then(|g| g.initializer()) else { continue };
+        // Every global named anywhere in the entry: the function and, for
+        // ctors/dtors, the associated data.
+        let mut w = Walker::default();
+        w.visit(init);
+        list.extend(w.refs);
+    }
+}

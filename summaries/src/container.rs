@@ -1,0 +1,225 @@
+//! The file container shared by every wpd format: magic, kind, version,
+//! body length and checksum, then a bincode body.
+//!
+//! Layout (little endian):
+//! ```text
+//! 0   8  magic "WPD\0" + kind tag ("SUMM" / "PLAN")
+//! 8   4  format version of that kind
+//! 12  4  reserved, zero
+//! 16  8  body length in bytes
+//! 24 16  xxh3-128 of the body
+//! 40  .. bincode body (standard config, fixed-width ints off)
+//! ```
+//! Readers memory-map the file and check all of the above before decoding,
+//! so a truncated or corrupted file is an error naming the file, never a
+//! panic or a silently wrong summary.
+
+use serde::{Serialize, de::DeserializeOwned};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const HEADER_LEN: usize = 40;
+/// Upper bound for a decoded body; protects the decoder from absurd lengths.
+const DECODE_LIMIT: usize = 1 << 32;
+
+/// Which format a file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A module summary (`.wpds`).
+    Summary,
+    /// A thin-link plan (`.wpdp`).
+    Plan,
+}
+
+impl Kind {
+    fn magic(self) -> [u8; 8] {
+        match self {
+            Kind::Summary => *b"WPD\0SUMM",
+            Kind::Plan => *b"WPD\0PLAN",
+        }
+    }
+    /// Current format version of this kind. Bump on any change of the types.
+    pub fn version(self) -> u32 {
+        match self {
+            Kind::Summary => crate::summary::SUMMARY_VERSION,
+            Kind::Plan => 1,
+        }
+    }
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Summary => "summary",
+            Kind::Plan => "plan",
+        }
+    }
+}
+
+/// An error reading or writing a wpd file; `Display` is one line naming the file.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {what}", path.display())]
+pub struct FormatError {
+    /// The file concerned.
+    pub path: PathBuf,
+    /// What was wrong with it.
+    pub what: String,
+}
+
+fn err(path: &Path, what: impl Into<String>) -> FormatError {
+    FormatError { path: path.to_path_buf(), what: what.into() }
+}
+
+fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_limit::<DECODE_LIMIT>()
+}
+
+/// Encodes `value` as a complete file image (header + body).
+pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, String> {
+    let body = bincode::serde::encode_to_vec(value, config()).map_err(|e| e.to_string())?;
+    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
+    out.extend_from_slice(&kind.magic());
+    out.extend_from_slice(&kind.version().to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Decodes a complete file image; `path` is only used in error messages.
+pub fn decode<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+    if bytes.len() < 8 || bytes[..4] != kind.magic()[..4] {
+        return Err(err(path, "not a wpd file (bad magic)"));
+    }
+    if bytes[..8] != kind.magic() {
+        return Err(err(path, format!("not a wpd {} file", kind.name())));
+    }
+    if bytes.len() < HEADER_LEN {
+        return Err(err(path, format!("truncated {} header ({} bytes)", kind.name(), bytes.len())));
+    }
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+    let version = word(8);
+    if version != kind.version() {
+        return Err(err(
+            path,
+            format!("{} format version {version}, this wpd reads version {}", kind.name(), kind.version()),
+        ));
+    }
+    let len = u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes"));
+    let sum = u128::from_le_bytes(bytes[24..40].try_into().expect("16 bytes"));
+    let body = &bytes[HEADER_LEN..];
+    if (body.len() as u64) != len {
+        return Err(err(
+            path,
+            format!("truncated or padded {}: body is {} bytes, header says {len}", kind.name(), body.len()),
+        ));
+    }
+    if xxhash_rust::xxh3::xxh3_128(body) != sum {
+        return Err(err(path, format!("corrupt {}: checksum mismatch", kind.name())));
+    }
+    let (value, used) = bincode::serde::decode_from_slice(body, config())
+        .map_err(|e| err(path, format!("corrupt {}: {e}", kind.name())))?;
+    if used != body.len() {
+        return Err(err(path, format!("corrupt {}: trailing bytes in body", kind.name())));
+    }
+    Ok(value)
+}
+
+/// Reads a wpd file through a memory map.
+pub fn read_file<T: DeserializeOwned>(kind: Kind, path: &Path) -> Result<T, FormatError> {
+    let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;
+    let len = file.metadata().map_err(|e| err(path, e.to_string()))?.len();
+    if len == 0 {
+        return Err(err(path, format!("empty file, not a wpd {}", kind.name())));
+    }
+    // SAFETY: the map is read-only and lives only for this call. wpd writes
+    // its files atomically (rename), so a concurrent writer replaces the inode
+    // rather than mutating these pages; a file truncated underneath us by a
+    // foreign process could still fault, which is the accepted trade-off of
+    // memory-mapped reading (the same one linkers make). This is the one
+    // `unsafe` outside crates/wpd-llvm.
+    #[allow(unsafe_code)]
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(path, e.to_string()))?;
+    decode(kind, &map, path)
+}
+
+/// Writes `value` to `path` atomically: a temporary file in the same folder,
+/// renamed over `path` once complete. A failure leaves nothing behind.
+pub fn write_file_atomic<T: Serialize>(kind: Kind, value: &T, path: &Path) -> Result<(), FormatError> {
+    let bytes = encode(kind, value).map_err(|e| err(path, e))?;
+    write_bytes_atomic(&bytes, path)
+}
+
+/// Writes raw bytes to `path` through a temporary file and a rename.
+pub fn write_bytes_atomic(bytes: &[u8], path: &Path) -> Result<(), FormatError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".wpd-tmp-")
+        .tempfile_in(dir)
+        .map_err(|e| err(path, format!("cannot create a temporary file: {e}")))?;
+    tmp.write_all(bytes).map_err(|e| err(path, e.to_string()))?;
+    tmp.persist(path).map_err(|e| err(path, e.error.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<u8> {
+        encode(Kind::Summary, &("hello".to_string(), 42u64)).unwrap()
+    }
+
+    #[test]
+    fn round_trip() {
+        let bytes = sample();
+        let v: (String, u64) = decode(Kind::Summary, &bytes, Path::new("x")).unwrap();
+        assert_eq!(v, ("hello".to_string(), 42));
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let bytes = sample();
+        for cut in 0..bytes.len() {
+            let e = decode::<(String, u64)>(Kind::Summary, &bytes[..cut], Path::new("t.wpds")).unwrap_err();
+            assert!(e.to_string().starts_with("t.wpds: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_single_bit_flip_is_an_error() {
+        let bytes = sample();
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut b = bytes.clone();
+                b[i] ^= 1 << bit;
+                if (12..16).contains(&i) {
+                    continue; // reserved word is not checked
+                }
+                assert!(decode::<(String, u64)>(Kind::Summary, &b, Path::new("f")).is_err(), "byte {i} bit {bit}");
+            }
+        }
+    }
+
+    #[test]
+    fn version_and_kind_are_checked() {
+        let mut b = sample();
+        b[8] = b[8].wrapping_add(1);
+        let e = decode::<(String, u64)>(Kind::Summary, &b, Path::new("v.wpds")).unwrap_err();
+        assert!(e.to_string().contains("format version"), "{e}");
+        let e = decode::<(String, u64)>(Kind::Plan, &sample(), Path::new("p")).unwrap_err();
+        assert!(e.to_string().contains("not a wpd plan file"), "{e}");
+    }
+
+    #[test]
+    fn atomic_write_leaves_only_the_result() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.wpds");
+        write_file_atomic(Kind::Summary, &(1u8, 2u8), &p).unwrap();
+        let v: (u8, u8) = read_file(Kind::Summary, &p).unwrap();
+        assert_eq!(v, (1, 2));
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a.wpds")]);
+    }
+}

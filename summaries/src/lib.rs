@@ -1,0 +1,13 @@
+//! wpd's on-disk formats: module summaries (`.wpds`) and their container.
+//!
+//! This crate has no LLVM dependency so that the thin link, dump tools and
+//! fuzzers build and run without it. Every file starts with a magic and a
+//! format version; the body is bincode, guarded by a length and a checksum.
+
+pub mod container;
+pub mod expr;
+pub mod summary;
+
+pub use container::{FormatError, Kind, read_file, write_file_atomic};
+pub use expr::{CmpPred, Expr, ExprNode, ExprOp};
+pub use summary::*;

@@ -1,0 +1,303 @@
+//! The per-module summary: everything the thin link needs to know about one
+//! bitcode module (or one split LTO unit), so it never has to read IR.
+//!
+//! Every list is sorted by the summarizer (see each field), so equal inputs
+//! give byte-identical files. Enums serialize as snake_case strings in JSON.
+//! The serde layout is plain (no skipped or internally tagged fields) because
+//! bincode is not self-describing.
+
+use crate::expr::Expr;
+use serde::{Deserialize, Serialize};
+
+/// Version of the summary types; bump on any change below.
+pub const SUMMARY_VERSION: u32 = 1;
+
+/// One module's summary.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ModuleSummary {
+    /// Where the module came from.
+    pub module: ModuleInfo,
+    /// Every type id mentioned by a vtable or a call site, sorted by name.
+    pub type_ids: Vec<TypeIdInfo>,
+    /// Globals carrying `!type` metadata, sorted by symbol.
+    pub vtables: Vec<Vtable>,
+    /// Virtual call sites, sorted by (function, position in the function).
+    pub call_sites: Vec<CallSite>,
+    /// Facts about functions that some vtable slot of this module points to
+    /// and that this module defines, sorted by name.
+    pub functions: Vec<FunctionFacts>,
+    /// Every defined global value with what it references, sorted by name.
+    pub globals: Vec<GlobalRefs>,
+    /// `llvm.used`, `llvm.compiler.used`, `llvm.global_ctors`/`dtors`.
+    pub roots: SpecialRoots,
+}
+
+/// Identity of the module.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ModuleInfo {
+    /// Display name: the input path, or `archive.a(member.o)`.
+    pub name: String,
+    /// The file the bytes came from.
+    pub path: String,
+    /// Archive member name when the module is an archive member.
+    pub member: Option<String>,
+    /// xxh3-128 of the bitcode bytes, lower-case hex.
+    pub hash: String,
+    /// Target triple of the module.
+    pub triple: String,
+    /// Data layout string of the module.
+    pub data_layout: String,
+    /// Whether the file was a split LTO unit (two modules, summarized as one).
+    pub split: bool,
+}
+
+/// A type id and whether it is module-local (an internal class).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TypeIdInfo {
+    /// The id: the metadata string, or for a distinct metadata node a
+    /// generated name `local.<n>.<module hash prefix>`.
+    pub name: String,
+    /// True when the id was a distinct node (no other module can name it).
+    pub local: bool,
+}
+
+/// LLVM linkage types.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Linkage {
+    External,
+    AvailableExternally,
+    LinkonceAny,
+    LinkonceOdr,
+    WeakAny,
+    WeakOdr,
+    Appending,
+    Internal,
+    Private,
+    ExternalWeak,
+    Common,
+}
+
+impl Linkage {
+    /// Local to the module (`internal` or `private`).
+    pub fn is_local(self) -> bool {
+        matches!(self, Linkage::Internal | Linkage::Private)
+    }
+    /// Another definition may replace this one at link or load time, so its
+    /// body must not be assumed (LLVM's `isInterposable`).
+    pub fn is_interposable(self) -> bool {
+        matches!(self, Linkage::LinkonceAny | Linkage::WeakAny | Linkage::ExternalWeak | Linkage::Common)
+    }
+}
+
+/// Symbol visibility.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    Default,
+    Hidden,
+    Protected,
+}
+
+/// `!vcall_visibility` of a vtable; absent metadata means `public`.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum VcallVisibility {
+    Public,
+    LinkageUnit,
+    TranslationUnit,
+}
+
+/// A global with `!type` metadata (normally a vtable or vtable group).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Vtable {
+    pub symbol: String,
+    pub linkage: Linkage,
+    pub visibility: Visibility,
+    pub comdat: Option<String>,
+    /// Declared `constant`.
+    pub constant: bool,
+    /// `available_externally` (a copy; the definition is elsewhere).
+    pub available_externally: bool,
+    pub align: u64,
+    /// Size of the initializer in bytes.
+    pub size: u64,
+    pub vcall_visibility: VcallVisibility,
+    /// Every `!type` entry, sorted by (offset, type id).
+    pub type_ids: Vec<TypeIdEntry>,
+    /// Every pointer-sized slot of the initializer, by offset.
+    pub slots: Vec<Slot>,
+}
+
+/// One `!type !{i64 offset, id}` attachment.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TypeIdEntry {
+    /// Byte offset of the address point inside the global.
+    pub offset: u64,
+    pub type_id: String,
+}
+
+/// What a pointer-sized vtable slot holds.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotKind {
+    /// Null pointer (or integer zero).
+    Null,
+    /// A function, possibly through aliases.
+    Function,
+    /// `__cxa_pure_virtual`: calling it is undefined behaviour.
+    PureVirtual,
+    /// Some other global (typeinfo, usually), plus an addend.
+    Global,
+    /// An integer (offset-to-top, virtual base offset).
+    Int,
+    /// Anything else (relative entries, non-pointer data).
+    Other,
+}
+
+/// One pointer-sized slot of a vtable global.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct Slot {
+    /// Byte offset from the start of the global.
+    pub offset: u64,
+    pub kind: SlotKind,
+    /// The symbol stored in the slot, as written (may be an alias).
+    pub symbol: Option<String>,
+    /// For `function` slots: the function after looking through aliases.
+    pub function: Option<String>,
+    /// For `int` slots the value; for `global` slots the byte addend.
+    pub value: i64,
+}
+
+/// Which intrinsic tests the vtable pointer at a call site.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum TestKind {
+    TypeTest,
+    PublicTypeTest,
+    TypeCheckedLoad,
+}
+
+/// `call` or `invoke`.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    Call,
+    Invoke,
+}
+
+/// Kind of a return type.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum RetKind {
+    Void,
+    Int,
+    Other,
+}
+
+/// An integer constant argument.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConstArg {
+    /// Bit width of the integer type.
+    pub width: u32,
+    /// The value, zero-extended from `width` bits.
+    pub value: u64,
+}
+
+/// One virtual call site: a type test (or checked load) and one indirect call
+/// through a function pointer loaded at a constant offset from the tested
+/// vtable pointer. A type test that guards no call still gets one record
+/// (with `offset`, `call` and `const_args` absent) so the count of records
+/// equals the count of tests whenever each test guards at most one call.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct CallSite {
+    /// The function containing the call.
+    pub function: String,
+    /// Index of the type test among the tests of `function`, in program order.
+    pub test_index: u32,
+    pub type_id: String,
+    /// Byte offset of the slot from the address point.
+    pub offset: Option<u64>,
+    pub kind: TestKind,
+    /// Whether the test result feeds `llvm.assume` (checked loads: unused
+    /// or only feeding assumes). Other uses (CFI checks) block rewriting.
+    pub assumed: bool,
+    pub call: Option<CallKind>,
+    /// All arguments after `this`, when every one is an integer constant.
+    pub const_args: Option<Vec<ConstArg>>,
+    pub ret: RetKind,
+    /// Bit width for `int` returns, else 0.
+    pub ret_width: u32,
+    /// `file:line:col` from `!dbg`, when present.
+    pub location: Option<String>,
+    /// How many calls the same type test guards (this one included).
+    pub calls_sharing_test: u32,
+}
+
+/// Facts about a function that a vtable slot points to.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct FunctionFacts {
+    pub name: String,
+    pub linkage: Linkage,
+    pub visibility: Visibility,
+    pub reads_memory: bool,
+    pub writes_memory: bool,
+    /// Parameter 0 (`this`) has uses in the body.
+    pub uses_this: bool,
+    pub ret: RetKind,
+    pub ret_width: u32,
+    /// Bit width of each parameter, 0 for non-integer parameters.
+    pub param_widths: Vec<u32>,
+    /// The result as an expression of the integer parameters, when the body
+    /// is one straight-line block of supported, memory-free operations.
+    pub expr: Option<Expr>,
+    /// The entry block ends in `unreachable`.
+    pub entry_unreachable: bool,
+    pub noinline: bool,
+    pub optnone: bool,
+    pub cold: bool,
+    pub noreturn: bool,
+    /// LLVM calling convention number (0 = C).
+    pub calling_conv: u32,
+    /// Number of instructions in the body.
+    pub instructions: u32,
+}
+
+/// Kind of a global value.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum GlobalKind {
+    Function,
+    Variable,
+    Alias,
+    Ifunc,
+}
+
+/// A defined global value and the global values it references (through
+/// instructions, constant expressions and initializers). Liveness in the
+/// thin link walks these edges; a missing edge would be a miscompile.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct GlobalRefs {
+    pub name: String,
+    pub kind: GlobalKind,
+    pub linkage: Linkage,
+    pub visibility: Visibility,
+    /// Referenced global values by name, sorted and deduplicated.
+    pub refs: Vec<String>,
+}
+
+/// Globals the module itself keeps alive.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpecialRoots {
+    pub used: Vec<String>,
+    pub compiler_used: Vec<String>,
+    pub global_ctors: Vec<String>,
+    pub global_dtors: Vec<String>,
+}
+
+impl ModuleSummary {
+    /// Canonical JSON for `wpd dump`: object keys sorted, lists as stored.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("summary types serialize to JSON")
+    }
+}
