@@ -42,7 +42,7 @@ impl Kind {
     pub fn version(self) -> u32 {
         match self {
             Kind::Summary => crate::summary::SUMMARY_VERSION,
-            Kind::Plan => 1,
+            Kind::Plan => crate::plan::PLAN_VERSION,
         }
     }
     fn name(self) -> &'static str {

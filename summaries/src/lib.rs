@@ -1,4 +1,5 @@
-//! wpd's on-disk formats: module summaries (`.wpds`) and their container.
+//! wpd's on-disk formats: module summaries (`.wpds`), link plans (`.wpdp`)
+//! and the container they share.
 //!
 //! This crate has no LLVM dependency so that the thin link, dump tools and
 //! fuzzers build and run without it. Every file starts with a magic and a
@@ -6,8 +7,10 @@
 
 pub mod container;
 pub mod expr;
+pub mod plan;
 pub mod summary;
 
 pub use container::{FormatError, Kind, read_file, write_file_atomic};
 pub use expr::{CmpPred, Expr, ExprNode, ExprOp};
+pub use plan::*;
 pub use summary::*;

@@ -6,7 +6,9 @@
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Comdat.h"
 #include "llvm/IR/GlobalObject.h"
 #include "llvm/IR/Instruction.h"
@@ -174,6 +176,59 @@ LLVMValueRef wpd_strip_const_offset(LLVMModuleRef mod, LLVMValueRef v, int64_t *
   Value *base = unwrap(v)->stripAndAccumulateConstantOffsets(dl, off, /*AllowNonInbounds=*/true);
   *offset = off.getSExtValue();
   return wrap(base);
+}
+
+// Integer value of a module flag; returns 0 when absent or not an integer.
+int wpd_module_flag_int(LLVMModuleRef mod, const char *key, size_t len, uint64_t *out) {
+  Metadata *md = unwrap(mod)->getModuleFlag(StringRef(key, len));
+  auto *c = mdconst::dyn_extract_or_null<ConstantInt>(md);
+  if (!c || c->getBitWidth() > 64) return 0;
+  *out = c->getZExtValue();
+  return 1;
+}
+
+// Points a call or invoke at `callee` (a function of the same module).
+void wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  auto *f = dyn_cast<Function>(unwrap(callee));
+  if (cb && f) cb->setCalledOperand(f);
+}
+
+// Removes every type test so code generation never sees one: the assumes
+// they feed are erased and remaining uses become `true`;
+// llvm.type.checked.load becomes a plain load paired with `true`. Returns the
+// number of intrinsic calls removed.
+size_t wpd_drop_type_tests(LLVMModuleRef mod) {
+  Module &m = *unwrap(mod);
+  size_t removed = 0;
+  for (Intrinsic::ID id : {Intrinsic::type_test, Intrinsic::public_type_test}) {
+    Function *f = m.getFunction(Intrinsic::getName(id));
+    if (!f) continue;
+    for (Use &u : make_early_inc_range(f->uses())) {
+      auto *ci = dyn_cast<CallInst>(u.getUser());
+      if (!ci || ci->getCalledOperand() != f) continue;
+      for (Use &cu : make_early_inc_range(ci->uses()))
+        if (auto *a = dyn_cast<AssumeInst>(cu.getUser())) a->eraseFromParent();
+      ci->replaceAllUsesWith(ConstantInt::getTrue(m.getContext()));
+      ci->eraseFromParent();
+      ++removed;
+    }
+  }
+  if (Function *f = m.getFunction(Intrinsic::getName(Intrinsic::type_checked_load))) {
+    for (Use &u : make_early_inc_range(f->uses())) {
+      auto *ci = dyn_cast<CallInst>(u.getUser());
+      if (!ci || ci->getCalledOperand() != f) continue;
+      IRBuilder<> b(ci);
+      Value *slot = b.CreateGEP(b.getInt8Ty(), ci->getArgOperand(0), ci->getArgOperand(1));
+      Value *fp = b.CreateLoad(b.getPtrTy(), slot);
+      Value *pair = b.CreateInsertValue(PoisonValue::get(ci->getType()), fp, 0);
+      pair = b.CreateInsertValue(pair, b.getTrue(), 1);
+      ci->replaceAllUsesWith(pair);
+      ci->eraseFromParent();
+      ++removed;
+    }
+  }
+  return removed;
 }
 
 }  // extern "C"

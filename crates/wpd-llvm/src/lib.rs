@@ -8,9 +8,11 @@
 //! borrow checker keeps them from outliving it. Nothing here is `Send`: use
 //! one context per thread (one per rayon task).
 
+mod codegen;
 mod ffi;
 mod value;
 
+pub use codegen::{Reloc, TargetMachine};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use value::{Block, DomTree, MdOperand, Opcode, Type, TypeKind, Value, VirtualCalls};
 pub use wpd_summary::{Linkage, Visibility};
@@ -187,14 +189,10 @@ impl<'c> Module<'c> {
 
     /// Integer value of a module flag, when present and an integer.
     pub fn flag_int(&self, key: &str) -> Option<u64> {
-        // SAFETY: key passed with its length; result may be null.
-        let md = unsafe { c::LLVMGetModuleFlag(self.raw, key.as_ptr().cast(), key.len()) };
-        if md.is_null() {
-            return None;
-        }
-        // SAFETY: md is live metadata of this module's context.
-        let v = unsafe { c::LLVMMetadataAsValue(c::LLVMGetModuleContext(self.raw), md) };
-        Value::<'_>::new(v).as_const_int()
+        let mut out = 0u64;
+        // SAFETY: key passed with its length; `out` is valid.
+        let found = unsafe { ffi::wpd_module_flag_int(self.raw, key.as_ptr().cast(), key.len(), &mut out) };
+        (found != 0).then_some(out)
     }
 
     /// ABI size in bytes of `ty` under this module's data layout.

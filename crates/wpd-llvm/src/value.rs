@@ -426,6 +426,49 @@ impl<'m> Value<'m> {
         if self.is_function() { unsafe { c::LLVMGetFunctionCallConv(self.raw) } } else { 0 }
     }
 
+    /// Renames a global value.
+    pub fn set_name(self, name: &str) {
+        // SAFETY: name passed with its length.
+        unsafe { c::LLVMSetValueName2(self.raw, name.as_ptr().cast(), name.len()) }
+    }
+
+    /// Sets the linkage of a global value.
+    pub fn set_linkage(self, linkage: Linkage) {
+        let l = match linkage {
+            Linkage::External => LLVMLinkage::LLVMExternalLinkage,
+            Linkage::AvailableExternally => LLVMLinkage::LLVMAvailableExternallyLinkage,
+            Linkage::LinkonceAny => LLVMLinkage::LLVMLinkOnceAnyLinkage,
+            Linkage::LinkonceOdr => LLVMLinkage::LLVMLinkOnceODRLinkage,
+            Linkage::WeakAny => LLVMLinkage::LLVMWeakAnyLinkage,
+            Linkage::WeakOdr => LLVMLinkage::LLVMWeakODRLinkage,
+            Linkage::Appending => LLVMLinkage::LLVMAppendingLinkage,
+            Linkage::Internal => LLVMLinkage::LLVMInternalLinkage,
+            Linkage::Private => LLVMLinkage::LLVMPrivateLinkage,
+            Linkage::ExternalWeak => LLVMLinkage::LLVMExternalWeakLinkage,
+            Linkage::Common => LLVMLinkage::LLVMCommonLinkage,
+        };
+        // SAFETY: callers pass a global value.
+        unsafe { c::LLVMSetLinkage(self.raw, l) }
+    }
+
+    /// Sets the visibility of a global value.
+    pub fn set_visibility(self, visibility: Visibility) {
+        let v = match visibility {
+            Visibility::Default => LLVMVisibility::LLVMDefaultVisibility,
+            Visibility::Hidden => LLVMVisibility::LLVMHiddenVisibility,
+            Visibility::Protected => LLVMVisibility::LLVMProtectedVisibility,
+        };
+        // SAFETY: callers pass a global value.
+        unsafe { c::LLVMSetVisibility(self.raw, v) }
+    }
+
+    /// Makes a call or invoke call `callee` directly.
+    pub fn set_called_function(self, callee: Value<'m>) {
+        debug_assert!(self.is_call_base() && callee.is_function());
+        // SAFETY: the shim checks both kinds; both belong to one module ('m).
+        unsafe { ffi::wpd_set_called_operand(self.raw, callee.raw) }
+    }
+
     /// Whether an instruction may read memory (LLVM's own predicate).
     pub fn may_read_memory(self) -> bool {
         // SAFETY: the shim checks for an instruction.

@@ -5,13 +5,25 @@
 //! ```text
 //! input       bitcode objects / archives  ──► BitcodeInput (bytes + identity)
 //! summarize   BitcodeInput ──► ModuleSummary (.wpds)      parallel, one LLVM context per task
+//! hierarchy   summaries ──► Link: symbols, liveness, type id → vtables
+//! policy      link facts + --whole-program-visibility ──► which vtables and calls are closed
+//! decide      Link + Policy ──► Plan (.wpdp): one decision per slot
+//! backend     bitcode + Plan ──► rewrite/ (promote, single_impl, type_tests) ──► codegen ──► ELF object
+//! report      Plan ──► remarks and the JSON report
 //! ```
 //!
-//! [`summarize_inputs`] is the whole summarize phase as the CLI and the
-//! linker shim run it.
+//! [`summarize_inputs`] and [`thin_link`] are the phases as the CLI and the
+//! linker shim run them.
 
+pub mod backend;
+pub mod codegen;
+pub mod decide;
 pub mod error;
+pub mod hierarchy;
 pub mod input;
+pub mod policy;
+pub mod report;
+pub mod rewrite;
 pub mod summarize;
 pub mod timing;
 
@@ -20,7 +32,7 @@ use input::BitcodeInput;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use timing::Timings;
-use wpd_summary::ModuleSummary;
+use wpd_summary::{ModuleSummary, Plan};
 
 /// Runs `f` on a rayon pool of `jobs` threads (all cores when `None`).
 pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
@@ -66,4 +78,18 @@ pub fn summary_path(summary: &ModuleSummary, out_dir: Option<&Path>) -> PathBuf 
         Some(d) => d.join(file),
         None => input.parent().unwrap_or(Path::new("")).join(file),
     }
+}
+
+/// The thin link: merge the summaries, apply the policy, decide every slot.
+pub fn thin_link(summaries: &[ModuleSummary], policy: &policy::Policy) -> Plan {
+    let link = hierarchy::Link::new(summaries, &policy.facts);
+    decide::decide(&link, policy)
+}
+
+/// Reads summaries (memory-mapped, in parallel), in the order given.
+pub fn read_summaries(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<ModuleSummary>> {
+    let results: Vec<Result<ModuleSummary>> = with_jobs(jobs, || {
+        paths.par_iter().map(|p| Ok(wpd_summary::read_file(wpd_summary::Kind::Summary, p)?)).collect()
+    })?;
+    results.into_iter().collect()
 }

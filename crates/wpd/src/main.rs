@@ -4,9 +4,12 @@ use clap::{Parser, Subcommand};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use wpd::codegen::CodegenOptions;
 use wpd::error::{Error, Result};
+use wpd::hierarchy::LinkFacts;
+use wpd::policy::Policy;
 use wpd::timing::Timings;
-use wpd_summary::{Kind, ModuleSummary};
+use wpd_summary::{Kind, ModuleSummary, Plan};
 
 #[derive(Parser)]
 #[command(name = "wpd", version, about = "Link-time whole-program devirtualizer for C++ (clang ThinLTO)")]
@@ -32,7 +35,67 @@ enum Command {
         #[arg(long)]
         time: bool,
     },
-    /// Print a `.wpds` summary as canonical JSON.
+    /// Merge summaries and decide every virtual call slot; writes a plan.
+    ThinLink {
+        /// Module summaries (`.wpds`), in link order.
+        #[arg(required = true)]
+        summaries: Vec<PathBuf>,
+        /// The plan to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        out: PathBuf,
+        /// Treat public vtables as closed (the user's promise, as lld's
+        /// --lto-whole-program-visibility).
+        #[arg(long)]
+        whole_program_visibility: bool,
+        /// The output is a shared library: default-visibility vtables are exported.
+        #[arg(long)]
+        shared: bool,
+        /// Every default-visibility symbol is exported dynamically.
+        #[arg(long)]
+        export_dynamic: bool,
+        /// A symbol referenced from outside the bitcode (native objects,
+        /// shared libraries); repeatable. Only with --refs-complete do these
+        /// limit liveness.
+        #[arg(long = "root", value_name = "SYMBOL")]
+        roots: Vec<String>,
+        /// The --root list is every outside reference; without it every
+        /// externally visible symbol is assumed referenced.
+        #[arg(long)]
+        refs_complete: bool,
+        /// Worker threads for reading summaries.
+        #[arg(short = 'j', long = "jobs")]
+        jobs: Option<usize>,
+        /// Print one remark per devirtualized call.
+        #[arg(long)]
+        remarks: bool,
+        /// Print per-phase wall times on stderr.
+        #[arg(long)]
+        time: bool,
+    },
+    /// Apply a plan to one bitcode object and emit a native object.
+    Backend {
+        /// The bitcode object (as summarized for the plan).
+        input: PathBuf,
+        /// The plan from `wpd thin-link`.
+        #[arg(long, required = true)]
+        plan: PathBuf,
+        /// The native object to write.
+        #[arg(short = 'o', long = "output", required = true)]
+        out: PathBuf,
+        /// Optimization level of the post-link pipeline (0-3).
+        #[arg(short = 'O', long = "opt-level", default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=3))]
+        opt_level: u8,
+        /// Target CPU.
+        #[arg(long, default_value = "x86-64")]
+        mcpu: String,
+        /// Run the LLVM verifier on the rewritten module.
+        #[arg(long)]
+        verify: bool,
+        /// Print per-phase wall times on stderr.
+        #[arg(long)]
+        time: bool,
+    },
+    /// Print a `.wpds` summary or `.wpdp` plan as canonical JSON.
     Dump {
         /// The file to print.
         file: PathBuf,
@@ -52,6 +115,32 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Summarize { inputs, out_dir, jobs, time } => summarize(&inputs, out_dir, jobs, time),
+        Command::ThinLink {
+            summaries,
+            out,
+            whole_program_visibility,
+            shared,
+            export_dynamic,
+            roots,
+            refs_complete,
+            jobs,
+            remarks,
+            time,
+        } => {
+            let policy = Policy {
+                whole_program_visibility,
+                facts: LinkFacts {
+                    shared,
+                    export_dynamic,
+                    external_refs: refs_complete.then(|| roots.into_iter().collect()),
+                },
+            };
+            thin_link(&summaries, &out, &policy, jobs, remarks, time)
+        }
+        Command::Backend { input, plan, out, opt_level, mcpu, verify, time } => {
+            let opts = CodegenOptions { opt_level, cpu: mcpu, verify: verify || CodegenOptions::default().verify };
+            backend(&input, &plan, &out, &opts, time)
+        }
         Command::Dump { file } => dump(&file),
     }
 }
@@ -86,9 +175,68 @@ fn summarize(inputs: &[PathBuf], out_dir: Option<PathBuf>, jobs: Option<usize>, 
     Ok(())
 }
 
+fn thin_link(
+    paths: &[PathBuf],
+    out: &std::path::Path,
+    policy: &Policy,
+    jobs: Option<usize>,
+    remarks: bool,
+    time: bool,
+) -> Result<()> {
+    let mut timings = Timings::default();
+    let summaries = timings.phase("read", || wpd::read_summaries(paths, jobs))?;
+    let plan = timings.phase("thin-link", || wpd::thin_link(&summaries, policy));
+    timings.phase("write", || wpd_summary::write_file_atomic(Kind::Plan, &plan, out))?;
+    if remarks {
+        for r in wpd::report::remarks(&summaries, &plan, policy) {
+            println!("{r}");
+        }
+    }
+    if time {
+        eprint!("{}", timings.render());
+    }
+    Ok(())
+}
+
+fn backend(
+    input: &std::path::Path,
+    plan: &std::path::Path,
+    out: &std::path::Path,
+    opts: &CodegenOptions,
+    time: bool,
+) -> Result<()> {
+    let mut timings = Timings::default();
+    let plan: Plan = timings.phase("read", || wpd_summary::read_file(Kind::Plan, plan))?;
+    let inputs = wpd::input::read_bitcode_inputs(input)?;
+    let [input] = inputs.as_slice() else {
+        return Err(Error::at(input.display().to_string(), "wpd backend takes one bitcode object, not an archive"));
+    };
+    let (object, _) = timings.phase("backend", || wpd::backend::backend(input, &plan, opts))?;
+    timings.phase("write", || wpd_summary::container::write_bytes_atomic(&object, out))?;
+    if time {
+        eprint!("{}", timings.render());
+    }
+    Ok(())
+}
+
+/// Dumps a summary or a plan, whichever the file holds.
 fn dump(file: &std::path::Path) -> Result<()> {
-    let summary: ModuleSummary = wpd_summary::read_file(Kind::Summary, file)?;
-    let text = serde_json::to_string_pretty(&summary.to_json()).map_err(|e| Error::msg(e.to_string()))?;
+    let head = read_head(file)?;
+    let json = if head.ends_with(b"PLAN") {
+        wpd_summary::read_file::<Plan>(Kind::Plan, file)?.to_json()
+    } else {
+        wpd_summary::read_file::<ModuleSummary>(Kind::Summary, file)?.to_json()
+    };
+    let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
     println!("{text}");
     Ok(())
+}
+
+fn read_head(file: &std::path::Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(8);
+    std::fs::File::open(file)
+        .and_then(|f| f.take(8).read_to_end(&mut head))
+        .map_err(|e| Error::at(file.display().to_string(), e.to_string()))?;
+    Ok(head)
 }

@@ -3,12 +3,12 @@
 //! own `findDevirtualizableCallsFor*` (constant-offset loads from the tested
 //! pointer, calls dominated by the test).
 
-use super::TypeIdNamer;
+use super::{ScannedCall, TypeIdNamer};
 use wpd_llvm::{DomTree, Module, TypeKind, Value};
 use wpd_summary::{CallKind, CallSite, ConstArg, RetKind, TestKind};
 
 /// Call sites of every function definition of `module`, in program order.
-pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) -> Vec<CallSite> {
+pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeIdNamer) -> Vec<ScannedCall<'m>> {
     let mut out = Vec::new();
     for f in module.functions() {
         if f.is_declaration() {
@@ -47,11 +47,11 @@ pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) 
                     calls_sharing_test: found.calls.len() as u32,
                 };
                 if found.calls.is_empty() {
-                    out.push(base.clone());
+                    out.push(ScannedCall { site: base.clone(), call: None, part: index });
                 }
                 for &(call, offset) in &found.calls {
                     let (ret, ret_width) = ret_of(call);
-                    out.push(CallSite {
+                    let site = CallSite {
                         offset: Some(offset),
                         call: Some(if call.is_invoke() { CallKind::Invoke } else { CallKind::Call }),
                         const_args: const_args(call),
@@ -59,7 +59,8 @@ pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) 
                         ret_width,
                         location: call.debug_loc().or_else(|| base.location.clone()),
                         ..base.clone()
-                    });
+                    };
+                    out.push(ScannedCall { site, call: Some(call), part: index });
                 }
                 test_index += 1;
             }

@@ -8,7 +8,7 @@
 //! - [`refs`]: what every defined global references, and the module's roots;
 //! - [`functions`]: facts (and result expressions) of slot targets.
 
-mod calls;
+pub(crate) mod calls;
 mod functions;
 mod refs;
 mod vtables;
@@ -16,8 +16,8 @@ mod vtables;
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use wpd_llvm::{Context, MdOperand, Module};
-use wpd_summary::{GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeIdInfo};
+use wpd_llvm::{Context, MdOperand, Module, Value};
+use wpd_summary::{CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeIdInfo};
 
 /// Summarizes one bitcode input.
 pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
@@ -36,14 +36,11 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
         data_layout: first.data_layout(),
         split: modules.len() > 1,
     };
-    let mut ids = TypeIdNamer::new(&hash[..16]);
-    let mut vtables = Vec::new();
-    let mut call_sites = Vec::new();
+    let Scan { mut vtables, calls, ids } = scan(&modules, &hash);
+    let mut call_sites: Vec<CallSite> = calls.into_iter().map(|c| c.site).collect();
     let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
     let mut roots = SpecialRoots::default();
-    for (index, module) in modules.iter().enumerate() {
-        vtables.extend(vtables::collect(module, index, &mut ids));
-        call_sites.extend(calls::collect(module, index, &mut ids));
+    for module in &modules {
         for g in refs::collect(module) {
             merge_global(&mut globals, g);
         }
@@ -81,6 +78,35 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
         globals: globals.into_values().collect(),
         roots,
     })
+}
+
+/// Vtables and call sites of the parts of one file, with type ids named
+/// the same way for the summarizer and the backend.
+pub(crate) struct Scan<'m> {
+    pub vtables: Vec<wpd_summary::Vtable>,
+    pub calls: Vec<ScannedCall<'m>>,
+    pub ids: TypeIdNamer,
+}
+
+/// A call site and, when it guards a call, that call (and the module part).
+pub(crate) struct ScannedCall<'m> {
+    pub site: CallSite,
+    pub call: Option<Value<'m>>,
+    /// Index of the part (module of the file) holding the call.
+    pub part: usize,
+}
+
+/// Scans every part in order (vtables, then calls, per part): the order
+/// defines the names of local type ids, so both users must scan alike.
+pub(crate) fn scan<'m>(modules: &'m [Module<'_>], hash: &str) -> Scan<'m> {
+    let mut ids = TypeIdNamer::new(&hash[..16.min(hash.len())]);
+    let mut vtables = Vec::new();
+    let mut calls = Vec::new();
+    for (index, module) in modules.iter().enumerate() {
+        vtables.extend(vtables::collect(module, index, &mut ids));
+        calls.extend(calls::collect(module, index, &mut ids));
+    }
+    Scan { vtables, calls, ids }
 }
 
 /// Keeps one record per vtable symbol: a definition over a declaration, a

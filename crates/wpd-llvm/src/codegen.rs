@@ -1,0 +1,219 @@
+//! Module surgery and code generation: linking split parts, running the
+//! new pass manager pipeline, emitting ELF objects.
+
+use crate::{Context, Module, Value, ffi};
+use llvm_sys::core as c;
+use llvm_sys::target as t;
+use llvm_sys::target_machine as tm;
+use llvm_sys::transforms::pass_builder as pb;
+use std::ffi::CString;
+use std::sync::Once;
+
+static INIT: Once = Once::new();
+
+/// Registers the native (x86-64) target once per process.
+fn init_native_target() {
+    INIT.call_once(|| {
+        // SAFETY: LLVM's target initializers are idempotent and run once here.
+        unsafe {
+            t::LLVM_InitializeNativeTarget();
+            t::LLVM_InitializeNativeAsmPrinter();
+            t::LLVM_InitializeNativeAsmParser();
+        }
+    });
+}
+
+impl<'c> Module<'c> {
+    /// Links `src` into this module (LLVM's IR linker); `src` is consumed.
+    pub fn link_in(&mut self, src: Module<'c>) -> Result<(), String> {
+        let raw = src.raw;
+        std::mem::forget(src); // LLVMLinkModules2 takes ownership and frees it.
+        // SAFETY: both modules belong to the same context; ownership of
+        // `raw` passes to the linker.
+        let failed = unsafe { llvm_sys::linker::LLVMLinkModules2(self.raw, raw) };
+        if failed != 0 { Err("cannot link the two parts of the split LTO unit".into()) } else { Ok(()) }
+    }
+
+    /// A function by name.
+    pub fn function(&self, name: &str) -> Option<Value<'_>> {
+        let cname = CString::new(name).ok()?;
+        // SAFETY: valid module and NUL-terminated name.
+        let v = unsafe { c::LLVMGetNamedFunction(self.raw, cname.as_ptr()) };
+        (!v.is_null()).then(|| Value::new(v))
+    }
+
+    /// The function `name`, declared with the callee type of `call` when the
+    /// module does not have it yet.
+    pub fn function_or_declare<'m>(&'m self, name: &str, call: Value<'m>) -> Value<'m> {
+        if let Some(f) = self.function(name) {
+            return f;
+        }
+        let cname = CString::new(name).expect("symbol names have no NUL");
+        // SAFETY: `call` is a call base of this module; its function type
+        // lives in the module's context.
+        let v = unsafe { c::LLVMAddFunction(self.raw, cname.as_ptr(), c::LLVMGetCalledFunctionType(call.raw())) };
+        Value::new(v)
+    }
+
+    /// Removes every type test / checked load (see the shim); returns how
+    /// many were removed.
+    pub fn drop_type_tests(&self) -> usize {
+        // SAFETY: a live module.
+        unsafe { ffi::wpd_drop_type_tests(self.raw) }
+    }
+
+    /// Runs LLVM's verifier.
+    pub fn verify(&self) -> Result<(), String> {
+        let mut msg = std::ptr::null_mut();
+        // SAFETY: a live module; the message is freed by take_message.
+        let broken = unsafe {
+            llvm_sys::analysis::LLVMVerifyModule(
+                self.raw,
+                llvm_sys::analysis::LLVMVerifierFailureAction::LLVMReturnStatusAction,
+                &mut msg,
+            )
+        };
+        let text = take_message(msg);
+        if broken != 0 { Err(text) } else { Ok(()) }
+    }
+
+    /// Runs a new-pass-manager pipeline (e.g. `thinlto<O2>`).
+    pub fn run_passes(&self, pipeline: &str, machine: &TargetMachine, vectorize: bool) -> Result<(), String> {
+        let cpipe = CString::new(pipeline).map_err(|e| e.to_string())?;
+        // SAFETY: options are created and disposed here; module and machine
+        // are live.
+        unsafe {
+            let opts = pb::LLVMCreatePassBuilderOptions();
+            pb::LLVMPassBuilderOptionsSetLoopVectorization(opts, vectorize as i32);
+            pb::LLVMPassBuilderOptionsSetSLPVectorization(opts, vectorize as i32);
+            pb::LLVMPassBuilderOptionsSetLoopUnrolling(opts, 1);
+            let err = pb::LLVMRunPasses(self.raw, cpipe.as_ptr(), machine.raw, opts);
+            pb::LLVMDisposePassBuilderOptions(opts);
+            if err.is_null() {
+                Ok(())
+            } else {
+                let m = llvm_sys::error::LLVMGetErrorMessage(err);
+                let text = take_c_string_llvm(m);
+                Err(text)
+            }
+        }
+    }
+}
+
+fn take_message(msg: *mut std::os::raw::c_char) -> String {
+    if msg.is_null() {
+        return String::new();
+    }
+    // SAFETY: an LLVM-allocated message, freed with LLVMDisposeMessage.
+    unsafe {
+        let s = std::ffi::CStr::from_ptr(msg).to_string_lossy().into_owned();
+        c::LLVMDisposeMessage(msg);
+        s
+    }
+}
+
+/// # Safety
+/// `m` comes from LLVMGetErrorMessage.
+unsafe fn take_c_string_llvm(m: *mut std::os::raw::c_char) -> String {
+    // SAFETY: per the contract.
+    unsafe {
+        let s = std::ffi::CStr::from_ptr(m).to_string_lossy().into_owned();
+        llvm_sys::error::LLVMDisposeErrorMessage(m);
+        s
+    }
+}
+
+/// Relocation model of emitted code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reloc {
+    Static,
+    Pic,
+}
+
+/// An LLVM target machine for one thread.
+pub struct TargetMachine {
+    raw: tm::LLVMTargetMachineRef,
+}
+
+impl Drop for TargetMachine {
+    fn drop(&mut self) {
+        // SAFETY: owned.
+        unsafe { tm::LLVMDisposeTargetMachine(self.raw) }
+    }
+}
+
+impl TargetMachine {
+    /// A machine for `triple` and `cpu` at optimization level `opt` (0-3).
+    pub fn new(triple: &str, cpu: &str, features: &str, opt: u8, reloc: Reloc) -> Result<TargetMachine, String> {
+        init_native_target();
+        let ctriple = CString::new(triple).map_err(|e| e.to_string())?;
+        let ccpu = CString::new(cpu).map_err(|e| e.to_string())?;
+        let cfeat = CString::new(features).map_err(|e| e.to_string())?;
+        let mut target = std::ptr::null_mut();
+        let mut err = std::ptr::null_mut();
+        // SAFETY: out-pointers valid; error freed by take_message.
+        if unsafe { tm::LLVMGetTargetFromTriple(ctriple.as_ptr(), &mut target, &mut err) } != 0 {
+            return Err(format!("no LLVM target for {triple}: {}", take_message(err)));
+        }
+        let level = match opt {
+            0 => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
+            1 => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
+            2 => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
+            _ => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
+        };
+        let reloc = match reloc {
+            Reloc::Static => tm::LLVMRelocMode::LLVMRelocStatic,
+            Reloc::Pic => tm::LLVMRelocMode::LLVMRelocPIC,
+        };
+        // SAFETY: a valid target and strings.
+        let raw = unsafe {
+            tm::LLVMCreateTargetMachine(
+                target,
+                ctriple.as_ptr(),
+                ccpu.as_ptr(),
+                cfeat.as_ptr(),
+                level,
+                reloc,
+                tm::LLVMCodeModel::LLVMCodeModelDefault,
+            )
+        };
+        if raw.is_null() {
+            return Err(format!("cannot create a target machine for {triple} ({cpu})"));
+        }
+        Ok(TargetMachine { raw })
+    }
+
+    /// Emits `module` as a relocatable object file.
+    pub fn emit_object(&self, module: &Module<'_>) -> Result<Vec<u8>, String> {
+        let mut err = std::ptr::null_mut();
+        let mut buf = std::ptr::null_mut();
+        // SAFETY: live machine and module; the buffer is disposed below.
+        let failed = unsafe {
+            tm::LLVMTargetMachineEmitToMemoryBuffer(
+                self.raw,
+                module.raw,
+                tm::LLVMCodeGenFileType::LLVMObjectFile,
+                &mut err,
+                &mut buf,
+            )
+        };
+        if failed != 0 {
+            return Err(format!("code generation failed: {}", take_message(err)));
+        }
+        // SAFETY: a live memory buffer, copied then disposed.
+        unsafe {
+            let start = c::LLVMGetBufferStart(buf);
+            let len = c::LLVMGetBufferSize(buf);
+            let bytes = std::slice::from_raw_parts(start.cast::<u8>(), len).to_vec();
+            c::LLVMDisposeMemoryBuffer(buf);
+            Ok(bytes)
+        }
+    }
+}
+
+impl Context {
+    /// Registers the native target (also done lazily by [`TargetMachine::new`]).
+    pub fn init_native_target() {
+        init_native_target();
+    }
+}

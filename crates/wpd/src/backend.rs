@@ -1,0 +1,72 @@
+//! backend: one bitcode file + the plan → one native object. Parses both
+//! parts of a split unit, applies the plan to each part, links them, drops
+//! leftover type tests, optimizes and emits code.
+
+use crate::codegen::{self, CodegenOptions};
+use crate::error::{Error, Result};
+use crate::input::BitcodeInput;
+use crate::policy::Policy;
+use crate::rewrite;
+use crate::summarize;
+use wpd_llvm::Context;
+use wpd_summary::{Plan, Resolution};
+
+/// What the backend did to one module.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackendStats {
+    /// Calls rewritten per resolution kind.
+    pub single_impl: u32,
+    /// Type tests removed before codegen.
+    pub type_tests_dropped: u32,
+}
+
+/// The index of `input`'s module in the plan (by content hash; among equal
+/// contents, by name).
+pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<usize> {
+    let same: Vec<usize> = plan.modules.iter().enumerate().filter(|(_, m)| m.hash == hash).map(|(i, _)| i).collect();
+    match same.as_slice() {
+        [] => {
+            Err(Error::at(&input.name, "not part of this plan (no module with its content hash); re-run the thin link"))
+        }
+        [one] => Ok(*one),
+        many => Ok(many.iter().copied().find(|&i| plan.modules[i].name == input.name).unwrap_or(many[0])),
+    }
+}
+
+/// Compiles one bitcode input under `plan` into a native object.
+pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Result<(Vec<u8>, BackendStats)> {
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
+    let index = plan_module(plan, input, &hash)?;
+    let ctx = Context::new();
+    let mut modules = ctx
+        .parse_bitcode(&input.bytes, &input.name)
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+    let policy = Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() };
+    let mut stats = BackendStats::default();
+
+    rewrite::promote::apply(&modules, &plan.modules[index].promotions, &input.name)?;
+    {
+        let scan = summarize::scan(&modules, &hash);
+        for c in &scan.calls {
+            let (Some(call), Some(offset)) = (c.call, c.site.offset) else { continue };
+            if policy.call_site_blocker(&c.site).is_some() {
+                continue;
+            }
+            let Some(d) = plan.decision(&c.site.type_id, offset) else { continue };
+            if d.resolution == Resolution::SingleImpl
+                && let Some(target) = &d.target
+            {
+                rewrite::single_impl::apply(&modules[c.part], call, target);
+                stats.single_impl += 1;
+            }
+        }
+    }
+
+    let mut module = modules.remove(0);
+    for part in modules {
+        module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
+    }
+    stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
+    let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
+    Ok((object, stats))
+}

@@ -1,0 +1,182 @@
+//! The merged view of all summaries: symbols (global by name, local per
+//! module), the reference graph and its live part, and the index from type id
+//! to the vtables (and address points) compatible with it.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use wpd_summary::{FunctionFacts, Linkage, ModuleSummary, Slot, Visibility, Vtable};
+
+/// A symbol of the link: global by name, or local to one module.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct SymKey<'a> {
+    /// The defining module for local symbols.
+    pub module: Option<u32>,
+    pub name: &'a str,
+}
+
+/// A vtable of the link: `summaries[module].vtables[index]`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct VtableRef {
+    pub module: u32,
+    pub index: u32,
+}
+
+/// What the link looks like from outside the bitcode.
+#[derive(Clone, Debug, Default)]
+pub struct LinkFacts {
+    /// Output is a shared library.
+    pub shared: bool,
+    /// `--export-dynamic`.
+    pub export_dynamic: bool,
+    /// Symbols referenced from native objects, shared libraries or the
+    /// command line (`-u`, `-e`). `None` when unknown: then every externally
+    /// visible symbol counts as referenced.
+    pub external_refs: Option<BTreeSet<String>>,
+}
+
+/// All summaries of one link, indexed.
+pub struct Link<'a> {
+    pub summaries: &'a [ModuleSummary],
+    locals: Vec<HashSet<&'a str>>,
+    /// One representative definition per vtable symbol.
+    pub vtables: Vec<(SymKey<'a>, VtableRef)>,
+    /// Type id → (vtable, address point offset), in input order.
+    pub by_type_id: HashMap<&'a str, Vec<(VtableRef, u64)>>,
+    /// Function facts by symbol.
+    facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
+    /// Live symbols.
+    live: HashSet<SymKey<'a>>,
+}
+
+impl<'a> Link<'a> {
+    /// Indexes `summaries` and computes liveness from the link's roots.
+    pub fn new(summaries: &'a [ModuleSummary], facts: &LinkFacts) -> Link<'a> {
+        let locals: Vec<HashSet<&str>> = summaries
+            .iter()
+            .map(|s| s.globals.iter().filter(|g| g.linkage.is_local()).map(|g| g.name.as_str()).collect())
+            .collect();
+        let mut link = Link {
+            summaries,
+            locals,
+            vtables: Vec::new(),
+            by_type_id: HashMap::new(),
+            facts: HashMap::new(),
+            live: HashSet::new(),
+        };
+        link.index_vtables();
+        for (m, s) in summaries.iter().enumerate() {
+            for f in &s.functions {
+                let key = link.key(m as u32, &f.name);
+                // First real definition wins; ODR makes copies equivalent.
+                let better = match link.facts.get(&key) {
+                    None => true,
+                    Some(old) => {
+                        old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
+                    }
+                };
+                if better {
+                    link.facts.insert(key, f);
+                }
+            }
+        }
+        link.live = link.liveness(facts);
+        link
+    }
+
+    /// The key of `name` as module `module` sees it.
+    pub fn key(&self, module: u32, name: &'a str) -> SymKey<'a> {
+        if self.locals[module as usize].contains(name) {
+            SymKey { module: Some(module), name }
+        } else {
+            SymKey { module: None, name }
+        }
+    }
+
+    pub fn vtable(&self, v: VtableRef) -> &'a Vtable {
+        &self.summaries[v.module as usize].vtables[v.index as usize]
+    }
+
+    pub fn is_live(&self, key: SymKey<'a>) -> bool {
+        self.live.contains(&key)
+    }
+
+    pub fn function_facts(&self, key: SymKey<'a>) -> Option<&'a FunctionFacts> {
+        self.facts.get(&key).copied()
+    }
+
+    /// The slot at byte `offset` of a vtable.
+    pub fn slot(&self, v: VtableRef, offset: u64) -> Option<&'a Slot> {
+        let slots = &self.vtable(v).slots;
+        slots.binary_search_by_key(&offset, |s| s.offset).ok().map(|i| &slots[i])
+    }
+
+    fn index_vtables(&mut self) {
+        // Representative per symbol: a definition with slots beats an
+        // available_externally copy; otherwise the first in input order.
+        let mut chosen: HashMap<SymKey<'a>, VtableRef> = HashMap::new();
+        let mut order: Vec<SymKey<'a>> = Vec::new();
+        for (m, s) in self.summaries.iter().enumerate() {
+            for (i, v) in s.vtables.iter().enumerate() {
+                let key = self.key(m as u32, &v.symbol);
+                let r = VtableRef { module: m as u32, index: i as u32 };
+                match chosen.get(&key) {
+                    None => {
+                        chosen.insert(key, r);
+                        order.push(key);
+                    }
+                    Some(&old) => {
+                        let o = self.vtable(old);
+                        if o.available_externally && !v.available_externally && !v.slots.is_empty() {
+                            chosen.insert(key, r);
+                        }
+                    }
+                }
+            }
+        }
+        for key in order {
+            let r = chosen[&key];
+            self.vtables.push((key, r));
+            for t in &self.vtable(r).type_ids {
+                self.by_type_id.entry(t.type_id.as_str()).or_default().push((r, t.offset));
+            }
+        }
+    }
+
+    /// Marks everything reachable from the roots: `main`, symbols referenced
+    /// from outside the bitcode (all externally visible ones when that is
+    /// unknown), dynamically exported symbols, and each module's
+    /// `llvm.used`, `llvm.compiler.used` and constructor/destructor lists.
+    fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
+        let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::new();
+        let mut roots: Vec<SymKey<'a>> = vec![SymKey { module: None, name: "main" }];
+        for (m, s) in self.summaries.iter().enumerate() {
+            let m = m as u32;
+            for g in &s.globals {
+                let from = self.key(m, &g.name);
+                edges.entry(from).or_default().extend(g.refs.iter().map(|r| self.key(m, r)));
+                if !g.linkage.is_local() {
+                    let exported = (facts.shared || facts.export_dynamic) && g.visibility != Visibility::Hidden;
+                    let external = match &facts.external_refs {
+                        None => true,
+                        Some(refs) => refs.contains(&g.name),
+                    };
+                    if exported || external {
+                        roots.push(from);
+                    }
+                }
+            }
+            let r = &s.roots;
+            for name in r.used.iter().chain(&r.compiler_used).chain(&r.global_ctors).chain(&r.global_dtors) {
+                roots.push(self.key(m, name));
+            }
+        }
+        let mut live: HashSet<SymKey<'a>> = HashSet::new();
+        while let Some(k) = roots.pop() {
+            if live.insert(k)
+                && let Some(next) = edges.get(&k)
+            {
+                roots.extend(next.iter().copied().filter(|n| !live.contains(n)));
+            }
+        }
+        live
+    }
+}

@@ -1,0 +1,70 @@
+//! Remarks (one line per devirtualized call, in LLVM's wording) and the JSON
+//! report for CI (`wpd-report/1`; key names are a stable interface).
+
+use crate::policy::Policy;
+use crate::timing::Timings;
+use serde_json::{Value, json};
+use wpd_summary::{ModuleSummary, Plan, Resolution};
+
+/// One remark per rewritten call, in module and program order.
+pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in summaries {
+        for c in &s.call_sites {
+            let Some(off) = c.offset else { continue };
+            let Some(d) = plan.decision(&c.type_id, off) else { continue };
+            if d.resolution == Resolution::None || policy.call_site_blocker(c).is_some() {
+                continue;
+            }
+            let callee = d.targets.first().map(String::as_str).unwrap_or("?");
+            let at = match &c.location {
+                Some(loc) => format!(" ({loc})"),
+                None => format!(" (in {}, {})", c.function, s.module.name),
+            };
+            out.push(format!("{}: devirtualized a call to {callee}{at}", d.resolution.remark_name()));
+        }
+    }
+    out
+}
+
+/// The JSON report of a link.
+pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Value {
+    let s = &plan.stats;
+    let decisions: Vec<Value> = plan
+        .decisions
+        .iter()
+        .map(|d| {
+            json!({
+                "type_id": d.type_id,
+                "offset": d.offset,
+                "resolution": d.resolution,
+                "targets": d.targets,
+                "target": d.target,
+                "vtables": d.vtables,
+                "call_sites": d.call_sites,
+                "devirtualized": d.devirtualized,
+                "reason": d.reason,
+            })
+        })
+        .collect();
+    let timings_ms: serde_json::Map<String, Value> =
+        timings.phases.iter().map(|(name, d)| (name.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
+    json!({
+        "schema": "wpd-report/1",
+        "call_sites": {
+            "total": s.call_sites,
+            "single_impl": s.single_impl,
+            "uniform_ret_val": 0,
+            "unique_ret_val": 0,
+            "virtual_const_prop": 0,
+            "speculative": 0,
+            "not_devirtualized": s.not_devirtualized,
+        },
+        "options": plan.options,
+        "modules": s.modules,
+        "vtables": { "total": s.vtables, "live": s.live_vtables },
+        "decisions": decisions,
+        "size": { "output_bytes": output_bytes },
+        "timings_ms": timings_ms,
+    })
+}
