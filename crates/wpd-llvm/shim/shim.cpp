@@ -128,7 +128,8 @@ void wpd_domtree_free(void *dt) { delete static_cast<DominatorTree *>(dt); }
 // finds them (loads at constant offsets from the tested pointer, calls
 // dominated by the test). Returns the count; *calls and *offsets are malloc'd
 // arrays (free with wpd_free). *flags: bit 0 = the test feeds an assume,
-// bit 1 = the checked load has uses other than calls and assumes.
+// bit 1 = the checked load has uses other than calls and assumes, bit 2 =
+// its check bit has uses other than assumes.
 size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **calls, uint64_t **offsets,
                         int *flags) {
   *calls = nullptr;
@@ -148,6 +149,10 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
     bool non_call = false;
     findDevirtualizableCallsForTypeCheckedLoad(found, loaded, preds, non_call, ci, tree);
     if (non_call) *flags |= 2;
+    // The check bit guards something (a CFI trap): not a pure assumption.
+    for (Instruction *p : preds)
+      for (User *u : p->users())
+        if (!isa<AssumeInst>(u)) *flags |= 4;
   } else {
     return 0;
   }
@@ -192,6 +197,34 @@ void wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *f = dyn_cast<Function>(unwrap(callee));
   if (cb && f) cb->setCalledOperand(f);
+}
+
+// Counts type tests and checked loads whose result is used as a real check
+// (anything but llvm.assume): control-flow integrity, which wpd must not
+// silently drop.
+size_t wpd_count_type_checks(LLVMModuleRef mod) {
+  Module &m = *unwrap(mod);
+  size_t checks = 0;
+  for (Intrinsic::ID id : {Intrinsic::type_test, Intrinsic::public_type_test}) {
+    Function *f = m.getFunction(Intrinsic::getName(id));
+    if (!f) continue;
+    for (User *u : f->users())
+      if (auto *ci = dyn_cast<CallInst>(u))
+        for (User *cu : ci->users())
+          if (!isa<AssumeInst>(cu)) { ++checks; break; }
+  }
+  if (Function *f = m.getFunction(Intrinsic::getName(Intrinsic::type_checked_load))) {
+    for (User *u : f->users())
+      if (auto *ci = dyn_cast<CallInst>(u))
+        for (User *cu : ci->users()) {
+          auto *ev = dyn_cast<ExtractValueInst>(cu);
+          if (!ev || ev->getIndices()[0] != 1) continue;
+          bool check = false;
+          for (User *eu : ev->users()) check |= !isa<AssumeInst>(eu);
+          if (check) { ++checks; break; }
+        }
+  }
+  return checks;
 }
 
 // Removes every type test so code generation never sees one: the assumes

@@ -55,6 +55,13 @@ impl<'c> Module<'c> {
         Value::new(v)
     }
 
+    /// Type tests and checked loads used as real checks (CFI), which
+    /// [`Module::drop_type_tests`] would turn into no-ops.
+    pub fn count_type_checks(&self) -> usize {
+        // SAFETY: a live module.
+        unsafe { ffi::wpd_count_type_checks(self.raw) }
+    }
+
     /// Removes every type test / checked load (see the shim); returns how
     /// many were removed.
     pub fn drop_type_tests(&self) -> usize {

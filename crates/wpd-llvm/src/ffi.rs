@@ -30,6 +30,7 @@ unsafe extern "C" {
     ) -> usize;
     pub fn wpd_module_flag_int(module: LLVMModuleRef, key: *const c_char, len: usize, out: *mut u64) -> c_int;
     pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef);
+    pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
     pub fn wpd_drop_type_tests(module: LLVMModuleRef) -> usize;
     pub fn wpd_strip_const_offset(module: LLVMModuleRef, v: LLVMValueRef, offset: *mut i64) -> LLVMValueRef;
 }

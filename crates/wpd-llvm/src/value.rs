@@ -603,8 +603,12 @@ impl<'m> DomTree<'m> {
         // SAFETY: `intrinsic_call` is an instruction of the function the tree
         // was built for (callers only pass calls from that function).
         let n = unsafe { ffi::wpd_devirt_calls(intrinsic_call.raw, self.raw, &mut calls, &mut offsets, &mut flags) };
-        let mut out =
-            VirtualCalls { calls: Vec::with_capacity(n), feeds_assume: flags & 1 != 0, non_call_uses: flags & 2 != 0 };
+        let mut out = VirtualCalls {
+            calls: Vec::with_capacity(n),
+            feeds_assume: flags & 1 != 0,
+            non_call_uses: flags & 2 != 0,
+            checked: flags & 4 != 0,
+        };
         if n > 0 {
             // SAFETY: the shim returned two arrays of `n` elements.
             unsafe {
@@ -634,4 +638,6 @@ pub struct VirtualCalls<'m> {
     pub feeds_assume: bool,
     /// A checked load with uses other than calls (blocks rewriting).
     pub non_call_uses: bool,
+    /// A checked load whose check bit guards something (CFI).
+    pub checked: bool,
 }

@@ -66,6 +66,15 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     for part in modules {
         module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
     }
+    let checks = module.count_type_checks();
+    if checks > 0 {
+        return Err(Error::at(
+            &input.name,
+            format!(
+                "{checks} control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and will not drop them"
+            ),
+        ));
+    }
     stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
     let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
     Ok((object, stats))

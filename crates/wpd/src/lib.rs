@@ -12,8 +12,8 @@
 //! report      Plan ──► remarks and the JSON report
 //! ```
 //!
-//! [`summarize_inputs`] and [`thin_link`] are the phases as the CLI and the
-//! linker shim run them.
+//! [`devirtualize_and_compile`] runs summarize → thin link → backend as the
+//! linker shim does; the CLI runs the phases one at a time.
 
 pub mod backend;
 pub mod codegen;
@@ -44,24 +44,53 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
     Ok(pool.install(f))
 }
 
-/// Reads every input file (archives expand to their bitcode members) and
-/// summarizes each module in parallel. Results come back in input order; the
-/// first failing input (in that order) is the error.
-pub fn summarize_inputs(paths: &[PathBuf], jobs: Option<usize>, timings: &mut Timings) -> Result<Vec<ModuleSummary>> {
-    let inputs: Vec<BitcodeInput> = timings.phase("read", || -> Result<Vec<BitcodeInput>> {
-        let per_file: Vec<Result<Vec<BitcodeInput>>> =
-            with_jobs(jobs, || paths.par_iter().map(|p| input::read_bitcode_inputs(p)).collect())?;
-        let mut all = Vec::new();
-        for r in per_file {
-            all.extend(r?);
-        }
-        Ok(all)
-    })?;
-    timings.phase("summarize", || {
-        let results: Vec<Result<ModuleSummary>> =
-            with_jobs(jobs, || inputs.par_iter().map(summarize::summarize).collect())?;
+/// The whole link-time job on bitcode already read: summarize every module,
+/// thin-link, then compile every module under the plan. Objects come back in
+/// input order, byte-identical whatever `jobs` is.
+pub fn devirtualize_and_compile(
+    inputs: &[BitcodeInput],
+    policy: &policy::Policy,
+    codegen: &codegen::CodegenOptions,
+    jobs: Option<usize>,
+    timings: &mut Timings,
+) -> Result<LinkOutput> {
+    let summaries = timings.phase("summarize", || summarize_all(inputs, jobs))?;
+    let plan = timings.phase("thin-link", || thin_link(&summaries, policy));
+    let compiled = timings.phase("backend", || -> Result<Vec<(Vec<u8>, backend::BackendStats)>> {
+        let results: Vec<Result<_>> =
+            with_jobs(jobs, || inputs.par_iter().map(|i| backend::backend(i, &plan, codegen)).collect())?;
         results.into_iter().collect()
-    })
+    })?;
+    let (objects, stats) = compiled.into_iter().unzip();
+    Ok(LinkOutput { summaries, plan, objects, stats })
+}
+
+/// What [`devirtualize_and_compile`] produces.
+pub struct LinkOutput {
+    pub summaries: Vec<ModuleSummary>,
+    pub plan: Plan,
+    /// One native object per input, in input order.
+    pub objects: Vec<Vec<u8>>,
+    pub stats: Vec<backend::BackendStats>,
+}
+
+/// Reads every input file (archives expand to their bitcode members).
+pub fn read_inputs(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<BitcodeInput>> {
+    let per_file: Vec<Result<Vec<BitcodeInput>>> =
+        with_jobs(jobs, || paths.par_iter().map(|p| input::read_bitcode_inputs(p)).collect())?;
+    let mut all = Vec::new();
+    for r in per_file {
+        all.extend(r?);
+    }
+    Ok(all)
+}
+
+/// Summarizes modules in parallel. Results come back in input order; the
+/// first failing input (in that order) is the error.
+pub fn summarize_all(inputs: &[BitcodeInput], jobs: Option<usize>) -> Result<Vec<ModuleSummary>> {
+    let results: Vec<Result<ModuleSummary>> =
+        with_jobs(jobs, || inputs.par_iter().map(summarize::summarize).collect())?;
+    results.into_iter().collect()
 }
 
 /// Where `wpd summarize` writes the summary of `summary`: `<file name>.wpds`

@@ -150,7 +150,8 @@ fn summarize(inputs: &[PathBuf], out_dir: Option<PathBuf>, jobs: Option<usize>, 
     if let Some(dir) = &out_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error::at(dir.display().to_string(), e.to_string()))?;
     }
-    let summaries = wpd::summarize_inputs(inputs, jobs, &mut timings)?;
+    let modules = timings.phase("read", || wpd::read_inputs(inputs, jobs))?;
+    let summaries = timings.phase("summarize", || wpd::summarize_all(&modules, jobs))?;
     // Nothing is written until every input has been summarized, so a failed
     // run leaves no summary behind; each file is written atomically.
     let paths: Vec<PathBuf> = summaries.iter().map(|s| wpd::summary_path(s, out_dir.as_deref())).collect();

@@ -29,7 +29,7 @@ pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeId
                 let tree = tree.get_or_insert_with(|| DomTree::new(f).expect("a function definition"));
                 let found = tree.virtual_calls(inst);
                 let assumed = match kind {
-                    TestKind::TypeCheckedLoad => !found.non_call_uses,
+                    TestKind::TypeCheckedLoad => !found.non_call_uses && !found.checked,
                     _ => found.feeds_assume,
                 };
                 let base = CallSite {
