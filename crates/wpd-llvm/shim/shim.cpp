@@ -15,7 +15,9 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm-c/Core.h"
 
@@ -181,6 +183,29 @@ LLVMValueRef wpd_strip_const_offset(LLVMModuleRef mod, LLVMValueRef v, int64_t *
   Value *base = unwrap(v)->stripAndAccumulateConstantOffsets(dl, off, /*AllowNonInbounds=*/true);
   *offset = off.getSExtValue();
   return wrap(base);
+}
+
+// Sets LLVM command-line options (-mllvm, -plugin-opt=-...). Every option
+// must be registered in this LLVM, else nothing is set and *err names it
+// (LLVM's own parser would exit the process). Returns 0 on success.
+int wpd_set_llvm_options(int argc, const char **argv, char **err) {
+  *err = nullptr;
+  StringMap<cl::Option *> &opts = cl::getRegisteredOptions();
+  for (int i = 1; i < argc; ++i) {
+    StringRef a(argv[i]);
+    StringRef name = a.ltrim('-').split('=').first;
+    if (name.empty() || !opts.count(name)) {
+      *err = dup_string(("unknown LLVM option '" + a + "'").str());
+      return 1;
+    }
+  }
+  std::string msg;
+  raw_string_ostream os(msg);
+  if (!cl::ParseCommandLineOptions(argc, argv, "wpd", &os)) {
+    *err = dup_string("invalid LLVM option: " + os.str());
+    return 1;
+  }
+  return 0;
 }
 
 // Integer value of a module flag; returns 0 when absent or not an integer.

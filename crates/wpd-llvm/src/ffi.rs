@@ -28,6 +28,7 @@ unsafe extern "C" {
         offsets: *mut *mut u64,
         flags: *mut c_int,
     ) -> usize;
+    pub fn wpd_set_llvm_options(argc: c_int, argv: *const *const c_char, err: *mut *mut c_char) -> c_int;
     pub fn wpd_module_flag_int(module: LLVMModuleRef, key: *const c_char, len: usize, out: *mut u64) -> c_int;
     pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef);
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;

@@ -81,6 +81,28 @@ impl Context {
         Ok(out)
     }
 
+    /// Sets LLVM command-line options (as `-mllvm` does); each must be an
+    /// option this LLVM knows. Call before any work, once per process.
+    pub fn set_llvm_options(options: &[String]) -> Result<(), String> {
+        if options.is_empty() {
+            return Ok(());
+        }
+        let owned: Vec<CString> = std::iter::once("wpd".to_string())
+            .chain(options.iter().cloned())
+            .map(|o| CString::new(o).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let ptrs: Vec<*const std::os::raw::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `ptrs` point into `owned`, alive for the call.
+        let rc = unsafe { ffi::wpd_set_llvm_options(ptrs.len() as i32, ptrs.as_ptr(), &mut err) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            // SAFETY: malloc'd by the shim.
+            Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid LLVM option".into()))
+        }
+    }
+
     /// The metadata kind id for `name` (e.g. "type", "vcall_visibility").
     pub fn md_kind(&self, name: &str) -> u32 {
         // SAFETY: the string is passed with its length.

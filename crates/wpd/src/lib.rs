@@ -21,11 +21,14 @@ pub mod decide;
 pub mod error;
 pub mod hierarchy;
 pub mod input;
+pub mod native;
 pub mod policy;
 pub mod report;
 pub mod rewrite;
 pub mod summarize;
 pub mod timing;
+
+pub use object;
 
 use error::{Error, Result};
 use input::BitcodeInput;
