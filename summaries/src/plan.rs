@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 1;
+pub const PLAN_VERSION: u32 = 2;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -17,6 +17,10 @@ pub struct Plan {
     pub modules: Vec<PlanModule>,
     /// One decision per (type id, offset) used by a call site, sorted.
     pub decisions: Vec<SlotDecision>,
+    /// Vtables that grow bytes before or after them (virtual constant
+    /// propagation), sorted by symbol; every module defining a copy rebuilds
+    /// it from these exact bytes.
+    pub layouts: Vec<VtableLayout>,
     /// Totals for reports.
     pub stats: PlanStats,
 }
@@ -46,6 +50,22 @@ pub struct PlanModule {
     /// Local symbols this module must turn into hidden globals, because a
     /// call in another module now names them.
     pub promotions: Vec<Promotion>,
+    /// Local vtables another module compares against (unique return value):
+    /// this module adds a hidden alias named `promoted` for `symbol`.
+    pub vtable_aliases: Vec<Promotion>,
+}
+
+/// Bytes placed around one vtable global.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct VtableLayout {
+    pub symbol: String,
+    /// For a local vtable: the index of its module in [`Plan::modules`].
+    pub module: Option<u32>,
+    /// Bytes placed immediately before the vtable (length a multiple of its
+    /// alignment, so the original start stays aligned).
+    pub before: Vec<u8>,
+    /// Bytes placed immediately after the vtable.
+    pub after: Vec<u8>,
 }
 
 /// A local symbol renamed to a unique hidden global.
@@ -63,6 +83,13 @@ pub enum Resolution {
     None,
     /// Every target is one function: direct call.
     SingleImpl,
+    /// Every target returns the same constant for the call's arguments.
+    UniformRetVal,
+    /// A boolean result is true (or false) for exactly one vtable: compare
+    /// the vtable pointer with it.
+    UniqueRetVal,
+    /// Each vtable's result is stored beside it and loaded.
+    VirtualConstProp,
 }
 
 impl Resolution {
@@ -71,6 +98,9 @@ impl Resolution {
         match self {
             Resolution::None => "none",
             Resolution::SingleImpl => "single-impl",
+            Resolution::UniformRetVal => "uniform-ret-val",
+            Resolution::UniqueRetVal => "unique-ret-val",
+            Resolution::VirtualConstProp => "virtual-const-prop",
         }
     }
 }
@@ -94,6 +124,34 @@ pub struct SlotDecision {
     pub devirtualized: u32,
     /// Why the slot (or some of its call sites) was left alone.
     pub reason: Option<String>,
+    /// For slots that are not single-impl: one entry per constant argument
+    /// tuple of its call sites, sorted by arguments.
+    pub by_args: Vec<ArgDecision>,
+}
+
+/// The decision for the calls of one slot with one constant argument tuple.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct ArgDecision {
+    /// Argument values after `this` (zero-extended), as at the call sites.
+    pub args: Vec<u64>,
+    pub resolution: Resolution,
+    /// Bit width of the result.
+    pub width: u32,
+    /// `uniform_ret_val`: the constant; `unique_ret_val`: 1 when the unique
+    /// vtable is the one returning true, 0 when it is the one returning false.
+    pub value: u64,
+    /// `unique_ret_val`: the symbol to compare against (a hidden alias for
+    /// a local vtable) ...
+    pub member_symbol: Option<String>,
+    /// ... and the address point offset within it.
+    pub member_offset: u64,
+    /// `virtual_const_prop`: byte offset of the stored value from the
+    /// address point (negative: before the vtable).
+    pub byte_offset: i64,
+    /// `virtual_const_prop` of a 1-bit result: the bit within that byte.
+    pub bit: Option<u8>,
+    pub call_sites: u32,
+    pub reason: Option<String>,
 }
 
 /// Totals.
@@ -104,7 +162,12 @@ pub struct PlanStats {
     pub live_vtables: u32,
     pub call_sites: u32,
     pub single_impl: u32,
+    pub uniform_ret_val: u32,
+    pub unique_ret_val: u32,
+    pub virtual_const_prop: u32,
     pub not_devirtualized: u32,
+    /// Bytes added around vtables by virtual constant propagation.
+    pub vtable_bytes_added: u64,
 }
 
 impl Plan {
@@ -114,6 +177,14 @@ impl Plan {
             .binary_search_by(|d| (d.type_id.as_str(), d.offset).cmp(&(type_id, offset)))
             .ok()
             .map(|i| &self.decisions[i])
+    }
+
+    /// The layout of a vtable (`module` for local ones).
+    pub fn layout(&self, symbol: &str, module: Option<u32>) -> Option<&VtableLayout> {
+        self.layouts
+            .binary_search_by(|l| (l.symbol.as_str(), l.module).cmp(&(symbol, module)))
+            .ok()
+            .map(|i| &self.layouts[i])
     }
 
     /// Canonical JSON for `wpd dump`.

@@ -10,6 +10,9 @@
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/Comdat.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalAlias.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/GlobalObject.h"
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/LLVMContext.h"
@@ -287,6 +290,127 @@ size_t wpd_drop_type_tests(LLVMModuleRef mod) {
     }
   }
   return removed;
+}
+
+// Replaces a call or invoke by `v` and erases it; an invoke becomes a
+// branch to its normal destination.
+static void replace_call(CallBase *cb, Value *v) {
+  cb->replaceAllUsesWith(v);
+  if (auto *ii = dyn_cast<InvokeInst>(cb)) {
+    BranchInst::Create(ii->getNormalDest(), cb->getIterator());
+    ii->getUnwindDest()->removePredecessor(ii->getParent());
+  }
+  cb->eraseFromParent();
+}
+
+// The vtable pointer a type test or checked load tested.
+static Value *tested_pointer(Value *test) {
+  auto *ci = dyn_cast<CallInst>(test);
+  return ci ? ci->getArgOperand(0)->stripPointerCasts() : nullptr;
+}
+
+// Uniform return value: the call becomes the constant `value`.
+int wpd_rewrite_uniform(LLVMValueRef call, uint64_t value) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  if (!cb || !cb->getType()->isIntegerTy()) return 0;
+  replace_call(cb, ConstantInt::get(cb->getType(), value));
+  return 1;
+}
+
+// Unique return value: the call becomes `vptr ==/!= member + offset`,
+// zero-extended to the call's type.
+int wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef test, const char *member, size_t len, uint64_t offset,
+                       int is_one) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  Value *vptr = tested_pointer(unwrap(test));
+  if (!cb || !vptr || !cb->getType()->isIntegerTy()) return 0;
+  Module &m = *cb->getModule();
+  StringRef name(member, len);
+  Constant *g = m.getNamedValue(name);
+  if (!g)
+    g = new GlobalVariable(m, Type::getInt8Ty(m.getContext()), /*isConstant=*/true, GlobalValue::ExternalLinkage,
+                           nullptr, name);
+  IRBuilder<> b(cb);
+  Value *addr = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), g, offset);
+  Value *cmp = b.CreateICmp(is_one ? ICmpInst::ICMP_EQ : ICmpInst::ICMP_NE, vptr, addr);
+  replace_call(cb, b.CreateZExt(cmp, cb->getType()));
+  return 1;
+}
+
+// Virtual constant propagation: the call becomes a load of the value stored
+// at `vptr + byte_offset` (a bit of it when bit >= 0).
+int wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef test, int64_t byte_offset, int bit, unsigned width) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  Value *vptr = tested_pointer(unwrap(test));
+  if (!cb || !vptr || !cb->getType()->isIntegerTy(width)) return 0;
+  IRBuilder<> b(cb);
+  Value *addr = b.CreateGEP(b.getInt8Ty(), vptr, b.getInt64(byte_offset));
+  Value *v;
+  if (bit >= 0) {
+    Value *byte = b.CreateAlignedLoad(b.getInt8Ty(), addr, Align(1));
+    Value *masked = b.CreateAnd(byte, b.getInt8(uint8_t(1u << bit)));
+    v = b.CreateICmpNE(masked, b.getInt8(0));
+    v = b.CreateZExt(v, cb->getType());
+  } else {
+    v = b.CreateAlignedLoad(cb->getType(), addr, Align(std::max(1u, width / 8)));
+  }
+  replace_call(cb, v);
+  return 1;
+}
+
+// Rebuilds vtable `name` as { [before], original initializer, [after] } with
+// the original symbol an alias to the middle (LLVM's rebuildGlobal), so the
+// address points and ABI layout stay; `!type` offsets shift by the before
+// size. An available_externally copy becomes a declaration instead (an alias
+// cannot be available_externally, and its bytes would be stale). Returns 1
+// when rebuilt, 2 when turned into a declaration, 0 when not defined here.
+int wpd_rebuild_vtable(LLVMModuleRef mod, const char *name, size_t len, const uint8_t *before, size_t blen,
+                       const uint8_t *after, size_t alen) {
+  Module &m = *unwrap(mod);
+  GlobalVariable *gv = m.getGlobalVariable(StringRef(name, len), /*AllowInternal=*/true);
+  if (!gv || gv->isDeclaration()) return 0;
+  if (gv->hasAvailableExternallyLinkage()) {
+    gv->setInitializer(nullptr);
+    gv->setLinkage(GlobalValue::ExternalLinkage);
+    gv->setComdat(nullptr);
+    return 2;
+  }
+  LLVMContext &ctx = m.getContext();
+  Constant *init = gv->getInitializer();
+  Constant *newInit = ConstantStruct::getAnon(
+      {ConstantDataArray::get(ctx, ArrayRef<uint8_t>(before, blen)), init,
+       ConstantDataArray::get(ctx, ArrayRef<uint8_t>(after, alen))});
+  auto *ngv = new GlobalVariable(m, newInit->getType(), gv->isConstant(), GlobalValue::PrivateLinkage, newInit, "",
+                                 gv);
+  ngv->setSection(gv->getSection());
+  ngv->setComdat(gv->getComdat());
+  ngv->setAlignment(gv->getAlign());
+  ngv->setUnnamedAddr(gv->getUnnamedAddr());
+  ngv->copyMetadata(gv, blen);
+  Type *i32 = Type::getInt32Ty(ctx);
+  Constant *middle = ConstantExpr::getGetElementPtr(
+      newInit->getType(), ngv, ArrayRef<Constant *>{ConstantInt::get(i32, 0), ConstantInt::get(i32, 1)});
+  GlobalAlias *alias = GlobalAlias::create(init->getType(), gv->getType()->getAddressSpace(), gv->getLinkage(), "",
+                                           middle, &m);
+  alias->setVisibility(gv->getVisibility());
+  alias->setDLLStorageClass(gv->getDLLStorageClass());
+  alias->setUnnamedAddr(gv->getUnnamedAddr());
+  alias->takeName(gv);
+  gv->replaceAllUsesWith(alias);
+  gv->eraseFromParent();
+  return 1;
+}
+
+// Adds `alias` (external, hidden) for the local global `symbol`, so other
+// modules can name it. Returns 0 when `symbol` is not defined here.
+int wpd_add_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, const char *alias, size_t alen) {
+  Module &m = *unwrap(mod);
+  GlobalValue *g = m.getNamedValue(StringRef(symbol, slen));
+  if (!g || g->isDeclaration()) return 0;
+  GlobalAlias *a = GlobalAlias::create(g->getValueType(), g->getAddressSpace(), GlobalValue::ExternalLinkage,
+                                       StringRef(alias, alen), g, &m);
+  a->setVisibility(GlobalValue::HiddenVisibility);
+  return 1;
 }
 
 }  // extern "C"

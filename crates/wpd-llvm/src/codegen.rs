@@ -55,6 +55,66 @@ impl<'c> Module<'c> {
         Value::new(v)
     }
 
+    /// Uniform return value: `call` becomes the constant `value`.
+    pub fn rewrite_uniform(&self, call: Value<'_>, value: u64) -> bool {
+        // SAFETY: the shim checks that `call` is a call base of integer type.
+        unsafe { ffi::wpd_rewrite_uniform(call.raw(), value) != 0 }
+    }
+
+    /// Unique return value: `call` becomes a comparison of the pointer that
+    /// `test` tested with `member + offset`.
+    pub fn rewrite_unique(&self, call: Value<'_>, test: Value<'_>, member: &str, offset: u64, is_one: bool) -> bool {
+        // SAFETY: the shim checks kinds; strings passed with their lengths.
+        unsafe {
+            ffi::wpd_rewrite_unique(call.raw(), test.raw(), member.as_ptr().cast(), member.len(), offset, is_one as i32)
+                != 0
+        }
+    }
+
+    /// Virtual constant propagation: `call` becomes a load at
+    /// `tested pointer + byte_offset` (one bit of it for 1-bit results).
+    pub fn rewrite_vcp(&self, call: Value<'_>, test: Value<'_>, byte_offset: i64, bit: Option<u8>, width: u32) -> bool {
+        let bit = bit.map_or(-1, i32::from);
+        // SAFETY: the shim checks kinds and the call's width.
+        unsafe { ffi::wpd_rewrite_vcp(call.raw(), test.raw(), byte_offset, bit, width) != 0 }
+    }
+
+    /// Rebuilds a vtable with bytes before and after it (see the shim).
+    pub fn rebuild_vtable(&self, name: &str, before: &[u8], after: &[u8]) -> VtableRebuild {
+        // SAFETY: all buffers are passed with their lengths.
+        let rc = unsafe {
+            ffi::wpd_rebuild_vtable(
+                self.raw,
+                name.as_ptr().cast(),
+                name.len(),
+                before.as_ptr(),
+                before.len(),
+                after.as_ptr(),
+                after.len(),
+            )
+        };
+        match rc {
+            1 => VtableRebuild::Rebuilt,
+            2 => VtableRebuild::Dropped,
+            _ => VtableRebuild::NotDefined,
+        }
+    }
+
+    /// Adds a hidden external alias for a local global; false when the
+    /// module does not define `symbol`.
+    pub fn add_hidden_alias(&self, symbol: &str, alias: &str) -> bool {
+        // SAFETY: strings passed with their lengths.
+        unsafe {
+            ffi::wpd_add_hidden_alias(
+                self.raw,
+                symbol.as_ptr().cast(),
+                symbol.len(),
+                alias.as_ptr().cast(),
+                alias.len(),
+            ) != 0
+        }
+    }
+
     /// Type tests and checked loads used as real checks (CFI), which
     /// [`Module::drop_type_tests`] would turn into no-ops.
     pub fn count_type_checks(&self) -> usize {
@@ -128,6 +188,17 @@ unsafe fn take_c_string_llvm(m: *mut std::os::raw::c_char) -> String {
         llvm_sys::error::LLVMDisposeErrorMessage(m);
         s
     }
+}
+
+/// What [`Module::rebuild_vtable`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VtableRebuild {
+    /// Rebuilt with the extra bytes.
+    Rebuilt,
+    /// An available_externally copy, turned into a declaration.
+    Dropped,
+    /// The module has no definition of it.
+    NotDefined,
 }
 
 /// Relocation model of emitted code.

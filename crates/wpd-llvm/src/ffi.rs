@@ -30,6 +30,32 @@ unsafe extern "C" {
     ) -> usize;
     pub fn wpd_set_llvm_options(argc: c_int, argv: *const *const c_char, err: *mut *mut c_char) -> c_int;
     pub fn wpd_module_flag_int(module: LLVMModuleRef, key: *const c_char, len: usize, out: *mut u64) -> c_int;
+    pub fn wpd_rewrite_uniform(call: LLVMValueRef, value: u64) -> c_int;
+    pub fn wpd_rewrite_unique(
+        call: LLVMValueRef,
+        test: LLVMValueRef,
+        member: *const c_char,
+        len: usize,
+        offset: u64,
+        is_one: c_int,
+    ) -> c_int;
+    pub fn wpd_rewrite_vcp(call: LLVMValueRef, test: LLVMValueRef, byte_offset: i64, bit: c_int, width: u32) -> c_int;
+    pub fn wpd_rebuild_vtable(
+        module: LLVMModuleRef,
+        name: *const c_char,
+        len: usize,
+        before: *const u8,
+        blen: usize,
+        after: *const u8,
+        alen: usize,
+    ) -> c_int;
+    pub fn wpd_add_hidden_alias(
+        module: LLVMModuleRef,
+        symbol: *const c_char,
+        slen: usize,
+        alias: *const c_char,
+        alen: usize,
+    ) -> c_int;
     pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef);
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
     pub fn wpd_drop_type_tests(module: LLVMModuleRef) -> usize;

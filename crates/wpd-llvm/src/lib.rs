@@ -12,7 +12,7 @@ mod codegen;
 mod ffi;
 mod value;
 
-pub use codegen::{Reloc, TargetMachine};
+pub use codegen::{Reloc, TargetMachine, VtableRebuild};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use value::{Block, DomTree, MdOperand, Opcode, Type, TypeKind, Value, VirtualCalls};
 pub use wpd_summary::{Linkage, Visibility};

@@ -16,6 +16,11 @@ use wpd_summary::{Plan, Resolution};
 pub struct BackendStats {
     /// Calls rewritten per resolution kind.
     pub single_impl: u32,
+    pub uniform_ret_val: u32,
+    pub unique_ret_val: u32,
+    pub virtual_const_prop: u32,
+    /// Vtables rebuilt with bytes beside them.
+    pub vtables_rebuilt: u32,
     /// Type tests removed before codegen.
     pub type_tests_dropped: u32,
 }
@@ -53,14 +58,39 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
                 continue;
             }
             let Some(d) = plan.decision(&c.site.type_id, offset) else { continue };
-            if d.resolution == Resolution::SingleImpl
-                && let Some(target) = &d.target
-            {
-                rewrite::single_impl::apply(&modules[c.part], call, target);
-                stats.single_impl += 1;
+            let part = &modules[c.part];
+            if d.resolution == Resolution::SingleImpl {
+                if let Some(target) = &d.target {
+                    rewrite::single_impl::apply(part, call, target);
+                    stats.single_impl += 1;
+                }
+                continue;
+            }
+            let Some(args) = &c.site.const_args else { continue };
+            let values: Vec<u64> = args.iter().map(|a| a.value).collect();
+            let Some(a) = d.by_args.iter().find(|a| a.args == values) else { continue };
+            let done = match a.resolution {
+                Resolution::UniformRetVal => rewrite::uniform_ret::apply(part, call, a.value),
+                Resolution::UniqueRetVal => rewrite::unique_ret::apply(part, call, c.test, a),
+                Resolution::VirtualConstProp => rewrite::virtual_const_prop::apply(part, call, c.test, a),
+                Resolution::None | Resolution::SingleImpl => false,
+            };
+            let counter = match a.resolution {
+                Resolution::UniformRetVal => &mut stats.uniform_ret_val,
+                Resolution::UniqueRetVal => &mut stats.unique_ret_val,
+                _ => &mut stats.virtual_const_prop,
+            };
+            if done {
+                *counter += 1;
+            } else if a.resolution != Resolution::None {
+                return Err(Error::at(&input.name, format!("cannot apply the plan to a call in {}", c.site.function)));
             }
         }
     }
+    for part in &modules {
+        stats.vtables_rebuilt += rewrite::vtable_layout::apply(part, plan, index as u32) as u32;
+    }
+    rewrite::promote::aliases(&modules, &plan.modules[index].vtable_aliases, &input.name)?;
 
     let mut module = modules.remove(0);
     for part in modules {

@@ -1,35 +1,53 @@
 //! Decisions: for every slot (type id, byte offset) that a call site uses,
 //! find the possible targets in the live, closed vtables carrying the type id
 //! and choose a resolution, or record why there is none.
+//!
+//! Order (LLVM's): single implementation; otherwise, per constant argument
+//! tuple of the slot's calls, evaluate every target from its summary
+//! expression and try a uniform return value, a unique return value (1-bit
+//! results), then virtual constant propagation into bytes beside the vtables.
 
-use crate::hierarchy::{Link, SymKey};
+use crate::hierarchy::{Link, SymKey, VtableRef};
+use crate::layout::{Layout, Member};
 use crate::policy::Policy;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wpd_summary::{
-    Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, SlotDecision, SlotKind, VcallVisibility,
+    ArgDecision, CallSite, FunctionFacts, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind,
+    SlotDecision, SlotKind, VcallVisibility, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
 const REASON_TARGETS: usize = 6;
+/// Most bytes one (slot, arguments) decision may add around its vtables,
+/// over all of them (LLVM's limit).
+const MAX_PADDING: u64 = 128;
 
-/// One possible callee of a slot.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub struct Target<'a> {
-    pub key: SymKey<'a>,
+/// One vtable of a slot's type id and the function at the slot in it.
+#[derive(Clone, Copy, Debug)]
+pub struct SlotMember<'a> {
+    pub vtable: VtableRef,
+    pub address_point: u64,
+    pub function: SymKey<'a>,
 }
 
-/// The possible targets of slot (`type_id`, `offset`), LLVM's rules: every
-/// live vtable carrying the type id must be constant and closed (not public
-/// after the policy) and hold a function at the slot; `__cxa_pure_virtual`
-/// and functions whose entry is `unreachable` are not targets.
-pub fn targets<'a>(link: &Link<'a>, policy: &Policy, type_id: &str, offset: u64) -> Result<Vec<Target<'a>>, String> {
-    let Some(members) = link.by_type_id.get(type_id) else {
+/// The members of slot (`type_id`, `offset`) that can be called, LLVM's
+/// rules: every live vtable carrying the type id must be constant and closed
+/// (not public after the policy) and hold a function at the slot;
+/// `__cxa_pure_virtual` and functions whose entry is `unreachable` are not
+/// targets (calling them is undefined).
+pub fn members<'a>(
+    link: &Link<'a>,
+    policy: &Policy,
+    type_id: &str,
+    offset: u64,
+) -> Result<Vec<SlotMember<'a>>, String> {
+    let Some(all) = link.by_type_id.get(type_id) else {
         return Err("no vtable carries this type id".into());
     };
-    let mut out = BTreeSet::new();
-    for &(vref, address_point) in members {
-        let (vkey, vt) = (link.key(vref.module, &link.vtable(vref).symbol), link.vtable(vref));
-        if !link.is_live(vkey) {
+    let mut out = Vec::new();
+    for &(vref, address_point) in all {
+        let vt = link.vtable(vref);
+        if !link.is_live(link.key(vref.module, &vt.symbol)) {
             continue;
         }
         if !vt.constant {
@@ -51,17 +69,14 @@ pub fn targets<'a>(link: &Link<'a>, policy: &Policy, type_id: &str, offset: u64)
             SlotKind::Function => {
                 let name = slot.function.as_deref().expect("function slots name their function");
                 let key = link.key(vref.module, name);
-                let unreachable = link.function_facts(key).is_some_and(|f| f.entry_unreachable);
-                if !unreachable {
-                    out.insert(Target { key });
+                if !link.function_facts(key).is_some_and(|f| f.entry_unreachable) {
+                    out.push(SlotMember { vtable: vref, address_point, function: key });
                 }
             }
-            _ => {
-                return Err(format!("vtable {} holds no function at byte {at}", vt.symbol));
-            }
+            _ => return Err(format!("vtable {} holds no function at byte {at}", vt.symbol)),
         }
     }
-    Ok(out.into_iter().collect())
+    Ok(out)
 }
 
 /// Name used for a local symbol once promoted to a hidden global.
@@ -70,32 +85,54 @@ fn promoted_name(name: &str, hash: &str, module: u32, clash: bool) -> String {
     if clash { format!("{name}.wpd.{short}.{module}") } else { format!("{name}.wpd.{short}") }
 }
 
-/// Makes the plan of one link.
-pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
-    let summaries = link.summaries;
-    // Slots used by call sites, with their sites.
-    let mut slots: BTreeMap<(&str, u64), Vec<(u32, usize)>> = BTreeMap::new();
-    for (m, s) in summaries.iter().enumerate() {
-        for (i, c) in s.call_sites.iter().enumerate() {
-            if let Some(off) = c.offset {
-                slots.entry((c.type_id.as_str(), off)).or_default().push((m as u32, i));
-            }
-        }
-    }
-    let mut hash_count: BTreeMap<&str, u32> = BTreeMap::new();
-    for s in summaries {
-        *hash_count.entry(s.module.hash.as_str()).or_default() += 1;
-    }
-    let mut promotions: Vec<BTreeSet<Promotion>> = vec![BTreeSet::new(); summaries.len()];
-    let mut stats = PlanStats {
-        modules: summaries.len() as u32,
-        vtables: link.vtables.len() as u32,
-        live_vtables: link.vtables.iter().filter(|(k, _)| link.is_live(*k)).count() as u32,
-        ..PlanStats::default()
+/// Why `f` cannot be evaluated for calls returning `ret_width` bits with
+/// arguments of `arg_widths`, if it cannot.
+fn not_evaluable(f: Option<&FunctionFacts>, name: &str, ret_width: u32, arg_widths: &[u32]) -> Option<String> {
+    let Some(f) = f else { return Some(format!("{name} is not defined in the bitcode")) };
+    let why = if f.ret != RetKind::Int || f.ret_width != ret_width || f.ret_width > 64 {
+        "does not return the call's integer type"
+    } else if f.reads_memory || f.writes_memory {
+        "accesses memory"
+    } else if f.uses_this {
+        "uses this"
+    } else if f.linkage.is_interposable() {
+        "may be replaced at link time (interposable)"
+    } else if f.param_widths.len() != arg_widths.len() + 1 || f.param_widths[1..] != *arg_widths {
+        "has other parameter types than the call"
+    } else if f.expr.is_none() {
+        "is not a pure integer expression of its arguments"
+    } else {
+        return None;
     };
-    let mut decisions = Vec::with_capacity(slots.len());
-    for ((type_id, offset), sites) in slots {
-        let found = targets(link, policy, type_id, offset);
+    Some(format!("{name} {why}"))
+}
+
+/// State shared by every slot of one decision run.
+struct Decider<'l, 'a> {
+    link: &'l Link<'a>,
+    policy: &'l Policy,
+    layout: Layout,
+    /// Position of each vtable in `link.vtables` (layout key).
+    vtable_index: HashMap<VtableRef, usize>,
+    promotions: Vec<BTreeSet<Promotion>>,
+    aliases: Vec<BTreeSet<Promotion>>,
+    hash_count: BTreeMap<&'a str, u32>,
+    stats: PlanStats,
+}
+
+impl<'a> Decider<'_, 'a> {
+    /// The name other modules use for local symbol `key` (promoting it).
+    fn export_local(&mut self, key: SymKey<'a>, vtable: bool) -> String {
+        let Some(m) = key.module else { return key.name.to_string() };
+        let hash = self.link.summaries[m as usize].module.hash.as_str();
+        let p = promoted_name(key.name, hash, m, self.hash_count[hash] > 1);
+        let set = if vtable { &mut self.aliases[m as usize] } else { &mut self.promotions[m as usize] };
+        set.insert(Promotion { symbol: key.name.to_string(), promoted: p.clone() });
+        p
+    }
+
+    fn slot(&mut self, type_id: &str, offset: u64, sites: &[&CallSite]) -> SlotDecision {
+        let link = self.link;
         let vtables = link
             .by_type_id
             .get(type_id)
@@ -111,55 +148,239 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
             call_sites: sites.len() as u32,
             devirtualized: 0,
             reason: None,
+            by_args: Vec::new(),
         };
-        match found {
-            Err(reason) => d.reason = Some(reason),
-            Ok(ts) => {
-                d.targets = ts.iter().map(|t| t.key.name.to_string()).collect();
-                match ts.as_slice() {
-                    [] => d.reason = Some("no callable target (only pure virtual or unreachable functions)".into()),
-                    [only] => {
-                        let eligible = sites
-                            .iter()
-                            .filter(|&&(m, i)| policy.call_site_blocker(&summaries[m as usize].call_sites[i]).is_none())
-                            .count() as u32;
-                        let blocked = sites
-                            .iter()
-                            .find_map(|&(m, i)| policy.call_site_blocker(&summaries[m as usize].call_sites[i]));
-                        if eligible > 0 {
-                            d.resolution = Resolution::SingleImpl;
-                            d.devirtualized = eligible;
-                            d.target = Some(match only.key.module {
-                                None => only.key.name.to_string(),
-                                Some(m) => {
-                                    let hash = summaries[m as usize].module.hash.as_str();
-                                    let p = promoted_name(only.key.name, hash, m, hash_count[hash] > 1);
-                                    promotions[m as usize]
-                                        .insert(Promotion { symbol: only.key.name.to_string(), promoted: p.clone() });
-                                    p
-                                }
-                            });
-                        }
-                        if let Some(b) = blocked {
-                            let left = d.call_sites - eligible;
-                            d.reason = Some(format!("{left} call site(s) left: {b}"));
-                        }
-                    }
-                    many => {
-                        let mut names: Vec<&str> = many.iter().take(REASON_TARGETS).map(|t| t.key.name).collect();
-                        if many.len() > REASON_TARGETS {
-                            names.push("...");
-                        }
-                        d.reason = Some(format!("{} targets: {}", many.len(), names.join(", ")));
-                    }
+        let members = match members(link, self.policy, type_id, offset) {
+            Ok(m) => m,
+            Err(reason) => {
+                d.reason = Some(reason);
+                return d;
+            }
+        };
+        let functions: BTreeSet<SymKey<'a>> = members.iter().map(|m| m.function).collect();
+        d.targets = functions.iter().map(|k| k.name.to_string()).collect();
+        let open: Vec<&CallSite> =
+            sites.iter().copied().filter(|c| self.policy.call_site_blocker(c).is_none()).collect();
+        let blocked = sites.iter().find_map(|c| self.policy.call_site_blocker(c));
+        if functions.is_empty() {
+            d.reason = Some("no callable target (only pure virtual or unreachable functions)".into());
+            return d;
+        }
+        if functions.len() == 1 {
+            let only = *functions.iter().next().expect("one function");
+            if !open.is_empty() {
+                d.resolution = Resolution::SingleImpl;
+                d.devirtualized = open.len() as u32;
+                d.target = Some(self.export_local(only, false));
+                self.stats.single_impl += d.devirtualized;
+            }
+            if let Some(b) = blocked {
+                d.reason = Some(format!("{} call site(s) left: {b}", d.call_sites - d.devirtualized));
+            }
+            return d;
+        }
+        let mut names: Vec<&str> = functions.iter().take(REASON_TARGETS).map(|t| t.name).collect();
+        if functions.len() > REASON_TARGETS {
+            names.push("...");
+        }
+        let mut reasons = vec![format!("{} targets: {}", functions.len(), names.join(", "))];
+        if let Some(b) = blocked {
+            reasons.push(format!("{} call site(s): {b}", sites.len() - open.len()));
+        }
+        self.by_args(&mut d, &members, &open, &mut reasons);
+        let mut per_resolution: BTreeMap<Resolution, u32> = BTreeMap::new();
+        for a in &d.by_args {
+            if a.resolution != Resolution::None {
+                *per_resolution.entry(a.resolution).or_default() += a.call_sites;
+            }
+        }
+        d.devirtualized = per_resolution.values().sum();
+        if let Some((&r, _)) = per_resolution.iter().max_by_key(|(r, n)| (**n, std::cmp::Reverse(**r))) {
+            d.resolution = r;
+        }
+        if d.devirtualized < d.call_sites {
+            d.reason = Some(reasons.join("; "));
+        }
+        d
+    }
+
+    /// Return-value optimizations for the calls of a multi-target slot.
+    fn by_args(
+        &mut self,
+        d: &mut SlotDecision,
+        members: &[SlotMember<'a>],
+        open: &[&CallSite],
+        reasons: &mut Vec<String>,
+    ) {
+        let link = self.link;
+        // Calls eligible by their own shape, grouped by argument values.
+        let mut groups: BTreeMap<Vec<u64>, (Vec<u32>, u32, u32)> = BTreeMap::new();
+        let mut shapeless = 0u32;
+        for c in open {
+            match (&c.const_args, c.ret) {
+                (Some(args), RetKind::Int) if c.ret_width <= 64 => {
+                    let key: Vec<u64> = args.iter().map(|a| a.value).collect();
+                    let widths: Vec<u32> = args.iter().map(|a| a.width).collect();
+                    let g = groups.entry(key).or_insert((widths, c.ret_width, 0));
+                    g.2 += 1;
+                }
+                _ => shapeless += 1,
+            }
+        }
+        if shapeless > 0 {
+            reasons
+                .push(format!("{shapeless} call site(s) without all-constant integer arguments and an integer result"));
+        }
+        let facts: Vec<Option<&FunctionFacts>> = members.iter().map(|m| link.function_facts(m.function)).collect();
+        for (args, (widths, ret_width, count)) in groups {
+            let mut a = ArgDecision {
+                args: args.clone(),
+                resolution: Resolution::None,
+                width: ret_width,
+                value: 0,
+                member_symbol: None,
+                member_offset: 0,
+                byte_offset: 0,
+                bit: None,
+                call_sites: count,
+                reason: None,
+            };
+            if let Some(why) =
+                members.iter().zip(&facts).find_map(|(m, f)| not_evaluable(*f, m.function.name, ret_width, &widths))
+            {
+                a.reason = Some(why);
+                reasons.push(format!("arguments {args:?}: {}", a.reason.as_deref().unwrap_or_default()));
+                d.by_args.push(a);
+                continue;
+            }
+            let mut eval_args: Vec<Option<u64>> = vec![None];
+            eval_args.extend(args.iter().map(|v| Some(*v)));
+            let values: Option<Vec<u64>> =
+                facts.iter().map(|f| f.and_then(|f| f.expr.as_ref()).and_then(|e| e.eval(&eval_args))).collect();
+            let Some(values) = values else {
+                a.reason = Some("a target cannot be evaluated for these arguments (poison)".into());
+                reasons.push(format!("arguments {args:?}: {}", a.reason.as_deref().unwrap_or_default()));
+                d.by_args.push(a);
+                continue;
+            };
+            self.resolve_values(&mut a, members, &values);
+            if a.resolution == Resolution::None {
+                reasons.push(format!("arguments {args:?}: {}", a.reason.as_deref().unwrap_or_default()));
+            }
+            d.by_args.push(a);
+        }
+    }
+
+    /// Uniform, unique, or virtual constant propagation for one tuple.
+    fn resolve_values(&mut self, a: &mut ArgDecision, members: &[SlotMember<'a>], values: &[u64]) {
+        let link = self.link;
+        if values.windows(2).all(|w| w[0] == w[1]) {
+            a.resolution = Resolution::UniformRetVal;
+            a.value = values[0];
+            self.stats.uniform_ret_val += a.call_sites;
+            return;
+        }
+        if a.width == 1 {
+            for is_one in [1u64, 0] {
+                let hits: Vec<usize> = (0..values.len()).filter(|&k| values[k] == is_one).collect();
+                if let [k] = hits.as_slice() {
+                    let m = members[*k];
+                    let vt = link.vtable(m.vtable);
+                    let key = link.key(m.vtable.module, &vt.symbol);
+                    a.resolution = Resolution::UniqueRetVal;
+                    a.value = is_one;
+                    a.member_symbol = Some(self.export_local(key, true));
+                    a.member_offset = m.address_point;
+                    self.stats.unique_ret_val += a.call_sites;
+                    return;
                 }
             }
         }
-        stats.call_sites += d.call_sites;
-        stats.single_impl += d.devirtualized;
-        stats.not_devirtualized += d.call_sites - d.devirtualized;
+        // Virtual constant propagation: every vtable must keep the field
+        // naturally aligned (LLVM: alignment at least the value's size).
+        for m in members {
+            let vt = link.vtable(m.vtable);
+            let align = if vt.align == 0 { 8 } else { vt.align };
+            if align * 8 < u64::from(a.width) || m.address_point % 8 != 0 {
+                a.reason = Some(format!("vtable {} is too little aligned for a {}-bit value", vt.symbol, a.width));
+                return;
+            }
+        }
+        let lay: Vec<Member> = members
+            .iter()
+            .map(|m| Member {
+                vtable: self.vtable_index[&m.vtable],
+                address_point: m.address_point,
+                size: link.vtable(m.vtable).size,
+            })
+            .collect();
+        match self.layout.place(&lay, a.width, MAX_PADDING) {
+            None => a.reason = Some(format!("storing the results would add more than {MAX_PADDING} bytes")),
+            Some(p) => {
+                self.layout.store(&lay, a.width, p, values);
+                a.resolution = Resolution::VirtualConstProp;
+                a.byte_offset = p.byte_offset;
+                a.bit = p.bit;
+                self.stats.virtual_const_prop += a.call_sites;
+            }
+        }
+    }
+}
+
+/// Makes the plan of one link.
+pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
+    let summaries = link.summaries;
+    let mut slots: BTreeMap<(&str, u64), Vec<&CallSite>> = BTreeMap::new();
+    for s in summaries {
+        for c in &s.call_sites {
+            if let Some(off) = c.offset {
+                slots.entry((c.type_id.as_str(), off)).or_default().push(c);
+            }
+        }
+    }
+    let mut hash_count: BTreeMap<&str, u32> = BTreeMap::new();
+    for s in summaries {
+        *hash_count.entry(s.module.hash.as_str()).or_default() += 1;
+    }
+    let mut decider = Decider {
+        link,
+        policy,
+        layout: Layout::default(),
+        vtable_index: link.vtables.iter().enumerate().map(|(i, (_, r))| (*r, i)).collect(),
+        promotions: vec![BTreeSet::new(); summaries.len()],
+        aliases: vec![BTreeSet::new(); summaries.len()],
+        hash_count,
+        stats: PlanStats {
+            modules: summaries.len() as u32,
+            vtables: link.vtables.len() as u32,
+            live_vtables: link.vtables.iter().filter(|(k, _)| link.is_live(*k)).count() as u32,
+            ..PlanStats::default()
+        },
+    };
+    let mut decisions = Vec::with_capacity(slots.len());
+    for ((type_id, offset), sites) in slots {
+        let d = decider.slot(type_id, offset, &sites);
+        decider.stats.call_sites += d.call_sites;
+        decider.stats.not_devirtualized += d.call_sites - d.devirtualized;
         decisions.push(d);
     }
+    let mut layouts: Vec<VtableLayout> = decider
+        .layout
+        .vtables
+        .iter()
+        .map(|(&i, beside)| {
+            let (key, r) = link.vtables[i];
+            let vt = link.vtable(r);
+            VtableLayout {
+                symbol: key.name.to_string(),
+                module: key.module,
+                before: beside.before_bytes(if vt.align == 0 { 8 } else { vt.align }),
+                after: beside.after.clone(),
+            }
+        })
+        .collect();
+    layouts.sort_by(|a, b| (a.symbol.as_str(), a.module).cmp(&(b.symbol.as_str(), b.module)));
+    decider.stats.vtable_bytes_added = layouts.iter().map(|l| (l.before.len() + l.after.len()) as u64).sum();
     Plan {
         options: PlanOptions {
             whole_program_visibility: policy.whole_program_visibility,
@@ -169,14 +390,17 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
         },
         modules: summaries
             .iter()
-            .zip(promotions)
-            .map(|(s, p)| PlanModule {
+            .zip(decider.promotions)
+            .zip(decider.aliases)
+            .map(|((s, p), a)| PlanModule {
                 name: s.module.name.clone(),
                 hash: s.module.hash.clone(),
                 promotions: p.into_iter().collect(),
+                vtable_aliases: a.into_iter().collect(),
             })
             .collect(),
         decisions,
-        stats,
+        layouts,
+        stats: decider.stats,
     }
 }

@@ -21,6 +21,7 @@ pub mod decide;
 pub mod error;
 pub mod hierarchy;
 pub mod input;
+pub mod layout;
 pub mod native;
 pub mod policy;
 pub mod report;

@@ -4,7 +4,7 @@
 use crate::policy::Policy;
 use crate::timing::Timings;
 use serde_json::{Value, json};
-use wpd_summary::{ModuleSummary, Plan, Resolution};
+use wpd_summary::{CallSite, ModuleSummary, Plan, Resolution, SlotDecision};
 
 /// One remark per rewritten call, in module and program order.
 pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec<String> {
@@ -13,18 +13,33 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec
         for c in &s.call_sites {
             let Some(off) = c.offset else { continue };
             let Some(d) = plan.decision(&c.type_id, off) else { continue };
-            if d.resolution == Resolution::None || policy.call_site_blocker(c).is_some() {
+            if policy.call_site_blocker(c).is_some() {
                 continue;
             }
+            let Some(kind) = call_resolution(d, c) else { continue };
             let callee = d.targets.first().map(String::as_str).unwrap_or("?");
             let at = match &c.location {
                 Some(loc) => format!(" ({loc})"),
                 None => format!(" (in {}, {})", c.function, s.module.name),
             };
-            out.push(format!("{}: devirtualized a call to {callee}{at}", d.resolution.remark_name()));
+            out.push(format!("{kind}: devirtualized a call to {callee}{at}"));
         }
     }
     out
+}
+
+/// The remark word for how call `c` of slot decision `d` is resolved.
+pub fn call_resolution(d: &SlotDecision, c: &CallSite) -> Option<&'static str> {
+    if d.resolution == Resolution::SingleImpl {
+        return Some(Resolution::SingleImpl.remark_name());
+    }
+    let args: Vec<u64> = c.const_args.as_ref()?.iter().map(|a| a.value).collect();
+    let a = d.by_args.iter().find(|a| a.args == args)?;
+    match (a.resolution, a.bit) {
+        (Resolution::None, _) => None,
+        (Resolution::VirtualConstProp, Some(_)) => Some("virtual-const-prop-1-bit"),
+        (r, _) => Some(r.remark_name()),
+    }
 }
 
 /// The JSON report of a link.
@@ -44,6 +59,7 @@ pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Valu
                 "call_sites": d.call_sites,
                 "devirtualized": d.devirtualized,
                 "reason": d.reason,
+                "by_args": d.by_args,
             })
         })
         .collect();
@@ -54,15 +70,15 @@ pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Valu
         "call_sites": {
             "total": s.call_sites,
             "single_impl": s.single_impl,
-            "uniform_ret_val": 0,
-            "unique_ret_val": 0,
-            "virtual_const_prop": 0,
+            "uniform_ret_val": s.uniform_ret_val,
+            "unique_ret_val": s.unique_ret_val,
+            "virtual_const_prop": s.virtual_const_prop,
             "speculative": 0,
             "not_devirtualized": s.not_devirtualized,
         },
         "options": plan.options,
         "modules": s.modules,
-        "vtables": { "total": s.vtables, "live": s.live_vtables },
+        "vtables": { "total": s.vtables, "live": s.live_vtables, "bytes_added": s.vtable_bytes_added },
         "decisions": decisions,
         "size": { "output_bytes": output_bytes },
         "timings_ms": timings_ms,

@@ -6,6 +6,16 @@ use crate::error::{Error, Result};
 use wpd_llvm::Module;
 use wpd_summary::{Linkage, Promotion, Visibility};
 
+/// Adds the hidden aliases other modules use to name local vtables.
+pub fn aliases(modules: &[Module<'_>], aliases: &[Promotion], input: &str) -> Result<()> {
+    for a in aliases {
+        if !modules.iter().any(|m| m.add_hidden_alias(&a.symbol, &a.promoted)) {
+            return Err(Error::at(input, format!("plan names vtable {}, which this module does not define", a.symbol)));
+        }
+    }
+    Ok(())
+}
+
 /// Applies `promotions` to whichever part of the file defines each symbol.
 pub fn apply(modules: &[Module<'_>], promotions: &[Promotion], input: &str) -> Result<()> {
     for p in promotions {

@@ -47,7 +47,7 @@ pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeId
                     calls_sharing_test: found.calls.len() as u32,
                 };
                 if found.calls.is_empty() {
-                    out.push(ScannedCall { site: base.clone(), call: None, part: index });
+                    out.push(ScannedCall { site: base.clone(), call: None, test: inst, part: index });
                 }
                 for &(call, offset) in &found.calls {
                     let (ret, ret_width) = ret_of(call);
@@ -60,7 +60,7 @@ pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeId
                         location: call.debug_loc().or_else(|| base.location.clone()),
                         ..base.clone()
                     };
-                    out.push(ScannedCall { site, call: Some(call), part: index });
+                    out.push(ScannedCall { site, call: Some(call), test: inst, part: index });
                 }
                 test_index += 1;
             }

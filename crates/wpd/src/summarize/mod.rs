@@ -92,6 +92,8 @@ pub(crate) struct Scan<'m> {
 pub(crate) struct ScannedCall<'m> {
     pub site: CallSite,
     pub call: Option<Value<'m>>,
+    /// The type test or checked load guarding it.
+    pub test: Value<'m>,
     /// Index of the part (module of the file) holding the call.
     pub part: usize,
 }
