@@ -159,6 +159,12 @@ pub fn write_bytes_atomic(bytes: &[u8], path: &Path) -> Result<(), FormatError> 
         .tempfile_in(dir)
         .map_err(|e| err(path, format!("cannot create a temporary file: {e}")))?;
     tmp.write_all(bytes).map_err(|e| err(path, e.to_string()))?;
+    // Temporary files are created 0600; outputs get the usual 0644.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(|e| err(path, e.to_string()))?;
+    }
     tmp.persist(path).map_err(|e| err(path, e.error.to_string()))?;
     Ok(())
 }

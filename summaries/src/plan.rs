@@ -48,7 +48,7 @@ pub struct PlanModule {
     /// module by it.
     pub hash: String,
     /// Local symbols this module must turn into hidden globals, because a
-    /// call in another module now names them.
+    /// rewritten call (possibly in another module) now names them.
     pub promotions: Vec<Promotion>,
     /// Local vtables another module compares against (unique return value):
     /// this module adds a hidden alias named `promoted` for `symbol`.

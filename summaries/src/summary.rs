@@ -151,7 +151,9 @@ pub enum SlotKind {
     Global,
     /// An integer (offset-to-top, virtual base offset).
     Int,
-    /// Anything else (relative entries, non-pointer data).
+    /// A pointer that is none of the above (e.g. an undef or a non-global
+    /// expression). Entries narrower than a pointer (relative vtables) are
+    /// not recorded at all.
     Other,
 }
 
@@ -230,7 +232,8 @@ pub struct CallSite {
     pub ret_width: u32,
     /// `file:line:col` from `!dbg`, when present.
     pub location: Option<String>,
-    /// How many calls the same type test guards (this one included).
+    /// How many calls the same type test guards (this one included; 0 on
+    /// the record of a test that guards none).
     pub calls_sharing_test: u32,
 }
 

@@ -209,7 +209,7 @@ fn backend(
     let mut timings = Timings::default();
     let plan: Plan = timings.phase("read", || wpd_summary::read_file(Kind::Plan, plan))?;
     let inputs = wpd::input::read_bitcode_inputs(input)?;
-    let [input] = inputs.as_slice() else {
+    let (Some(input), None) = (inputs.first().filter(|i| i.member.is_none()), inputs.get(1)) else {
         return Err(Error::at(input.display().to_string(), "wpd backend takes one bitcode object, not an archive"));
     };
     let (object, _) = timings.phase("backend", || wpd::backend::backend(input, &plan, opts))?;
