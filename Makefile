@@ -1,17 +1,19 @@
 # wpd developer entry points.
 #   make test   toolchain + release build + every test (what CI runs)
-#   make demo   summarize and dump the demo program in fixtures/demo
+#   make demo   link the demo program (fixtures/demo) through wpd-ld, run it, summarize the report
 #   make bench  benches/summarize.sh (results in bench-out/summarize.txt)
+#   make bench-link  benches/link.sh: wpd-ld vs lld ThinLTO link times (bench-out/link.txt)
 #   make fmt    rustfmt check;  make lint  clippy with warnings as errors
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 CARGO ?= cargo
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 WPD := target/release/wpd
+WPD_LD := $(abspath target/release/wpd-ld)
 DEMO_DIR := target/demo
 LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
-.PHONY: test demo bench fmt lint build toolchain
+.PHONY: test demo bench bench-link fmt lint build toolchain
 
 toolchain:
 	@missing=; \
@@ -37,16 +39,19 @@ demo: build
 	  echo "   $$src -> $$obj"; \
 	  clang++-19 $(LTO_FLAGS) -c "$$src" -o "$$obj"; \
 	done
-	@echo "== $(WPD) summarize $(DEMO_DIR)/*.o -o $(DEMO_DIR)"
-	@$(WPD) summarize $(DEMO_DIR)/*.o -o $(DEMO_DIR)
-	@for s in $(DEMO_DIR)/*.wpds; do \
-	  echo; \
-	  echo "== $(WPD) dump $$s  (vtables with their type ids and slots, virtual call sites, slot-target facts)"; \
-	  $(WPD) dump "$$s"; \
-	done
+	@echo "== linking through $(WPD_LD) (whole-program visibility, one remark per devirtualized call)"
+	clang++-19 $(LTO_FLAGS) --ld-path=$(WPD_LD) -Wl,--lto-whole-program-visibility \
+	  -Wl,--wpd-report=$(DEMO_DIR)/report.json -Wl,--wpd-remarks $(DEMO_DIR)/*.o -o $(DEMO_DIR)/shapes
+	@echo "== running $(DEMO_DIR)/shapes"
+	@$(DEMO_DIR)/shapes
+	@echo "== $(DEMO_DIR)/report.json"
+	@python3 benches/report.py summary $(DEMO_DIR)/report.json
 
 bench: build
 	benches/summarize.sh
+
+bench-link: build
+	benches/link.sh
 
 fmt:
 	$(CARGO) fmt --all -- --check

@@ -6,6 +6,7 @@
 //! `$CARGO_TARGET_DIR/release/wpd`).
 
 pub mod disasm;
+pub mod link;
 
 use serde_json::Value;
 use std::ffi::OsStr;

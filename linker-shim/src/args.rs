@@ -25,6 +25,14 @@ pub struct WpdOptions {
     pub report: Option<PathBuf>,
     pub remarks: bool,
     pub save_temps: bool,
+    /// Look for open hierarchies on the native side (default on).
+    pub validate: bool,
+    /// Vtable symbol globs never opened by validation.
+    pub known_safe: Vec<String>,
+    /// Vtable symbol globs always open.
+    pub open: Vec<String>,
+    /// Most targets per guarded speculative call (0: off).
+    pub speculate: u8,
 }
 
 /// A scanned command line.
@@ -69,7 +77,7 @@ impl Default for LinkArgs {
             jobs: None,
             llvm_options: Vec::new(),
             named_symbols: Vec::new(),
-            wpd: WpdOptions::default(),
+            wpd: WpdOptions { validate: true, speculate: 1, ..WpdOptions::default() },
         }
     }
 }
@@ -132,6 +140,10 @@ const LONG_WITH_VALUE: &[&str] = &[
     "wpd-linker",
     "wpd-report",
     "wpd-jobs",
+    "wpd-known-safe",
+    "wpd-open",
+    "wpd-speculate",
+    "lto-known-safe-vtables",
     "z",
     "soname",
 ];
@@ -373,6 +385,31 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 out.wpd.save_temps = true;
                 pass = false;
             }
+            "wpd-no-validate" => {
+                out.wpd.validate = false;
+                pass = false;
+            }
+            "lto-validate-all-vtables-have-type-infos" => {
+                out.wpd.validate = true;
+                pass = false;
+            }
+            "wpd-known-safe" | "lto-known-safe-vtables" => {
+                out.wpd.known_safe.push(value);
+                pass = false;
+            }
+            "wpd-open" => {
+                out.wpd.open.push(value);
+                pass = false;
+            }
+            "wpd-speculate" => {
+                out.wpd.speculate = match value.as_str() {
+                    "off" | "0" => 0,
+                    "1" => 1,
+                    "2" => 2,
+                    _ => return Err(format!("invalid --wpd-speculate={value} (off, 1 or 2)")),
+                };
+                pass = false;
+            }
             name if name.starts_with("wpd-") => return Err(format!("unknown wpd option {}", opt.raw[0])),
             name if name.starts_with("lto-O") => {
                 out.opt_level =
@@ -460,6 +497,13 @@ mod tests {
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));
         assert!(a.items.is_empty());
         assert!(parse(&["--wpd-bogus".to_string()]).unwrap_err().contains("--wpd-bogus"));
+        let c = p(&["--wpd-no-validate", "--wpd-known-safe=_ZTV3Foo", "--wpd-open", "_ZTV*Bar", "--wpd-speculate=2"]);
+        assert!(!c.wpd.validate);
+        assert_eq!(c.wpd.known_safe, vec!["_ZTV3Foo"]);
+        assert_eq!(c.wpd.open, vec!["_ZTV*Bar"]);
+        assert_eq!(c.wpd.speculate, 2);
+        assert_eq!(p(&["--wpd-speculate=off"]).wpd.speculate, 0);
+        assert!(parse(&["--wpd-speculate=3".to_string()]).is_err());
         assert!(parse(&["-plugin-opt=dwo_dir=x".to_string()]).is_err());
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
         assert!(!b.whole_program_visibility);

@@ -4,9 +4,9 @@
 //! followed through their `INPUT`/`GROUP`/`AS_NEEDED` lists.
 
 use crate::args::{Item, LinkArgs};
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use wpd::input::{FileKind, classify, is_bitcode};
+use wpd::native::NativeScan;
 
 /// The role of one command-line item in the link.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,12 +24,13 @@ pub enum Resolved {
 /// Everything wpd learned about the non-bitcode side of the link.
 #[derive(Debug, Default)]
 pub struct NativeSide {
-    /// Symbols that native inputs and shared libraries reference.
-    pub refs: BTreeSet<String>,
-    /// False when some input could not be inspected (a library not found,
-    /// a linker script with commands wpd does not read): then every
-    /// externally visible bitcode symbol must be assumed referenced.
-    pub complete: bool,
+    /// References, classes and typeinfos of native inputs.
+    pub scan: NativeScan,
+    /// The first input that could not be inspected (a library not found, a
+    /// linker script with commands wpd does not read): then every
+    /// externally visible bitcode symbol must be assumed referenced, and no
+    /// hierarchy can be validated.
+    pub unknown: Option<String>,
 }
 
 /// Finds `-l<spec>` in the search paths.
@@ -63,7 +64,10 @@ fn sysroot_path(args: &LinkArgs, dir: &str) -> PathBuf {
 
 /// Classifies every item and scans the native side. Errors name the file.
 pub fn resolve(args: &LinkArgs) -> Result<(Vec<Resolved>, NativeSide), String> {
-    let mut native = NativeSide { refs: BTreeSet::new(), complete: !args.has_script };
+    let mut native = NativeSide::default();
+    if args.has_script {
+        native.unknown = Some("a -T linker script".into());
+    }
     let mut out = Vec::with_capacity(args.items.len());
     for item in &args.items {
         let r = match item {
@@ -80,7 +84,7 @@ pub fn resolve(args: &LinkArgs) -> Result<(Vec<Resolved>, NativeSide), String> {
                 None => {
                     // The real linker will report it (or find it in its
                     // built-in paths); its references are unknown to wpd.
-                    native.complete = false;
+                    native.unknown.get_or_insert_with(|| format!("-l{spec} (not found in the -L paths)"));
                     Resolved::Other
                 }
             },
@@ -104,21 +108,19 @@ fn inspect(
         FileKind::Archive => {
             if archive_has_bitcode(bytes, &shown)? {
                 // Native members of a mixed archive still reference things.
-                if wpd::native::undefined_symbols(bytes, &shown, &mut native.refs).is_err() {
-                    native.complete = false;
-                }
+                native.scan.scan(bytes, &shown).map_err(|e| e.to_string())?;
                 Ok(Resolved::BitcodeArchive(path.to_path_buf()))
             } else {
-                wpd::native::undefined_symbols(bytes, &shown, &mut native.refs).map_err(|e| e.to_string())?;
+                native.scan.scan(bytes, &shown).map_err(|e| e.to_string())?;
                 Ok(Resolved::Other)
             }
         }
         FileKind::Elf => {
-            wpd::native::undefined_symbols(bytes, &shown, &mut native.refs).map_err(|e| e.to_string())?;
+            native.scan.scan(bytes, &shown).map_err(|e| e.to_string())?;
             Ok(Resolved::Other)
         }
         FileKind::ThinArchive => {
-            native.complete = false;
+            native.unknown.get_or_insert_with(|| format!("thin archive {shown}"));
             Ok(Resolved::Other)
         }
         FileKind::Empty => Err(format!("{shown}: empty input file")),
@@ -131,7 +133,7 @@ fn inspect(
                     Ok(Resolved::Other)
                 }
                 _ => {
-                    native.complete = false;
+                    native.unknown.get_or_insert_with(|| format!("{shown} (unrecognised input)"));
                     Ok(Resolved::Other)
                 }
             }
@@ -181,7 +183,7 @@ fn script_inputs(args: &LinkArgs, path: &Path, text: &str, native: &mut NativeSi
             continue;
         }
         if t.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
-            native.complete = false; // a command wpd does not read
+            native.unknown.get_or_insert_with(|| format!("linker script {} ({t})", path.display()));
             continue;
         }
         let file = match t.strip_prefix("-l") {
@@ -207,7 +209,9 @@ fn script_inputs(args: &LinkArgs, path: &Path, text: &str, native: &mut NativeSi
                     ));
                 }
             },
-            None => native.complete = false,
+            None => {
+                native.unknown.get_or_insert_with(|| format!("{t} named by linker script {}", path.display()));
+            }
         }
     }
     Ok(())

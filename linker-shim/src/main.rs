@@ -13,7 +13,7 @@ use std::process::{Command, ExitCode};
 use wpd::codegen::CodegenOptions;
 use wpd::hierarchy::LinkFacts;
 use wpd::input::BitcodeInput;
-use wpd::policy::Policy;
+use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 
 fn main() -> ExitCode {
@@ -70,15 +70,21 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         ranges.push(from..modules.len());
     }
 
-    let mut refs = native.refs;
+    let mut refs = native.scan.refs.clone();
     refs.extend(link.named_symbols.iter().cloned());
+    let mut validation = Validation::from_native(&native.scan, native.unknown.clone());
+    validation.enabled = link.wpd.validate;
+    validation.known_safe = link.wpd.known_safe.clone();
+    validation.force_open = link.wpd.open.clone();
     let policy = Policy {
         whole_program_visibility: link.whole_program_visibility,
         facts: LinkFacts {
             shared: link.shared,
             export_dynamic: link.export_dynamic || link.partial_export,
-            external_refs: native.complete.then_some(refs),
+            external_refs: native.unknown.is_none().then_some(refs),
         },
+        validation,
+        speculate: link.wpd.speculate,
     };
     let codegen = CodegenOptions { opt_level: link.opt_level, cpu: link.cpu.clone(), verify: false };
     let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, link.jobs, &mut timings)

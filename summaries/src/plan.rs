@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 2;
+pub const PLAN_VERSION: u32 = 3;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -21,8 +21,17 @@ pub struct Plan {
     /// propagation), sorted by symbol; every module defining a copy rebuilds
     /// it from these exact bytes.
     pub layouts: Vec<VtableLayout>,
+    /// Type ids treated as open (never devirtualized unguarded), with why.
+    pub open_type_ids: Vec<OpenTypeId>,
     /// Totals for reports.
     pub stats: PlanStats,
+}
+
+/// A type id whose hierarchy may have members wpd cannot see.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct OpenTypeId {
+    pub type_id: String,
+    pub reason: String,
 }
 
 /// What the thin link was told about the link.
@@ -32,8 +41,12 @@ pub struct PlanOptions {
     pub whole_program_visibility: bool,
     /// Output is a shared library (`-shared`).
     pub shared: bool,
-    /// `--export-dynamic` (`-E`).
+    /// `--export-dynamic` (`-E`), or a dynamic list.
     pub export_dynamic: bool,
+    /// Whether open hierarchies were looked for on the native side.
+    pub validated: bool,
+    /// Most targets guarded per speculative call (0: off).
+    pub speculate: u8,
     /// Whether every reference from outside the bitcode was known; when not,
     /// every externally visible symbol was treated as a liveness root.
     pub external_refs_known: bool,
@@ -127,6 +140,12 @@ pub struct SlotDecision {
     /// For slots that are not single-impl: one entry per constant argument
     /// tuple of its call sites, sorted by arguments.
     pub by_args: Vec<ArgDecision>,
+    /// Guarded speculation for the calls left indirect: the functions (by
+    /// the symbol calls name) compared with the loaded function pointer, in
+    /// order; empty when not speculating.
+    pub speculative: Vec<String>,
+    /// Call sites that get the guarded direct calls.
+    pub speculated: u32,
 }
 
 /// The decision for the calls of one slot with one constant argument tuple.
@@ -165,6 +184,9 @@ pub struct PlanStats {
     pub uniform_ret_val: u32,
     pub unique_ret_val: u32,
     pub virtual_const_prop: u32,
+    /// Call sites given guarded direct calls (not counted in
+    /// `not_devirtualized`; the counters partition `call_sites`).
+    pub speculative: u32,
     pub not_devirtualized: u32,
     /// Bytes added around vtables by virtual constant propagation.
     pub vtable_bytes_added: u64,

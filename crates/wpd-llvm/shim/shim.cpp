@@ -19,6 +19,7 @@
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Utils/CallPromotionUtils.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -410,6 +411,21 @@ int wpd_add_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, con
   GlobalAlias *a = GlobalAlias::create(g->getValueType(), g->getAddressSpace(), GlobalValue::ExternalLinkage,
                                        StringRef(alias, alen), g, &m);
   a->setVisibility(GlobalValue::HiddenVisibility);
+  return 1;
+}
+
+// Guarded speculative devirtualization: `if (fp == callee) callee(args)
+// else fp(args)`, comparing the loaded function pointer so unknown classes
+// still take the indirect path. LLVM's promoteCallWithIfThenElse keeps
+// invoke unwind edges and PHIs right. Returns 0 when not legal (mismatched
+// prototype) or not an indirect call.
+int wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  auto *f = dyn_cast<Function>(unwrap(callee));
+  if (!cb || !f || cb->getCalledFunction() || cb->isMustTailCall()) return 0;
+  const char *why = nullptr;
+  if (!isLegalToPromote(*cb, f, &why)) return 0;
+  promoteCallWithIfThenElse(*cb, f, nullptr);
   return 1;
 }
 

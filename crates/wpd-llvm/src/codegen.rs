@@ -55,6 +55,13 @@ impl<'c> Module<'c> {
         Value::new(v)
     }
 
+    /// Guarded speculative call: `if (fp == callee) callee() else fp()`.
+    /// False when not legal (prototype mismatch) or not an indirect call.
+    pub fn speculate(&self, call: Value<'_>, callee: Value<'_>) -> bool {
+        // SAFETY: the shim checks both kinds; both belong to this module.
+        unsafe { ffi::wpd_speculate(call.raw(), callee.raw()) != 0 }
+    }
+
     /// Uniform return value: `call` becomes the constant `value`.
     pub fn rewrite_uniform(&self, call: Value<'_>, value: u64) -> bool {
         // SAFETY: the shim checks that `call` is a call base of integer type.

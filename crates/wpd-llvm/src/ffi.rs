@@ -56,6 +56,7 @@ unsafe extern "C" {
         alias: *const c_char,
         alen: usize,
     ) -> c_int;
+    pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
     pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef);
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
     pub fn wpd_drop_type_tests(module: LLVMModuleRef) -> usize;

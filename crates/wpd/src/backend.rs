@@ -19,6 +19,8 @@ pub struct BackendStats {
     pub uniform_ret_val: u32,
     pub unique_ret_val: u32,
     pub virtual_const_prop: u32,
+    /// Calls given guarded direct calls.
+    pub speculative: u32,
     /// Vtables rebuilt with bytes beside them.
     pub vtables_rebuilt: u32,
     /// Type tests removed before codegen.
@@ -54,36 +56,16 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
         let scan = summarize::scan(&modules, &hash);
         for c in &scan.calls {
             let (Some(call), Some(offset)) = (c.call, c.site.offset) else { continue };
-            if policy.call_site_blocker(&c.site).is_some() {
-                continue;
-            }
             let Some(d) = plan.decision(&c.site.type_id, offset) else { continue };
             let part = &modules[c.part];
-            if d.resolution == Resolution::SingleImpl {
-                if let Some(target) = &d.target {
-                    rewrite::single_impl::apply(part, call, target);
-                    stats.single_impl += 1;
-                }
+            if apply_resolution(part, c, call, d, &policy, &mut stats).map_err(|e| Error::at(&input.name, e))? {
                 continue;
             }
-            let Some(args) = &c.site.const_args else { continue };
-            let values: Vec<u64> = args.iter().map(|a| a.value).collect();
-            let Some(a) = d.by_args.iter().find(|a| a.args == values) else { continue };
-            let done = match a.resolution {
-                Resolution::UniformRetVal => rewrite::uniform_ret::apply(part, call, a.value),
-                Resolution::UniqueRetVal => rewrite::unique_ret::apply(part, call, c.test, a),
-                Resolution::VirtualConstProp => rewrite::virtual_const_prop::apply(part, call, c.test, a),
-                Resolution::None | Resolution::SingleImpl => false,
-            };
-            let counter = match a.resolution {
-                Resolution::UniformRetVal => &mut stats.uniform_ret_val,
-                Resolution::UniqueRetVal => &mut stats.unique_ret_val,
-                _ => &mut stats.virtual_const_prop,
-            };
-            if done {
-                *counter += 1;
-            } else if a.resolution != Resolution::None {
-                return Err(Error::at(&input.name, format!("cannot apply the plan to a call in {}", c.site.function)));
+            if !d.speculative.is_empty()
+                && c.site.assumed
+                && rewrite::speculative::apply(part, call, &d.speculative) > 0
+            {
+                stats.speculative += 1;
             }
         }
     }
@@ -108,4 +90,41 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
     let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
     Ok((object, stats))
+}
+
+/// Applies the unguarded resolution of `d` to one call; false when the call
+/// is left indirect.
+fn apply_resolution<'m>(
+    part: &'m wpd_llvm::Module<'_>,
+    c: &summarize::ScannedCall<'m>,
+    call: wpd_llvm::Value<'m>,
+    d: &wpd_summary::SlotDecision,
+    policy: &Policy,
+    stats: &mut BackendStats,
+) -> std::result::Result<bool, String> {
+    if policy.call_site_blocker(&c.site).is_some() {
+        return Ok(false);
+    }
+    if d.resolution == Resolution::SingleImpl {
+        let Some(target) = &d.target else { return Ok(false) };
+        rewrite::single_impl::apply(part, call, target);
+        stats.single_impl += 1;
+        return Ok(true);
+    }
+    let Some(args) = &c.site.const_args else { return Ok(false) };
+    let values: Vec<u64> = args.iter().map(|a| a.value).collect();
+    let Some(a) = d.by_args.iter().find(|a| a.args == values) else { return Ok(false) };
+    let (done, counter) = match a.resolution {
+        Resolution::UniformRetVal => (rewrite::uniform_ret::apply(part, call, a.value), &mut stats.uniform_ret_val),
+        Resolution::UniqueRetVal => (rewrite::unique_ret::apply(part, call, c.test, a), &mut stats.unique_ret_val),
+        Resolution::VirtualConstProp => {
+            (rewrite::virtual_const_prop::apply(part, call, c.test, a), &mut stats.virtual_const_prop)
+        }
+        Resolution::None | Resolution::SingleImpl => return Ok(false),
+    };
+    if !done {
+        return Err(format!("cannot apply the plan to a call in {}", c.site.function));
+    }
+    *counter += 1;
+    Ok(true)
 }

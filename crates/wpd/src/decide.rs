@@ -38,12 +38,16 @@ pub struct SlotMember<'a> {
 pub fn members<'a>(
     link: &Link<'a>,
     policy: &Policy,
+    open: &BTreeMap<&'a str, String>,
     type_id: &str,
     offset: u64,
 ) -> Result<Vec<SlotMember<'a>>, String> {
     let Some(all) = link.by_type_id.get(type_id) else {
         return Err("no vtable carries this type id".into());
     };
+    if let Some(why) = open.get(type_id) {
+        return Err(format!("open hierarchy: {why}"));
+    }
     let mut out = Vec::new();
     for &(vref, address_point) in all {
         let vt = link.vtable(vref);
@@ -77,6 +81,40 @@ pub fn members<'a>(
         }
     }
     Ok(out)
+}
+
+/// The functions a guarded speculative call may test for: the distinct
+/// callable targets at the slot in the live bitcode vtables carrying the
+/// type id, whatever their visibility, most common first; `None` when a
+/// vtable holds no function there or a target must not be called
+/// speculatively (cold or noreturn).
+fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<Vec<SymKey<'a>>> {
+    let mut count: BTreeMap<SymKey<'a>, u32> = BTreeMap::new();
+    for &(vref, ap) in link.by_type_id.get(type_id)? {
+        let vt = link.vtable(vref);
+        if !link.is_live(link.key(vref.module, &vt.symbol)) {
+            continue;
+        }
+        if !vt.constant || vt.slots.is_empty() {
+            return None;
+        }
+        let slot = link.slot(vref, ap + offset)?;
+        match slot.kind {
+            SlotKind::PureVirtual => {}
+            SlotKind::Function => {
+                let key = link.key(vref.module, slot.function.as_deref()?);
+                match link.function_facts(key) {
+                    Some(f) if f.entry_unreachable => {}
+                    Some(f) if f.cold || f.noreturn => return None,
+                    _ => *count.entry(key).or_default() += 1,
+                }
+            }
+            _ => return None,
+        }
+    }
+    let mut v: Vec<(SymKey<'a>, u32)> = count.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Some(v.into_iter().map(|(k, _)| k).collect())
 }
 
 /// Name used for a local symbol once promoted to a hidden global.
@@ -117,6 +155,7 @@ struct Decider<'l, 'a> {
     promotions: Vec<BTreeSet<Promotion>>,
     aliases: Vec<BTreeSet<Promotion>>,
     hash_count: BTreeMap<&'a str, u32>,
+    open: BTreeMap<&'a str, String>,
     stats: PlanStats,
 }
 
@@ -131,7 +170,7 @@ impl<'a> Decider<'_, 'a> {
         p
     }
 
-    fn slot(&mut self, type_id: &str, offset: u64, sites: &[&CallSite]) -> SlotDecision {
+    fn slot(&mut self, type_id: &'a str, offset: u64, sites: &[&CallSite]) -> SlotDecision {
         let link = self.link;
         let vtables = link
             .by_type_id
@@ -149,12 +188,41 @@ impl<'a> Decider<'_, 'a> {
             devirtualized: 0,
             reason: None,
             by_args: Vec::new(),
+            speculative: Vec::new(),
+            speculated: 0,
         };
-        let members = match members(link, self.policy, type_id, offset) {
+        self.resolve(&mut d, type_id, offset, sites);
+        self.speculate(&mut d, type_id, offset, sites);
+        d
+    }
+
+    /// Guarded speculation for the calls of `d` left indirect.
+    fn speculate(&mut self, d: &mut SlotDecision, type_id: &str, offset: u64, sites: &[&CallSite]) {
+        let limit = usize::from(self.policy.speculate);
+        if limit == 0 || d.resolution == Resolution::SingleImpl && d.devirtualized == d.call_sites {
+            return;
+        }
+        let left: u32 =
+            sites.iter().filter(|c| c.assumed && !crate::report::resolved(d, c, self.policy)).count() as u32;
+        if left == 0 {
+            return;
+        }
+        let Some(targets) = visible_targets(self.link, type_id, offset) else { return };
+        if targets.is_empty() || targets.len() > limit {
+            return;
+        }
+        d.speculative = targets.into_iter().map(|k| self.export_local(k, false)).collect();
+        d.speculated = left;
+        self.stats.speculative += left;
+    }
+
+    fn resolve(&mut self, d: &mut SlotDecision, type_id: &str, offset: u64, sites: &[&CallSite]) {
+        let link = self.link;
+        let members = match members(link, self.policy, &self.open, type_id, offset) {
             Ok(m) => m,
             Err(reason) => {
                 d.reason = Some(reason);
-                return d;
+                return;
             }
         };
         let functions: BTreeSet<SymKey<'a>> = members.iter().map(|m| m.function).collect();
@@ -164,7 +232,7 @@ impl<'a> Decider<'_, 'a> {
         let blocked = sites.iter().find_map(|c| self.policy.call_site_blocker(c));
         if functions.is_empty() {
             d.reason = Some("no callable target (only pure virtual or unreachable functions)".into());
-            return d;
+            return;
         }
         if functions.len() == 1 {
             let only = *functions.iter().next().expect("one function");
@@ -177,7 +245,7 @@ impl<'a> Decider<'_, 'a> {
             if let Some(b) = blocked {
                 d.reason = Some(format!("{} call site(s) left: {b}", d.call_sites - d.devirtualized));
             }
-            return d;
+            return;
         }
         let mut names: Vec<&str> = functions.iter().take(REASON_TARGETS).map(|t| t.name).collect();
         if functions.len() > REASON_TARGETS {
@@ -187,7 +255,7 @@ impl<'a> Decider<'_, 'a> {
         if let Some(b) = blocked {
             reasons.push(format!("{} call site(s): {b}", sites.len() - open.len()));
         }
-        self.by_args(&mut d, &members, &open, &mut reasons);
+        self.by_args(d, &members, &open, &mut reasons);
         let mut per_resolution: BTreeMap<Resolution, u32> = BTreeMap::new();
         for a in &d.by_args {
             if a.resolution != Resolution::None {
@@ -201,7 +269,6 @@ impl<'a> Decider<'_, 'a> {
         if d.devirtualized < d.call_sites {
             d.reason = Some(reasons.join("; "));
         }
-        d
     }
 
     /// Return-value optimizations for the calls of a multi-target slot.
@@ -350,6 +417,7 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
         promotions: vec![BTreeSet::new(); summaries.len()],
         aliases: vec![BTreeSet::new(); summaries.len()],
         hash_count,
+        open: policy.open_type_ids(link),
         stats: PlanStats {
             modules: summaries.len() as u32,
             vtables: link.vtables.len() as u32,
@@ -358,10 +426,10 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
         },
     };
     let mut decisions = Vec::with_capacity(slots.len());
-    for ((type_id, offset), sites) in slots {
-        let d = decider.slot(type_id, offset, &sites);
+    for (&(type_id, offset), sites) in &slots {
+        let d = decider.slot(type_id, offset, sites);
         decider.stats.call_sites += d.call_sites;
-        decider.stats.not_devirtualized += d.call_sites - d.devirtualized;
+        decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;
         decisions.push(d);
     }
     let mut layouts: Vec<VtableLayout> = decider
@@ -387,6 +455,8 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
             shared: policy.facts.shared,
             export_dynamic: policy.facts.export_dynamic,
             external_refs_known: policy.facts.external_refs.is_some(),
+            validated: policy.validation.enabled,
+            speculate: policy.speculate,
         },
         modules: summaries
             .iter()
@@ -401,6 +471,11 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
             .collect(),
         decisions,
         layouts,
+        open_type_ids: decider
+            .open
+            .iter()
+            .map(|(t, r)| wpd_summary::OpenTypeId { type_id: t.to_string(), reason: r.clone() })
+            .collect(),
         stats: decider.stats,
     }
 }

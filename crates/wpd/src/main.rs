@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use wpd::codegen::CodegenOptions;
 use wpd::error::{Error, Result};
 use wpd::hierarchy::LinkFacts;
-use wpd::policy::Policy;
+use wpd::native::NativeScan;
+use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 use wpd_summary::{Kind, ModuleSummary, Plan};
 
@@ -62,6 +63,23 @@ enum Command {
         /// externally visible symbol is assumed referenced.
         #[arg(long)]
         refs_complete: bool,
+        /// A native object, archive or shared library of the link: scanned
+        /// for the classes native code can see (repeatable).
+        #[arg(long = "native", value_name = "FILE")]
+        natives: Vec<PathBuf>,
+        /// Do not look for open hierarchies: trust the visibility as LLVM does.
+        #[arg(long)]
+        no_validate: bool,
+        /// Vtable symbols (glob) never opened by validation.
+        #[arg(long = "known-safe", value_name = "GLOB")]
+        known_safe: Vec<String>,
+        /// Vtable symbols (glob) always treated as open.
+        #[arg(long = "open", value_name = "GLOB")]
+        open: Vec<String>,
+        /// Guarded speculative calls for open or multi-target slots with at
+        /// most this many visible targets (0: off).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=2))]
+        speculate: u8,
         /// Worker threads for reading summaries.
         #[arg(short = 'j', long = "jobs")]
         jobs: Option<usize>,
@@ -123,17 +141,31 @@ fn run(cli: Cli) -> Result<()> {
             export_dynamic,
             roots,
             refs_complete,
+            natives,
+            no_validate,
+            known_safe,
+            open,
+            speculate,
             jobs,
             remarks,
             time,
         } => {
+            let mut scan = NativeScan::default();
+            for n in &natives {
+                let bytes = std::fs::read(n).map_err(|e| Error::at(n.display().to_string(), e.to_string()))?;
+                scan.scan(&bytes, &n.display().to_string())?;
+            }
+            let mut validation = Validation::from_native(&scan, None);
+            validation.enabled = !no_validate;
+            validation.known_safe = known_safe;
+            validation.force_open = open;
+            let mut external: std::collections::BTreeSet<String> = roots.into_iter().collect();
+            external.extend(scan.refs.iter().cloned());
             let policy = Policy {
                 whole_program_visibility,
-                facts: LinkFacts {
-                    shared,
-                    export_dynamic,
-                    external_refs: refs_complete.then(|| roots.into_iter().collect()),
-                },
+                facts: LinkFacts { shared, export_dynamic, external_refs: refs_complete.then_some(external) },
+                validation,
+                speculate,
             };
             thin_link(&summaries, &out, &policy, jobs, remarks, time)
         }

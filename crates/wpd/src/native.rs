@@ -1,49 +1,164 @@
-//! Native inputs of a link (ELF objects, archives, shared libraries): what
-//! they reference, because anything they name is reachable from outside the
-//! bitcode and must be treated as a liveness root.
+//! Native inputs of a link (ELF objects, archives, shared libraries), read
+//! with the `object` crate: what they reference (liveness roots), and which
+//! C++ classes they can see, define or derive from (typeinfo `_ZTI*` and
+//! vtable `_ZTV*` symbols, and the base typeinfos a relocatable typeinfo
+//! object points to), so the policy can tell which hierarchies are open.
 
 use crate::error::{Error, Result};
 use crate::input::{FileKind, classify};
-use object::{Object, ObjectSymbol};
-use std::collections::BTreeSet;
+use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SymbolIndex};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// Adds to `out` every global symbol `bytes` (an ELF object, shared library
-/// or archive of objects) leaves undefined. `name` is for errors.
-pub fn undefined_symbols(bytes: &[u8], name: &str, out: &mut BTreeSet<String>) -> Result<()> {
-    match classify(bytes) {
-        FileKind::Archive => {
-            let archive = object::read::archive::ArchiveFile::parse(bytes)
-                .map_err(|e| Error::at(name, format!("malformed archive: {e}")))?;
-            for member in archive.members() {
-                let member = member.map_err(|e| Error::at(name, format!("malformed archive: {e}")))?;
-                let data = member.data(bytes).map_err(|e| Error::at(name, format!("malformed archive: {e}")))?;
-                if classify(data) == FileKind::Elf {
-                    let member_name = format!("{name}({})", String::from_utf8_lossy(member.name()));
-                    elf_undefined(data, &member_name, out)?;
-                }
-            }
-            Ok(())
+/// How a native input sees a class.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Sighting {
+    /// Defines `_ZTI<X>` or `_ZTV<X>` (symbol and file).
+    Defines { symbol: String, file: String },
+    /// References `_ZTI<X>` or `_ZTV<X>` without defining it.
+    References { symbol: String, file: String },
+    /// A typeinfo defined in a relocatable native object names `_ZTI<X>`
+    /// as a base class.
+    BaseOf { derived: String, file: String },
+}
+
+impl std::fmt::Display for Sighting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sighting::Defines { symbol, file } => write!(f, "{symbol} is defined in native {file}"),
+            Sighting::References { symbol, file } => write!(f, "{symbol} is referenced by native {file}"),
+            Sighting::BaseOf { derived, file } => write!(f, "native class {derived} in {file} derives from it"),
         }
-        FileKind::Elf => elf_undefined(bytes, name, out),
-        _ => Err(Error::at(name, "not a native ELF file or archive")),
     }
 }
 
-fn elf_undefined(bytes: &[u8], name: &str, out: &mut BTreeSet<String>) -> Result<()> {
-    let file = object::File::parse(bytes).map_err(|e| Error::at(name, format!("malformed ELF file: {e}")))?;
-    let dynamic = file.kind() == object::ObjectKind::Dynamic;
-    let symbols: Vec<_> = if dynamic { file.dynamic_symbols().collect() } else { file.symbols().collect() };
-    for sym in symbols {
-        if sym.is_undefined()
-            && sym.is_global()
-            && let Ok(n) = sym.name()
-            && !n.is_empty()
-        {
-            // Versioned dynamic names ("f@GLIBC_2.2.5") refer to the bare name.
-            out.insert(n.split('@').next().unwrap_or(n).to_string());
+/// Everything the native side of a link tells wpd.
+#[derive(Debug, Default)]
+pub struct NativeScan {
+    /// Global symbols native inputs leave undefined.
+    pub refs: BTreeSet<String>,
+    /// Per class (mangled name after `_ZTI`/`_ZTV`), the first sightings.
+    pub classes: BTreeMap<String, Vec<Sighting>>,
+    /// Native vtables whose class has no typeinfo anywhere native
+    /// (`-fno-rtti` code): what they derive from cannot be checked.
+    pub vtables: BTreeMap<String, String>,
+    pub typeinfos: BTreeSet<String>,
+}
+
+impl NativeScan {
+    fn see(&mut self, class: &str, s: Sighting) {
+        let list = self.classes.entry(class.to_string()).or_default();
+        // A few sightings are enough for a reason.
+        if list.len() < 3 && !list.contains(&s) {
+            list.push(s);
         }
     }
-    Ok(())
+
+    /// Native vtables with no native typeinfo: LLVM's
+    /// `--lto-validate-all-vtables-have-type-infos` gives up on these.
+    pub fn vtables_without_typeinfo(&self) -> Vec<(&str, &str)> {
+        self.vtables
+            .iter()
+            .filter(|(class, _)| !self.typeinfos.contains(*class))
+            .map(|(c, f)| (c.as_str(), f.as_str()))
+            .collect()
+    }
+
+    /// Scans one native input (ELF object, shared library, or archive of
+    /// objects). `name` is for errors and reasons.
+    pub fn scan(&mut self, bytes: &[u8], name: &str) -> Result<()> {
+        match classify(bytes) {
+            FileKind::Archive => {
+                let archive = object::read::archive::ArchiveFile::parse(bytes)
+                    .map_err(|e| Error::at(name, format!("malformed archive: {e}")))?;
+                for member in archive.members() {
+                    let member = member.map_err(|e| Error::at(name, format!("malformed archive: {e}")))?;
+                    let data = member.data(bytes).map_err(|e| Error::at(name, format!("malformed archive: {e}")))?;
+                    if classify(data) == FileKind::Elf {
+                        let member_name = format!("{name}({})", String::from_utf8_lossy(member.name()));
+                        self.elf(data, &member_name)?;
+                    }
+                }
+                Ok(())
+            }
+            FileKind::Elf => self.elf(bytes, name),
+            _ => Err(Error::at(name, "not a native ELF file or archive")),
+        }
+    }
+
+    fn elf(&mut self, bytes: &[u8], name: &str) -> Result<()> {
+        let file = object::File::parse(bytes).map_err(|e| Error::at(name, format!("malformed ELF file: {e}")))?;
+        let dynamic = file.kind() == object::ObjectKind::Dynamic;
+        let symbols: Vec<_> = if dynamic { file.dynamic_symbols().collect() } else { file.symbols().collect() };
+        for sym in &symbols {
+            let Ok(raw) = sym.name() else { continue };
+            // Versioned dynamic names ("f@GLIBC_2.2.5") denote the bare name.
+            let n = raw.split('@').next().unwrap_or(raw);
+            if n.is_empty() {
+                continue;
+            }
+            let undefined = sym.is_undefined();
+            if undefined && sym.is_global() {
+                self.refs.insert(n.to_string());
+            }
+            let (class, is_vtable) = match (n.strip_prefix("_ZTI"), n.strip_prefix("_ZTV")) {
+                (Some(c), _) => (c, false),
+                (_, Some(c)) => (c, true),
+                _ => continue,
+            };
+            let s = if undefined {
+                Sighting::References { symbol: n.to_string(), file: name.to_string() }
+            } else {
+                Sighting::Defines { symbol: n.to_string(), file: name.to_string() }
+            };
+            self.see(class, s);
+            if is_vtable {
+                if !undefined {
+                    self.vtables.entry(class.to_string()).or_insert_with(|| name.to_string());
+                }
+            } else {
+                self.typeinfos.insert(class.to_string());
+            }
+        }
+        if !dynamic {
+            self.typeinfo_bases(&file, name);
+        }
+        Ok(())
+    }
+
+    /// In a relocatable object, the typeinfos each defined typeinfo points
+    /// to through relocations are its bases (`__si_class_type_info` and
+    /// `__vmi_class_type_info` layouts hold base typeinfo pointers).
+    fn typeinfo_bases(&mut self, file: &object::File<'_>, name: &str) {
+        let mut by_index: std::collections::HashMap<SymbolIndex, String> = std::collections::HashMap::new();
+        let mut defined: Vec<(object::SectionIndex, u64, u64, String)> = Vec::new();
+        for sym in file.symbols() {
+            let Ok(n) = sym.name() else { continue };
+            if let Some(class) = n.strip_prefix("_ZTI") {
+                by_index.insert(sym.index(), class.to_string());
+                if let Some(sec) = sym.section_index() {
+                    defined.push((sec, sym.address(), sym.size(), class.to_string()));
+                }
+            }
+        }
+        if defined.is_empty() {
+            return;
+        }
+        for section in file.sections() {
+            let here: Vec<&(object::SectionIndex, u64, u64, String)> =
+                defined.iter().filter(|d| d.0 == section.index()).collect();
+            if here.is_empty() {
+                continue;
+            }
+            for (offset, reloc) in section.relocations() {
+                let RelocationTarget::Symbol(target) = reloc.target() else { continue };
+                let Some(base) = by_index.get(&target) else { continue };
+                let Some(derived) = here.iter().find(|d| offset >= d.1 && offset < d.1 + d.2.max(1)) else { continue };
+                if derived.3 != *base {
+                    self.see(base, Sighting::BaseOf { derived: format!("_ZTI{}", derived.3), file: name.to_string() });
+                }
+            }
+        }
+    }
 }
 
 /// ELF file type: shared library or not.

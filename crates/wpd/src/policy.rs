@@ -1,9 +1,61 @@
 //! The visibility policy: which vtables may be treated as closed (LLVM's
-//! vcall visibility after `--lto-whole-program-visibility`), and which call
-//! sites may be rewritten.
+//! vcall visibility after `--lto-whole-program-visibility`), which
+//! hierarchies are open whatever the user promised (validated against the
+//! native side of the link), and which call sites may be rewritten.
+//!
+//! A class is open when native code can see it: its typeinfo `_ZTI<X>` or
+//! vtable `_ZTV<X>` is defined or referenced by a native object or shared
+//! library (a library deriving from it references the base typeinfo), a
+//! native typeinfo names it as a base, its vtable is exported dynamically,
+//! or its bitcode vtable has no typeinfo to check against. An open class
+//! opens its own type id, its member-function-pointer type ids, and every
+//! type id its vtable carries (its bases': a class deriving from it derives
+//! from them too).
 
-use crate::hierarchy::LinkFacts;
-use wpd_summary::{CallSite, TestKind, VcallVisibility, Visibility, Vtable};
+use crate::hierarchy::{Link, LinkFacts};
+use crate::native::NativeScan;
+use std::collections::BTreeMap;
+use wpd_summary::{CallSite, SlotKind, TestKind, VcallVisibility, Visibility, Vtable};
+
+/// What the native side says, and the user's overrides.
+#[derive(Clone, Debug, Default)]
+pub struct Validation {
+    /// Off with `--wpd-no-validate`: trust the visibility as LLVM does.
+    pub enabled: bool,
+    /// Classes (mangled name after `_ZTV`/`_ZTI`) native code sees, with why.
+    pub native_classes: BTreeMap<String, String>,
+    /// When set, nothing can be validated (an input wpd could not read, a
+    /// native vtable without typeinfo): every externally named hierarchy is
+    /// open, for this reason.
+    pub unknown: Option<String>,
+    /// `--wpd-known-safe=GLOB`: vtable symbols never opened by validation.
+    pub known_safe: Vec<String>,
+    /// `--wpd-open=GLOB`: vtable symbols always open.
+    pub force_open: Vec<String>,
+}
+
+impl Validation {
+    /// Validation from a scan of the native inputs; `unknown` names an input
+    /// that could not be inspected.
+    pub fn from_native(scan: &NativeScan, unknown: Option<String>) -> Validation {
+        let native_classes = scan
+            .classes
+            .iter()
+            .map(|(class, sightings)| {
+                let why: Vec<String> = sightings.iter().map(|s| s.to_string()).collect();
+                (class.clone(), why.join("; "))
+            })
+            .collect();
+        let unknown = unknown.map(|u| format!("wpd could not inspect {u}")).or_else(|| {
+            scan.vtables_without_typeinfo().first().map(|(class, file)| {
+                format!(
+                    "native vtable _ZTV{class} in {file} has no typeinfo, so what it derives from cannot be checked"
+                )
+            })
+        });
+        Validation { enabled: true, native_classes, unknown, known_safe: Vec::new(), force_open: Vec::new() }
+    }
+}
 
 /// The policy of one link.
 #[derive(Clone, Debug, Default)]
@@ -11,6 +63,45 @@ pub struct Policy {
     /// The user promised whole-program visibility.
     pub whole_program_visibility: bool,
     pub facts: LinkFacts,
+    pub validation: Validation,
+    /// Guarded speculative devirtualization: at most this many targets
+    /// (0: off).
+    pub speculate: u8,
+}
+
+/// Shell-style glob match (`*`, `?`, `[...]`), for symbol patterns.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    fn go(p: &[u8], t: &[u8]) -> bool {
+        match p.first() {
+            None => t.is_empty(),
+            Some(b'*') => (0..=t.len()).any(|i| go(&p[1..], &t[i..])),
+            Some(b'?') => !t.is_empty() && go(&p[1..], &t[1..]),
+            Some(b'[') => {
+                let Some(end) = p.iter().skip(2).position(|&c| c == b']').map(|e| e + 2) else {
+                    return t.first() == Some(&b'[') && go(&p[1..], &t[1..]);
+                };
+                let Some(&c) = t.first() else { return false };
+                let (neg, set) = match p[1] {
+                    b'!' | b'^' => (true, &p[2..end]),
+                    _ => (false, &p[1..end]),
+                };
+                let mut hit = false;
+                let mut i = 0;
+                while i < set.len() {
+                    if i + 2 < set.len() && set[i + 1] == b'-' {
+                        hit |= set[i] <= c && c <= set[i + 2];
+                        i += 3;
+                    } else {
+                        hit |= set[i] == c;
+                        i += 1;
+                    }
+                }
+                hit != neg && go(&p[end + 1..], &t[1..])
+            }
+            Some(&c) => t.first() == Some(&c) && go(&p[1..], &t[1..]),
+        }
+    }
+    go(pattern.as_bytes(), text.as_bytes())
 }
 
 impl Policy {
@@ -43,5 +134,104 @@ impl Policy {
             return Some("public type test without whole-program visibility (--lto-whole-program-visibility)");
         }
         None
+    }
+
+    /// Open type ids of the link with the reason for each.
+    pub fn open_type_ids<'a>(&self, link: &Link<'a>) -> BTreeMap<&'a str, String> {
+        let mut open: BTreeMap<&'a str, String> = BTreeMap::new();
+        if !self.validation.enabled && self.validation.force_open.is_empty() {
+            return open;
+        }
+        let v = &self.validation;
+        // Classes open for a reason, by class name.
+        let mut classes: BTreeMap<String, String> = BTreeMap::new();
+        if v.enabled {
+            for (class, why) in &v.native_classes {
+                classes.insert(class.clone(), why.clone());
+            }
+        }
+        for (key, r) in &link.vtables {
+            let vt = link.vtable(*r);
+            let Some(class) = vt.symbol.strip_prefix("_ZTV") else { continue };
+            // Only classes named across modules can be seen from outside;
+            // internal classes carry local type ids.
+            let own_id = format!("_ZTS{class}");
+            if key.module.is_some() || !vt.type_ids.iter().any(|t| t.type_id == own_id) {
+                continue;
+            }
+            if v.force_open.iter().any(|g| glob_match(g, &vt.symbol)) {
+                classes.insert(class.to_string(), format!("{} matches --wpd-open", vt.symbol));
+                continue;
+            }
+            if !v.enabled {
+                continue;
+            }
+            if self.dynamically_exported(vt) {
+                let how = if self.facts.shared { "-shared" } else { "--export-dynamic" };
+                classes
+                    .entry(class.to_string())
+                    .or_insert_with(|| format!("{} is exported dynamically ({how})", vt.symbol));
+            }
+            let has_typeinfo = vt
+                .slots
+                .iter()
+                .any(|s| s.kind == SlotKind::Global && s.symbol.as_deref().is_some_and(|n| n.starts_with("_ZTI")));
+            if !has_typeinfo {
+                classes.entry(class.to_string()).or_insert_with(|| {
+                    format!("{} has no typeinfo to check against (-fno-rtti); as lld, wpd does not trust whole-program visibility for it", vt.symbol)
+                });
+            }
+        }
+        if v.enabled {
+            classes.retain(|class, _| !v.known_safe.iter().any(|g| glob_match(g, &format!("_ZTV{class}"))));
+        }
+        // Type ids of open classes: their own, their member-function-pointer
+        // ids, and everything their bitcode vtables carry.
+        let all_ids: Vec<&'a str> = link.by_type_id.keys().copied().collect();
+        for id in &all_ids {
+            if let Some(unknown) = v.unknown.as_ref().filter(|_| v.enabled)
+                && id.starts_with("_ZTS")
+            {
+                open.insert(id, unknown.clone());
+                continue;
+            }
+            let class = id.strip_prefix("_ZTSM").or_else(|| id.strip_prefix("_ZTS"));
+            if let Some(rest) = class {
+                // `_ZTS<X>` exactly, or `_ZTSM<X><function type>.virtual`.
+                let found = if id.starts_with("_ZTSM") {
+                    (1..rest.len()).find_map(|k| classes.get_key_value(&rest[..k]))
+                } else {
+                    classes.get_key_value(rest)
+                };
+                if let Some((c, why)) = found {
+                    open.insert(id, format!("open class {c}: {why}"));
+                }
+            }
+        }
+        for (_, r) in &link.vtables {
+            let vt = link.vtable(*r);
+            let Some(class) = vt.symbol.strip_prefix("_ZTV") else { continue };
+            if let Some(why) = classes.get(class) {
+                for t in &vt.type_ids {
+                    open.entry(t.type_id.as_str()).or_insert_with(|| format!("base of open class {class}: {why}"));
+                }
+            }
+        }
+        open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::glob_match;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("_ZTV*", "_ZTV4Base"));
+        assert!(glob_match("_ZTV?Base", "_ZTV4Base"));
+        assert!(glob_match("_ZTV[0-9]Base", "_ZTV4Base"));
+        assert!(!glob_match("_ZTV[!0-9]Base", "_ZTV4Base"));
+        assert!(!glob_match("_ZTV*Derived", "_ZTV4Base"));
+        assert!(glob_match("*", ""));
     }
 }

@@ -13,19 +13,25 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec
         for c in &s.call_sites {
             let Some(off) = c.offset else { continue };
             let Some(d) = plan.decision(&c.type_id, off) else { continue };
-            if policy.call_site_blocker(c).is_some() {
-                continue;
-            }
-            let Some(kind) = call_resolution(d, c) else { continue };
-            let callee = d.targets.first().map(String::as_str).unwrap_or("?");
             let at = match &c.location {
                 Some(loc) => format!(" ({loc})"),
                 None => format!(" (in {}, {})", c.function, s.module.name),
             };
-            out.push(format!("{kind}: devirtualized a call to {callee}{at}"));
+            if resolved(d, c, policy) {
+                let kind = call_resolution(d, c).unwrap_or("?");
+                let callee = d.targets.first().map(String::as_str).unwrap_or("?");
+                out.push(format!("{kind}: devirtualized a call to {callee}{at}"));
+            } else if !d.speculative.is_empty() && c.assumed {
+                out.push(format!("speculative: guarded direct call to {}{at}", d.speculative.join(" or ")));
+            }
         }
     }
     out
+}
+
+/// Whether call `c` of slot decision `d` is rewritten unguarded.
+pub fn resolved(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
+    policy.call_site_blocker(c).is_none() && call_resolution(d, c).is_some()
 }
 
 /// The remark word for how call `c` of slot decision `d` is resolved.
@@ -60,6 +66,8 @@ pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Valu
                 "devirtualized": d.devirtualized,
                 "reason": d.reason,
                 "by_args": d.by_args,
+                "speculative": d.speculative,
+                "speculated": d.speculated,
             })
         })
         .collect();
@@ -73,13 +81,14 @@ pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Valu
             "uniform_ret_val": s.uniform_ret_val,
             "unique_ret_val": s.unique_ret_val,
             "virtual_const_prop": s.virtual_const_prop,
-            "speculative": 0,
+            "speculative": s.speculative,
             "not_devirtualized": s.not_devirtualized,
         },
         "options": plan.options,
         "modules": s.modules,
         "vtables": { "total": s.vtables, "live": s.live_vtables, "bytes_added": s.vtable_bytes_added },
         "decisions": decisions,
+        "open_type_ids": plan.open_type_ids,
         "size": { "output_bytes": output_bytes },
         "timings_ms": timings_ms,
     })

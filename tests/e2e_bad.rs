@@ -1,0 +1,212 @@
+//! Bad-input harness for `wpd-ld` (driven through clang++-19 --ld-path):
+//! a truncated bitcode object, a corrupt bitcode archive member, a missing
+//! input file, a missing real linker and an unknown `--wpd-` option must
+//! each fail with a non-zero exit and exactly one `wpd-ld: error: ` line
+//! naming the culprit, never panic, create no output binary and leave
+//! `$TMPDIR` (a fresh directory per case) empty. When the real linker
+//! itself fails (an undefined symbol), its exit status and message come
+//! through and the temporary directory is removed as well.
+
+use libtest_mimic::{Arguments, Trial};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use wpd_tests::link::{expect_empty_dir, positional_inputs, wpd_ld_command};
+use wpd_tests::{
+    Check, LLVM_AR, TempDir, compile, file_name, load_fixture, mkdir, read, repo_root, run, run_raw, show_cmd,
+    temp_dir, write,
+};
+
+/// The fixture whose objects serve as real inputs.
+const SOURCE_FIXTURE: &str = "single_impl";
+/// The object that gets truncated.
+const OBJECT: &str = "main.o";
+
+/// Real inputs built once, lazily, and shared by all tests.
+struct Shared {
+    dir: TempDir,
+    prepared: OnceLock<Result<Vec<PathBuf>, String>>,
+}
+
+impl Shared {
+    /// The fixture's compiled objects.
+    fn objects(&self) -> Check<&[PathBuf]> {
+        self.prepared
+            .get_or_init(|| {
+                let fx_dir = repo_root().join("fixtures/e2e").join(SOURCE_FIXTURE);
+                let fx = load_fixture(SOURCE_FIXTURE, &fx_dir)?;
+                let built = compile(&fx, &self.dir.path().join("build"), &[])?;
+                Ok(positional_inputs(&built).into_iter().map(PathBuf::from).collect())
+            })
+            .as_deref()
+            .map_err(|e| format!("preparing real inputs failed: {e}"))
+    }
+
+    fn object(&self, name: &str) -> Check<PathBuf> {
+        self.objects()?
+            .iter()
+            .find(|o| file_name(o) == name)
+            .cloned()
+            .ok_or_else(|| format!("{SOURCE_FIXTURE} has no {name}"))
+    }
+}
+
+type TestFn = fn(&Shared) -> Check;
+
+fn main() {
+    let args = Arguments::from_args();
+    let shared = match temp_dir("e2e-bad") {
+        Ok(dir) => Arc::new(Shared { dir, prepared: OnceLock::new() }),
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    };
+    let tests: &[(&str, TestFn)] = &[
+        ("truncated_bitcode_object", truncated_bitcode_object),
+        ("corrupt_archive_member", corrupt_archive_member),
+        ("missing_input_file", missing_input_file),
+        ("missing_real_linker", missing_real_linker),
+        ("unknown_wpd_option", unknown_wpd_option),
+        ("real_linker_failure", real_linker_failure),
+    ];
+    let trials = tests
+        .iter()
+        .map(|&(name, f)| {
+            let shared = Arc::clone(&shared);
+            Trial::test(name, move || f(&shared).map_err(Into::into))
+        })
+        .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
+    drop(shared);
+    conclusion.exit();
+}
+
+/// A case directory: `in/` for made-up inputs, `out/` for the (never
+/// created) program, `tmp/` as `$TMPDIR`.
+struct Case {
+    input: PathBuf,
+    out: PathBuf,
+    tmp: PathBuf,
+}
+
+fn case(shared: &Shared, name: &str) -> Check<Case> {
+    let base = shared.dir.path().join("cases").join(name);
+    let c = Case { input: base.join("in"), out: base.join("out"), tmp: base.join("tmp") };
+    for d in [&c.input, &c.out, &c.tmp] {
+        mkdir(d)?;
+    }
+    Ok(c)
+}
+
+/// The other objects of the program (everything but `except`).
+fn others(shared: &Shared, except: &str) -> Check<Vec<OsString>> {
+    Ok(shared.objects()?.iter().filter(|o| file_name(o) != except).map(|o| o.clone().into_os_string()).collect())
+}
+
+/// Links through wpd-ld and checks the failure contract: `needle` must
+/// appear in the single `wpd-ld: error: ` line.
+fn expect_failure(c: &Case, inputs: &[OsString], extra: &[String], needle: &str) -> Check {
+    let exe = c.out.join("prog");
+    let mut cmd = wpd_ld_command(&c.input, inputs, &exe, true, extra, &c.tmp)?;
+    let shown = show_cmd(&cmd);
+    let o = run_raw(&mut cmd)?;
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() {
+        return Err(format!("`{shown}` succeeded, expected a failure\nstderr:\n{stderr}"));
+    }
+    if stderr.contains("panicked") || stderr.contains("RUST_BACKTRACE") {
+        return Err(format!("`{shown}` panicked:\n{stderr}"));
+    }
+    let ours: Vec<&str> = stderr.lines().filter(|l| l.starts_with("wpd-ld")).collect();
+    // Everything else must be clang's own summary of the failed link.
+    let foreign: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("wpd-ld") && !is_clang_summary(l)).collect();
+    if ours.len() != 1 || !foreign.is_empty() {
+        return Err(format!("`{shown}` must print exactly one wpd-ld line (and clang's summary), got:\n{stderr}"));
+    }
+    if !ours[0].starts_with("wpd-ld: error: ") {
+        return Err(format!("`{shown}`: the line does not start with `wpd-ld: error: `: {}", ours[0]));
+    }
+    if !ours[0].contains(needle) {
+        return Err(format!("`{shown}`: the error does not name {needle}: {}", ours[0]));
+    }
+    expect_empty_dir(&c.out, "no output may be created by a failed link")?;
+    expect_empty_dir(&c.tmp, "a failed link must remove its temporary files")
+}
+
+/// clang's own line after a failed link step.
+fn is_clang_summary(line: &str) -> bool {
+    line.starts_with("clang") && line.contains("linker command failed")
+}
+
+/// Writes the first half of a real bitcode object.
+fn truncated(shared: &Shared, dir: &Path, name: &str) -> Check<PathBuf> {
+    let bytes = read(&shared.object(OBJECT)?)?;
+    if bytes.get(..4) != Some(b"BC\xC0\xDE".as_slice()) {
+        return Err(format!("{OBJECT} is not raw bitcode"));
+    }
+    let bad = dir.join(name);
+    write(&bad, &bytes[..bytes.len() / 2])?;
+    Ok(bad)
+}
+
+fn truncated_bitcode_object(shared: &Shared) -> Check {
+    let c = case(shared, "truncated")?;
+    let bad = truncated(shared, &c.input, "half.o")?;
+    let mut inputs = others(shared, OBJECT)?;
+    inputs.insert(0, bad.clone().into_os_string());
+    expect_failure(&c, &inputs, &[], "half.o")
+}
+
+fn corrupt_archive_member(shared: &Shared) -> Check {
+    let c = case(shared, "archive")?;
+    let bad = truncated(shared, &c.input, "half.o")?;
+    let lib = c.input.join("libbad.a");
+    run(std::process::Command::new(LLVM_AR).arg("rcs").arg(&lib).arg(&bad))?;
+    std::fs::remove_file(&bad).map_err(|e| format!("cannot remove {}: {e}", bad.display()))?;
+    let mut inputs = others(shared, OBJECT)?;
+    inputs.push(lib.into_os_string());
+    expect_failure(&c, &inputs, &[], "libbad.a")
+}
+
+fn missing_input_file(shared: &Shared) -> Check {
+    let c = case(shared, "missing-input")?;
+    let missing = c.input.join("gone.o");
+    // Through -Wl, so that clang does not check the file itself.
+    let extra = [format!("-Wl,{}", missing.display())];
+    expect_failure(&c, &others(shared, "")?, &extra, "gone.o")
+}
+
+fn missing_real_linker(shared: &Shared) -> Check {
+    let c = case(shared, "missing-linker")?;
+    let extra = ["-Wl,--wpd-linker=/nonexistent/ld.wpd-test".to_string()];
+    expect_failure(&c, &others(shared, "")?, &extra, "/nonexistent/ld.wpd-test")
+}
+
+fn unknown_wpd_option(shared: &Shared) -> Check {
+    let c = case(shared, "unknown-option")?;
+    let extra = ["-Wl,--wpd-foo".to_string()];
+    expect_failure(&c, &others(shared, "")?, &extra, "--wpd-foo")
+}
+
+fn real_linker_failure(shared: &Shared) -> Check {
+    let c = case(shared, "linker-fails")?;
+    // engine.o defines make_engine, which main.o calls.
+    let inputs = others(shared, "engine.o")?;
+    let exe = c.out.join("prog");
+    let mut cmd = wpd_ld_command(&c.input, &inputs, &exe, true, &[], &c.tmp)?;
+    let shown = show_cmd(&cmd);
+    let o = run_raw(&mut cmd)?;
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() {
+        return Err(format!("`{shown}` succeeded without the definition of make_engine"));
+    }
+    if stderr.contains("panicked") {
+        return Err(format!("`{shown}` panicked:\n{stderr}"));
+    }
+    if !stderr.contains("make_engine") {
+        return Err(format!("`{shown}`: the undefined symbol make_engine is not reported:\n{stderr}"));
+    }
+    expect_empty_dir(&c.out, "no output may be created by a failed link")?;
+    expect_empty_dir(&c.tmp, "a failed link must remove its temporary files")
+}
