@@ -43,6 +43,8 @@ pub struct LinkArgs {
     pub lib_paths: Vec<String>,
     pub sysroot: Option<String>,
     pub shared: bool,
+    /// `-r`: the output is an object for a later link.
+    pub relocatable: bool,
     pub export_dynamic: bool,
     /// `--dynamic-list`, `--export-dynamic-symbol(-list)`: some symbols are
     /// exported; wpd treats the link as exporting (conservative).
@@ -68,6 +70,7 @@ impl Default for LinkArgs {
             lib_paths: Vec::new(),
             sysroot: None,
             shared: false,
+            relocatable: false,
             export_dynamic: false,
             partial_export: false,
             has_script: false,
@@ -338,6 +341,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             "e" | "entry" | "u" | "undefined" | "require-defined" => out.named_symbols.push(value),
             "sysroot" => out.sysroot = Some(value),
             "shared" | "Bshareable" => out.shared = true,
+            "r" | "relocatable" | "i" => out.relocatable = true,
             "static" | "Bstatic" | "dn" | "non_shared" => static_only = true,
             "Bdynamic" | "dy" | "call_shared" => static_only = false,
             "E" | "export-dynamic" => out.export_dynamic = true,
@@ -507,6 +511,13 @@ mod tests {
         assert!(parse(&["-plugin-opt=dwo_dir=x".to_string()]).is_err());
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
         assert!(!b.whole_program_visibility);
+    }
+
+    #[test]
+    fn relocatable_output() {
+        assert!(p(&["-r", "a.o", "-o", "x.o"]).relocatable);
+        assert!(p(&["--relocatable", "a.o"]).relocatable);
+        assert!(!p(&["-rpath", "/x", "a.o"]).relocatable);
     }
 
     #[test]

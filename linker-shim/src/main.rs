@@ -72,7 +72,15 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
 
     let mut refs = native.scan.refs.clone();
     refs.extend(link.named_symbols.iter().cloned());
-    let mut validation = Validation::from_native(&native.scan, native.unknown.clone());
+    // A relocatable output is linked again later, with classes wpd cannot
+    // see: nothing about its hierarchies or references is final.
+    let unknown = if link.relocatable {
+        Some("relocatable output (-r): the rest of the program is linked later".to_string())
+    } else {
+        native.unknown.as_ref().map(|u| format!("wpd could not inspect {u}"))
+    };
+    let mut validation = Validation::from_native(&native.scan, unknown.clone());
+    validation.always = link.relocatable;
     validation.enabled = link.wpd.validate;
     validation.known_safe = link.wpd.known_safe.clone();
     validation.force_open = link.wpd.open.clone();
@@ -81,7 +89,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         facts: LinkFacts {
             shared: link.shared,
             export_dynamic: link.export_dynamic || link.partial_export,
-            external_refs: native.unknown.is_none().then_some(refs),
+            external_refs: unknown.is_none().then_some(refs),
         },
         validation,
         speculate: link.wpd.speculate,

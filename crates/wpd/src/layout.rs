@@ -106,47 +106,33 @@ impl Layout {
             .sum()
     }
 
-    /// The lowest free place on `side` for a `width`-bit value.
+    /// The lowest free place on `side` for a `width`-bit value: after the
+    /// vtables, counting up from the first byte past every member's end;
+    /// before them, counting down from the first byte ahead of every
+    /// member's start. Values are naturally aligned; bits take any free bit.
     fn lowest(&self, members: &[Member], side: Side, width: u32) -> Placement {
         let bytes = u64::from(width.div_ceil(8));
         let align = bytes.next_power_of_two() as i64;
-        match side {
+        let step = if width == 1 { 1 } else { align };
+        // `off` is the value's first byte, ap-relative.
+        let (mut off, dir) = match side {
             Side::After => {
                 let min = members.iter().map(|m| m.size as i64 - m.address_point as i64).max().unwrap_or(0);
-                let mut off = (min + align - 1).div_euclid(align) * align;
-                loop {
-                    if width == 1 {
-                        if let Some(bit) = (0..8u8).find(|&b| self.free(members, side, off, 1, Some(b))) {
-                            let padding = self.padding(members, side, off, 1);
-                            return Placement { byte_offset: off, bit: Some(bit), side, padding };
-                        }
-                    } else if self.free(members, side, off, bytes, None) {
-                        let padding = self.padding(members, side, off, bytes);
-                        return Placement { byte_offset: off, bit: None, side, padding };
-                    }
-                    off += if width == 1 { 1 } else { align };
-                }
+                ((min + align - 1).div_euclid(align) * align, step)
             }
             Side::Before => {
-                // The value occupies [off, off + bytes) with off + bytes <= -ap
-                // for every member.
+                // The value must end at or before -ap for every member.
                 let max_ap = members.iter().map(|m| m.address_point as i64).max().unwrap_or(0);
-                let mut end = -max_ap; // exclusive end, ap-relative
-                end = end.div_euclid(align) * align;
-                loop {
-                    let off = end - bytes as i64;
-                    if width == 1 {
-                        if let Some(bit) = (0..8u8).find(|&b| self.free(members, side, off, 1, Some(b))) {
-                            let padding = self.padding(members, side, off, 1);
-                            return Placement { byte_offset: off, bit: Some(bit), side, padding };
-                        }
-                    } else if self.free(members, side, off, bytes, None) {
-                        let padding = self.padding(members, side, off, bytes);
-                        return Placement { byte_offset: off, bit: None, side, padding };
-                    }
-                    end -= if width == 1 { 1 } else { align };
-                }
+                ((-max_ap).div_euclid(align) * align - bytes as i64, -step)
             }
+        };
+        loop {
+            let bit = if width == 1 { (0..8u8).find(|&b| self.free(members, side, off, 1, Some(b))) } else { None };
+            if bit.is_some() || (width != 1 && self.free(members, side, off, bytes, None)) {
+                let padding = self.padding(members, side, off, bytes);
+                return Placement { byte_offset: off, bit, side, padding };
+            }
+            off += dir;
         }
     }
 

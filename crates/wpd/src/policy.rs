@@ -22,6 +22,8 @@ use wpd_summary::{CallSite, SlotKind, TestKind, VcallVisibility, Visibility, Vta
 pub struct Validation {
     /// Off with `--wpd-no-validate`: trust the visibility as LLVM does.
     pub enabled: bool,
+    /// `unknown` applies even when validation is off (relocatable output).
+    pub always: bool,
     /// Classes (mangled name after `_ZTV`/`_ZTI`) native code sees, with why.
     pub native_classes: BTreeMap<String, String>,
     /// When set, nothing can be validated (an input wpd could not read, a
@@ -35,8 +37,8 @@ pub struct Validation {
 }
 
 impl Validation {
-    /// Validation from a scan of the native inputs; `unknown` names an input
-    /// that could not be inspected.
+    /// Validation from a scan of the native inputs; `unknown` says why the
+    /// native side is not fully known, when it is not.
     pub fn from_native(scan: &NativeScan, unknown: Option<String>) -> Validation {
         let native_classes = scan
             .classes
@@ -46,14 +48,21 @@ impl Validation {
                 (class.clone(), why.join("; "))
             })
             .collect();
-        let unknown = unknown.map(|u| format!("wpd could not inspect {u}")).or_else(|| {
+        let unknown = unknown.or_else(|| {
             scan.vtables_without_typeinfo().first().map(|(class, file)| {
                 format!(
                     "native vtable _ZTV{class} in {file} has no typeinfo, so what it derives from cannot be checked"
                 )
             })
         });
-        Validation { enabled: true, native_classes, unknown, known_safe: Vec::new(), force_open: Vec::new() }
+        Validation {
+            enabled: true,
+            always: false,
+            native_classes,
+            unknown,
+            known_safe: Vec::new(),
+            force_open: Vec::new(),
+        }
     }
 }
 
@@ -139,7 +148,7 @@ impl Policy {
     /// Open type ids of the link with the reason for each.
     pub fn open_type_ids<'a>(&self, link: &Link<'a>) -> BTreeMap<&'a str, String> {
         let mut open: BTreeMap<&'a str, String> = BTreeMap::new();
-        if !self.validation.enabled && self.validation.force_open.is_empty() {
+        if !self.validation.enabled && !self.validation.always && self.validation.force_open.is_empty() {
             return open;
         }
         let v = &self.validation;
@@ -189,7 +198,7 @@ impl Policy {
         // ids, and everything their bitcode vtables carry.
         let all_ids: Vec<&'a str> = link.by_type_id.keys().copied().collect();
         for id in &all_ids {
-            if let Some(unknown) = v.unknown.as_ref().filter(|_| v.enabled)
+            if let Some(unknown) = v.unknown.as_ref().filter(|_| v.enabled || v.always)
                 && id.starts_with("_ZTS")
             {
                 open.insert(id, unknown.clone());
