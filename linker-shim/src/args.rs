@@ -57,6 +57,10 @@ pub struct LinkArgs {
     pub jobs: Option<usize>,
     /// Options for LLVM itself (`-mllvm`, `-plugin-opt=-...`).
     pub llvm_options: Vec<String>,
+    /// `-function-sections` / `-data-sections` code generation options
+    /// (lld's LTO defaults: on).
+    pub function_sections: bool,
+    pub data_sections: bool,
     /// Symbols the command line names (`-u`, `-e`, `--require-defined`).
     pub named_symbols: Vec<String>,
     pub wpd: WpdOptions,
@@ -79,6 +83,8 @@ impl Default for LinkArgs {
             cpu: "x86-64".into(),
             jobs: None,
             llvm_options: Vec::new(),
+            function_sections: true,
+            data_sections: true,
             named_symbols: Vec::new(),
             wpd: WpdOptions { validate: true, speculate: 1, ..WpdOptions::default() },
         }
@@ -300,12 +306,27 @@ fn plugin_opt(out: &mut LinkArgs, v: &str) -> Result<(), String> {
         out.wpd.save_temps = true;
     } else if v == "thinlto" {
         // "Use ThinLTO": wpd always works on ThinLTO bitcode.
+    } else if let Some(on) = codegen_flag(v, "function-sections") {
+        out.function_sections = on?;
+    } else if let Some(on) = codegen_flag(v, "data-sections") {
+        out.data_sections = on?;
     } else if v.starts_with('-') {
         out.llvm_options.push(v.to_string());
     } else {
         return Err(format!("unsupported plugin option -plugin-opt={v}"));
     }
     Ok(())
+}
+
+/// `-name`, `-name=1`, `-name=0` (LLVM boolean code generation flags that
+/// clang forwards, but LLVM registers only in its own tools).
+fn codegen_flag(v: &str, name: &str) -> Option<Result<bool, String>> {
+    let rest = v.trim_start_matches('-').strip_prefix(name)?;
+    Some(match rest {
+        "" | "=1" | "=true" => Ok(true),
+        "=0" | "=false" => Ok(false),
+        _ => Err(format!("invalid value in -plugin-opt={v}")),
+    })
 }
 
 fn parse_jobs(v: &str) -> Result<usize, String> {
@@ -366,7 +387,13 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             "mllvm" => {
-                out.llvm_options.push(value);
+                if let Some(on) = codegen_flag(&value, "function-sections") {
+                    out.function_sections = on?;
+                } else if let Some(on) = codegen_flag(&value, "data-sections") {
+                    out.data_sections = on?;
+                } else {
+                    out.llvm_options.push(value);
+                }
                 pass = false;
             }
             "wpd-linker" => {
@@ -511,6 +538,14 @@ mod tests {
         assert!(parse(&["-plugin-opt=dwo_dir=x".to_string()]).is_err());
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
         assert!(!b.whole_program_visibility);
+    }
+
+    #[test]
+    fn section_flags() {
+        let a = p(&["-plugin-opt=-function-sections=0", "-plugin-opt=-data-sections=1"]);
+        assert!(!a.function_sections && a.data_sections);
+        assert!(a.llvm_options.is_empty());
+        assert!(parse(&["-plugin-opt=-function-sections=x".to_string()]).is_err());
     }
 
     #[test]

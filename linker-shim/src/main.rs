@@ -94,7 +94,12 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         validation,
         speculate: link.wpd.speculate,
     };
-    let codegen = CodegenOptions { opt_level: link.opt_level, cpu: link.cpu.clone(), verify: false };
+    let codegen = CodegenOptions {
+        opt_level: link.opt_level,
+        cpu: link.cpu.clone(),
+        verify: false,
+        sections: wpd_llvm::Sections { functions: link.function_sections, data: link.data_sections },
+    };
     let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, link.jobs, &mut timings)
         .map_err(|e| e.to_string())?;
     if link.wpd.remarks {

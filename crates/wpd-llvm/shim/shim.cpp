@@ -20,6 +20,10 @@
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Transforms/Utils/CallPromotionUtils.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm-c/TargetMachine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -427,6 +431,37 @@ int wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
   if (!isLegalToPromote(*cb, f, &why)) return 0;
   promoteCallWithIfThenElse(*cb, f, nullptr);
   return 1;
+}
+
+// A target machine configured as lld configures its LTO code generator:
+// a section per function and per datum (so --gc-sections and --icf work at
+// function granularity) and address-significance tables.
+LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *cpu, const char *features,
+                                               int opt_level, int pic, int function_sections,
+                                               int data_sections, char **err) {
+  *err = nullptr;
+  std::string error;
+  const Target *t = TargetRegistry::lookupTarget(triple, error);
+  if (!t) {
+    *err = dup_string(error);
+    return nullptr;
+  }
+  TargetOptions opts;
+  opts.FunctionSections = function_sections != 0;
+  opts.DataSections = data_sections != 0;
+  opts.UniqueSectionNames = true;
+  opts.EmitAddrsig = true;
+  CodeGenOptLevel level = opt_level <= 0   ? CodeGenOptLevel::None
+                          : opt_level == 1 ? CodeGenOptLevel::Less
+                          : opt_level == 2 ? CodeGenOptLevel::Default
+                                           : CodeGenOptLevel::Aggressive;
+  TargetMachine *tm = t->createTargetMachine(triple, cpu, features, opts,
+                                             pic ? Reloc::PIC_ : Reloc::Static, std::nullopt, level);
+  if (!tm) {
+    *err = dup_string("cannot create a target machine");
+    return nullptr;
+  }
+  return reinterpret_cast<LLVMTargetMachineRef>(tm);
 }
 
 }  // extern "C"

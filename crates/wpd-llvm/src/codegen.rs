@@ -215,6 +215,20 @@ pub enum Reloc {
     Pic,
 }
 
+/// Section-per-symbol settings of code generation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sections {
+    pub functions: bool,
+    pub data: bool,
+}
+
+impl Default for Sections {
+    /// lld's LTO defaults: both on.
+    fn default() -> Self {
+        Sections { functions: true, data: true }
+    }
+}
+
 /// An LLVM target machine for one thread.
 pub struct TargetMachine {
     raw: tm::LLVMTargetMachineRef,
@@ -228,42 +242,38 @@ impl Drop for TargetMachine {
 }
 
 impl TargetMachine {
-    /// A machine for `triple` and `cpu` at optimization level `opt` (0-3).
-    pub fn new(triple: &str, cpu: &str, features: &str, opt: u8, reloc: Reloc) -> Result<TargetMachine, String> {
+    /// A machine for `triple` and `cpu` at optimization level `opt` (0-3),
+    /// configured as lld configures LTO code generation (see the shim).
+    pub fn new(
+        triple: &str,
+        cpu: &str,
+        features: &str,
+        opt: u8,
+        reloc: Reloc,
+        sections: Sections,
+    ) -> Result<TargetMachine, String> {
         init_native_target();
         let ctriple = CString::new(triple).map_err(|e| e.to_string())?;
         let ccpu = CString::new(cpu).map_err(|e| e.to_string())?;
         let cfeat = CString::new(features).map_err(|e| e.to_string())?;
-        let mut target = std::ptr::null_mut();
         let mut err = std::ptr::null_mut();
-        // SAFETY: out-pointers valid; error freed by take_message.
-        if unsafe { tm::LLVMGetTargetFromTriple(ctriple.as_ptr(), &mut target, &mut err) } != 0 {
-            return Err(format!("no LLVM target for {triple}: {}", take_message(err)));
-        }
-        let level = match opt {
-            0 => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelNone,
-            1 => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelLess,
-            2 => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelDefault,
-            _ => tm::LLVMCodeGenOptLevel::LLVMCodeGenLevelAggressive,
-        };
-        let reloc = match reloc {
-            Reloc::Static => tm::LLVMRelocMode::LLVMRelocStatic,
-            Reloc::Pic => tm::LLVMRelocMode::LLVMRelocPIC,
-        };
-        // SAFETY: a valid target and strings.
+        // SAFETY: valid strings; the error is malloc'd by the shim.
         let raw = unsafe {
-            tm::LLVMCreateTargetMachine(
-                target,
+            ffi::wpd_create_target_machine(
                 ctriple.as_ptr(),
                 ccpu.as_ptr(),
                 cfeat.as_ptr(),
-                level,
-                reloc,
-                tm::LLVMCodeModel::LLVMCodeModelDefault,
+                i32::from(opt),
+                (reloc == Reloc::Pic) as i32,
+                sections.functions as i32,
+                sections.data as i32,
+                &mut err,
             )
         };
         if raw.is_null() {
-            return Err(format!("cannot create a target machine for {triple} ({cpu})"));
+            // SAFETY: malloc'd by the shim (or null).
+            let why = unsafe { crate::take_c_string(err) }.unwrap_or_default();
+            return Err(format!("no LLVM target for {triple} ({cpu}): {why}"));
         }
         Ok(TargetMachine { raw })
     }

@@ -2,6 +2,7 @@
 //! from `llvm-sys`. Only this crate calls either.
 
 use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMValueRef};
+use llvm_sys::target_machine::LLVMTargetMachineRef;
 use std::os::raw::{c_char, c_int, c_void};
 
 unsafe extern "C" {
@@ -56,6 +57,16 @@ unsafe extern "C" {
         alias: *const c_char,
         alen: usize,
     ) -> c_int;
+    pub fn wpd_create_target_machine(
+        triple: *const c_char,
+        cpu: *const c_char,
+        features: *const c_char,
+        opt_level: c_int,
+        pic: c_int,
+        function_sections: c_int,
+        data_sections: c_int,
+        err: *mut *mut c_char,
+    ) -> LLVMTargetMachineRef;
     pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
     pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef);
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;

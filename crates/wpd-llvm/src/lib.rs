@@ -12,7 +12,7 @@ mod codegen;
 mod ffi;
 mod value;
 
-pub use codegen::{Reloc, TargetMachine, VtableRebuild};
+pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use value::{Block, DomTree, MdOperand, Opcode, Type, TypeKind, Value, VirtualCalls};
 pub use wpd_summary::{Linkage, Visibility};
@@ -127,7 +127,7 @@ impl Drop for Context {
 ///
 /// # Safety
 /// `p` is null or a NUL-terminated string allocated with malloc.
-unsafe fn take_c_string(p: *mut std::os::raw::c_char) -> Option<String> {
+pub(crate) unsafe fn take_c_string(p: *mut std::os::raw::c_char) -> Option<String> {
     if p.is_null() {
         return None;
     }

@@ -170,7 +170,12 @@ fn run(cli: Cli) -> Result<()> {
             thin_link(&summaries, &out, &policy, jobs, remarks, time)
         }
         Command::Backend { input, plan, out, opt_level, mcpu, verify, time } => {
-            let opts = CodegenOptions { opt_level, cpu: mcpu, verify: verify || CodegenOptions::default().verify };
+            let opts = CodegenOptions {
+                opt_level,
+                cpu: mcpu,
+                verify: verify || CodegenOptions::default().verify,
+                ..CodegenOptions::default()
+            };
             backend(&input, &plan, &out, &opts, time)
         }
         Command::Dump { file } => dump(&file),
