@@ -541,6 +541,65 @@ mod tests {
     }
 
     #[test]
+    fn random_command_lines_never_panic() {
+        // Fragments of real ld command lines, glued at random: the scanner
+        // must return a result (Ok or a one-line error), never panic.
+        const PARTS: &[&str] = &[
+            "-",
+            "--",
+            "-o",
+            "-l",
+            "-L",
+            "-e",
+            "-u",
+            "-z",
+            "=",
+            "-plugin",
+            "-plugin-opt=",
+            "O2",
+            "mcpu=",
+            "jobs=",
+            "--lto-O",
+            "--wpd-",
+            "report=",
+            "speculate=",
+            "x.o",
+            "@",
+            "'",
+            "\"",
+            "\\",
+            " ",
+            "-Bstatic",
+            "-(",
+            "--start-group",
+            "-soname",
+            "-mllvm",
+            "-function-sections",
+            "1",
+            "é",
+            "-m",
+            "elf_x86_64",
+            "-r",
+        ];
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let args: Vec<String> =
+                (0..next(8)).map(|_| (0..1 + next(3)).map(|_| PARTS[next(PARTS.len())]).collect::<String>()).collect();
+            if let Err(e) = parse(&args) {
+                assert!(!e.contains('\n'), "{e}");
+            }
+            let joined = args.join(" ");
+            let _ = split_response(&joined);
+        }
+    }
+
+    #[test]
     fn section_flags() {
         let a = p(&["-plugin-opt=-function-sections=0", "-plugin-opt=-data-sections=1"]);
         assert!(!a.function_sections && a.data_sections);
