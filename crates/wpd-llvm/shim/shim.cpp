@@ -435,7 +435,8 @@ int wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
 
 // A target machine configured as lld configures its LTO code generator:
 // a section per function and per datum (so --gc-sections and --icf work at
-// function granularity) and address-significance tables.
+// function granularity), address-significance tables, and constructors in
+// .init_array.
 LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *cpu, const char *features,
                                                int opt_level, int pic, int function_sections,
                                                int data_sections, char **err) {
@@ -451,6 +452,9 @@ LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *c
   opts.DataSections = data_sections != 0;
   opts.UniqueSectionNames = true;
   opts.EmitAddrsig = true;
+  // Constructors go to .init_array, as clang and lld emit them: crt files
+  // and lld do not run .ctors (LLVM's TargetOptions default is .ctors).
+  opts.UseInitArray = true;
   CodeGenOptLevel level = opt_level <= 0   ? CodeGenOptLevel::None
                           : opt_level == 1 ? CodeGenOptLevel::Less
                           : opt_level == 2 ? CodeGenOptLevel::Default
