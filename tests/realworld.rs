@@ -128,7 +128,7 @@ fn leveldb() -> Check {
         let all: Vec<(PathBuf, PathBuf)> = lib_sources
             .iter()
             .map(String::as_str)
-            .chain(TESTS.iter().map(|t| *t))
+            .chain(TESTS.iter().copied())
             .map(|s| {
                 let file = if s.ends_with(".cc") { s.to_string() } else { format!("{s}.cc") };
                 (src.join(&file), obj(file.trim_end_matches(".cc")))
