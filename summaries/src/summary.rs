@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 1;
+pub const SUMMARY_VERSION: u32 = 2;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -21,6 +21,10 @@ pub struct ModuleSummary {
     pub type_ids: Vec<TypeIdInfo>,
     /// Globals carrying `!type` metadata, sorted by symbol.
     pub vtables: Vec<Vtable>,
+    /// Vtables (`_ZTV*` definitions) without `!type` metadata: their TU was
+    /// built without `-fwhole-program-vtables`, so their classes are as
+    /// invisible to the type-id index as native ones. Sorted.
+    pub untyped_vtables: Vec<String>,
     /// Virtual call sites, sorted by (function, position in the function).
     pub call_sites: Vec<CallSite>,
     /// Facts about functions that some vtable slot of this module points to

@@ -44,6 +44,7 @@ fn sample_summary() -> ModuleSummary {
                 },
             ],
         }],
+        untyped_vtables: vec!["_ZTV5Other".into()],
         call_sites: vec![CallSite {
             function: "main".into(),
             test_index: 0,

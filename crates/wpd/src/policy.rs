@@ -145,6 +145,44 @@ impl Policy {
         None
     }
 
+    /// Classes of bitcode vtables without type metadata (TUs built without
+    /// `-fwhole-program-vtables`) and, through their typeinfos' references,
+    /// every base class of them: code the type-id index cannot see derives
+    /// from those.
+    fn untyped_classes(&self, link: &Link<'_>, classes: &mut BTreeMap<String, String>) {
+        let mut typeinfo_refs: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for s in link.summaries {
+            for g in &s.globals {
+                if g.name.starts_with("_ZTI") {
+                    let e = typeinfo_refs.entry(g.name.as_str()).or_default();
+                    e.extend(g.refs.iter().map(String::as_str).filter(|r| r.starts_with("_ZTI")));
+                }
+            }
+        }
+        for s in link.summaries {
+            for vt in &s.untyped_vtables {
+                let Some(class) = vt.strip_prefix("_ZTV") else { continue };
+                let why = format!(
+                    "{vt} in {} has no type metadata (not built with -flto=thin -fwhole-program-vtables)",
+                    s.module.name
+                );
+                let mut stack = vec![format!("_ZTI{class}")];
+                let mut seen = std::collections::BTreeSet::new();
+                while let Some(ti) = stack.pop() {
+                    if !seen.insert(ti.clone()) {
+                        continue;
+                    }
+                    let c = ti.trim_start_matches("_ZTI").to_string();
+                    let reason = if c == class { why.clone() } else { format!("a base of a class whose {why}") };
+                    classes.entry(c).or_insert(reason);
+                    if let Some(bases) = typeinfo_refs.get(ti.as_str()) {
+                        stack.extend(bases.iter().map(|b| b.to_string()));
+                    }
+                }
+            }
+        }
+    }
+
     /// Open type ids of the link with the reason for each.
     pub fn open_type_ids<'a>(&self, link: &Link<'a>) -> BTreeMap<&'a str, String> {
         let mut open: BTreeMap<&'a str, String> = BTreeMap::new();
@@ -192,6 +230,7 @@ impl Policy {
             }
         }
         if v.enabled {
+            self.untyped_classes(link, &mut classes);
             classes.retain(|class, _| !v.known_safe.iter().any(|g| glob_match(g, &format!("_ZTV{class}"))));
         }
         // Type ids of open classes: their own, their member-function-pointer

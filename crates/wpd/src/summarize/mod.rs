@@ -40,12 +40,16 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
     let mut call_sites: Vec<CallSite> = calls.into_iter().map(|c| c.site).collect();
     let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
     let mut roots = SpecialRoots::default();
+    let mut untyped_vtables = Vec::new();
     for module in &modules {
         for g in refs::collect(module) {
             merge_global(&mut globals, g);
         }
         refs::roots(module, &mut roots);
+        untyped_vtables.extend(vtables::untyped(module));
     }
+    untyped_vtables.sort();
+    untyped_vtables.dedup();
     dedup_vtables(&mut vtables);
     vtables.sort_by(|a, b| a.symbol.cmp(&b.symbol));
     // Stable: calls of one test keep program order.
@@ -73,6 +77,7 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
         module: info,
         type_ids,
         vtables,
+        untyped_vtables,
         call_sites,
         functions,
         globals: globals.into_values().collect(),

@@ -5,6 +5,19 @@ use super::{MdKinds, TypeIdNamer};
 use wpd_llvm::{MdOperand, Module, Opcode, TypeKind, Value};
 use wpd_summary::{Linkage, Slot, SlotKind, TypeIdEntry, VcallVisibility, Vtable};
 
+/// Names of `_ZTV*` definitions of `module` without `!type` metadata.
+pub(super) fn untyped(module: &Module<'_>) -> Vec<String> {
+    let ty = MdKinds::of(module).ty;
+    module
+        .globals()
+        .filter(|g| !g.is_declaration() && g.linkage() != wpd_summary::Linkage::AvailableExternally)
+        .map(|g| (g, g.name()))
+        .filter(|(_, n)| n.starts_with("_ZTV"))
+        .filter(|(g, _)| !g.metadata().iter().any(|(k, _)| *k == ty))
+        .map(|(_, n)| n)
+        .collect()
+}
+
 /// Every global variable of `module` with at least one `!type` attachment.
 pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) -> Vec<Vtable> {
     let kinds = MdKinds::of(module);
