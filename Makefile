@@ -3,6 +3,8 @@
 #   make demo   link the demo program (fixtures/demo) through wpd-ld, run it, summarize the report
 #   make bench  benches/summarize.sh (results in bench-out/summarize.txt)
 #   make bench-link  benches/link.sh: wpd-ld vs lld ThinLTO link times (bench-out/link.txt)
+#   make bench-runtime    benches/runtime.sh: demo run time, wpd-ld vs lld ThinLTO (bench-out/runtime.txt)
+#   make bench-speculate  benches/speculate.sh: --wpd-speculate=1 vs off run time (bench-out/speculate.txt)
 #   make fmt    rustfmt check;  make lint  clippy with warnings as errors
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -13,7 +15,7 @@ WPD_LD := $(abspath target/release/wpd-ld)
 DEMO_DIR := target/demo
 LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
-.PHONY: test demo bench bench-link fmt lint build toolchain
+.PHONY: test demo bench bench-link bench-runtime bench-speculate fmt lint build toolchain
 
 toolchain:
 	@missing=; \
@@ -52,6 +54,12 @@ bench: build
 
 bench-link: build
 	benches/link.sh
+
+bench-runtime: build
+	benches/runtime.sh
+
+bench-speculate: build
+	benches/speculate.sh
 
 fmt:
 	$(CARGO) fmt --all -- --check

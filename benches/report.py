@@ -7,8 +7,19 @@
 Used by `make demo` and benches/link.sh.
 """
 import json
+import re
 import sys
 from collections import Counter
+
+# Content-hash suffixes of promoted local symbols (`name.<32 hex digits>`).
+HASH = re.compile(r"\.[0-9a-f]{32}\b")
+WIDTH = 100
+
+
+def short(reason):
+    """A reason on one readable line: hash suffixes dropped, long ones cut."""
+    reason = HASH.sub("", reason)
+    return reason if len(reason) <= WIDTH else reason[: WIDTH - 3] + "..."
 
 COUNTERS = ["single_impl", "uniform_ret_val", "unique_ret_val", "virtual_const_prop", "speculative", "not_devirtualized"]
 
@@ -28,7 +39,7 @@ def summary(report):
     for d in report.get("decisions", []):
         left = d.get("call_sites", 0) - d.get("devirtualized", 0)
         if left > 0:
-            reasons[d.get("reason") or "(no reason given)"] += left
+            reasons[short(d.get("reason") or "(no reason given)")] += left
     if reasons:
         print("not devirtualized, by reason (call sites):")
         for reason, n in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0])):

@@ -64,18 +64,24 @@ pub fn positional_inputs(built: &Built) -> Vec<OsString> {
     built.inputs.iter().map(|p| p.clone().into_os_string()).collect()
 }
 
-/// The same inputs with the archive given as `-L<dir> -l<name>` (its file
-/// name must be `lib<name>.a`); `None` when the fixture has no archive.
+/// The same inputs with every library (`lib<name>.a`, `lib<name>.so`) given
+/// as `-L<dir> -l<name>`, shared libraries with `-Wl,-rpath,<dir>` so the
+/// program finds them; `None` when the fixture has no library.
 pub fn library_inputs(built: &Built) -> Option<Vec<OsString>> {
     let mut args = Vec::new();
     let mut found = false;
     for p in &built.inputs {
         let name = file_name(p);
-        match name.strip_prefix("lib").and_then(|n| n.strip_suffix(".a")) {
+        let lib = name.strip_prefix("lib");
+        let (archive, shared) = (lib.and_then(|n| n.strip_suffix(".a")), lib.and_then(|n| n.strip_suffix(".so")));
+        match archive.or(shared) {
             Some(lib) => {
                 let dir = p.parent().unwrap_or(Path::new("."));
                 args.push(OsString::from(format!("-L{}", dir.display())));
                 args.push(OsString::from(format!("-l{lib}")));
+                if shared.is_some() {
+                    args.push(OsString::from(format!("-Wl,-rpath,{}", dir.display())));
+                }
                 found = true;
             }
             None => args.push(p.clone().into_os_string()),
@@ -237,10 +243,20 @@ fn split_kind(text: &str) -> Option<(&str, &str)> {
     })
 }
 
+/// The remark kind of wpd-ld's guarded speculative calls (not a
+/// devirtualization: the indirect call stays behind the guard).
+pub const SPECULATIVE: &str = "speculative";
+
 /// A wpd-ld remark: `<kind>: devirtualized a call to <fn> (<file>:<line>:<col>)`
-/// or `... <fn> (in <function>, <module>)`.
+/// or `... <fn> (in <function>, <module>)`, or a guarded speculative call,
+/// `speculative: guarded direct call to <fn>[ or <fn>] (<location>)` (kind
+/// [`SPECULATIVE`]).
 pub fn parse_wpd_remark(line: &str) -> Option<Remark> {
-    let (kind, rest) = split_kind(line)?;
+    let speculative = line.strip_prefix("speculative: guarded direct call to ").map(|r| (SPECULATIVE, r));
+    let (kind, rest) = match speculative {
+        Some(s) => s,
+        None => split_kind(line)?,
+    };
     let (callee, paren) = match rest.rfind(" (") {
         Some(i) if rest.ends_with(')') => (&rest[..i], &rest[i + 2..rest.len() - 1]),
         _ => (rest, ""),
@@ -468,6 +484,11 @@ mod tests {
         let r = parse_wpd_remark("virtual-const-prop-1-bit: devirtualized a call to _ZN1A1gEv (in main, m.o)").unwrap();
         assert_eq!((r.kind.as_str(), r.loc), ("virtual-const-prop-1-bit", None));
         assert!(parse_wpd_remark("wpd-ld: warning: something").is_none());
+        let r = parse_wpd_remark("speculative: guarded direct call to _ZN1A1fEv or _ZN1B1fEv (d/m.cpp:3:4)").unwrap();
+        assert_eq!(
+            (r.kind.as_str(), r.callee.as_str(), r.loc.as_deref()),
+            (SPECULATIVE, "_ZN1A1fEv or _ZN1B1fEv", Some("m.cpp:3:4"))
+        );
     }
 
     #[test]

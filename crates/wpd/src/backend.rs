@@ -52,6 +52,10 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let mut stats = BackendStats::default();
 
     rewrite::promote::apply(&modules, &plan.modules[index].promotions, &input.name)?;
+    // Aliases first: a unique-return comparison in this very module names
+    // the alias, and must not declare that name before it exists. Rebuilding
+    // the vtable later retargets the alias (replaceAllUsesWith).
+    rewrite::promote::aliases(&modules, &plan.modules[index].vtable_aliases, &input.name)?;
     {
         let scan = summarize::scan(&modules, &hash);
         for c in &scan.calls {
@@ -72,7 +76,6 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     for part in &modules {
         stats.vtables_rebuilt += rewrite::vtable_layout::apply(part, plan, index as u32) as u32;
     }
-    rewrite::promote::aliases(&modules, &plan.modules[index].vtable_aliases, &input.name)?;
 
     let mut module = modules.remove(0);
     for part in modules {
