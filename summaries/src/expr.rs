@@ -5,7 +5,10 @@
 //!
 //! Semantics follow LLVM IR on fixed-width two's complement integers:
 //! arithmetic wraps, shifts by the bit width or more are poison (and so not
-//! foldable: evaluation returns `None`), comparisons give `i1`.
+//! foldable: evaluation returns `None`), division by zero and signed
+//! `INT_MIN / -1` are undefined (not foldable), comparisons give `i1`.
+//! Poison-generating flags (`nsw`, `nuw`, `exact`) are not recorded: folding
+//! to the wrapped value refines poison, as LLVM's constant folder does.
 
 use serde::{Deserialize, Serialize};
 
@@ -25,9 +28,9 @@ pub enum CmpPred {
     Sle,
 }
 
-/// Operation of one node.
+/// Operation of one node (serialized with LLVM's instruction names).
 #[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[serde(rename_all = "snake_case")]
+#[serde(rename_all = "lowercase")]
 pub enum ExprOp {
     /// `value` is the constant, zero-extended from `width`.
     Const,
@@ -49,6 +52,19 @@ pub enum ExprOp {
     ZExt,
     SExt,
     Trunc,
+    /// Division and remainder: by zero, or `INT_MIN / -1` signed, is not
+    /// foldable (undefined behaviour in IR).
+    UDiv,
+    SDiv,
+    URem,
+    SRem,
+    /// `llvm.smin`/`smax`/`umin`/`umax` intrinsics.
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    /// `llvm.abs`; `value` 1 when `INT_MIN` is poison (the intrinsic's flag).
+    Abs,
 }
 
 /// One node; `operands` index earlier nodes only.
@@ -135,6 +151,32 @@ impl Expr {
                 ExprOp::Or => bin(&|a, b| Some(a | b))?,
                 ExprOp::Xor => bin(&|a, b| Some(a ^ b))?,
                 ExprOp::Shl => bin(&|a, b| (b < w as u64).then(|| a << b))?,
+                ExprOp::UDiv => bin(&|a, b| (b != 0).then(|| a / b))?,
+                ExprOp::URem => bin(&|a, b| (b != 0).then(|| a % b))?,
+                ExprOp::SDiv | ExprOp::SRem => bin(&|a, b| {
+                    let (sa, sb) = (sext(a, w), sext(b, w));
+                    let min = if w >= 64 { i64::MIN } else { -(1i64 << (w - 1)) };
+                    if sb == 0 || (sa == min && sb == -1) {
+                        return None;
+                    }
+                    Some(if n.op == ExprOp::SDiv { (sa / sb) as u64 } else { (sa % sb) as u64 })
+                })?,
+                ExprOp::SMin => bin(&|a, b| Some(if sext(a, w) <= sext(b, w) { a } else { b }))?,
+                ExprOp::SMax => bin(&|a, b| Some(if sext(a, w) >= sext(b, w) { a } else { b }))?,
+                ExprOp::UMin => bin(&|a, b| Some(a.min(b)))?,
+                ExprOp::UMax => bin(&|a, b| Some(a.max(b)))?,
+                ExprOp::Abs => {
+                    let (a, wa) = opnd(0)?;
+                    if wa != w || n.operands.len() != 1 {
+                        return None;
+                    }
+                    let sa = sext(a, w);
+                    let min = if w >= 64 { i64::MIN } else { -(1i64 << (w - 1)) };
+                    if sa == min && n.value == 1 {
+                        return None;
+                    }
+                    mask(sa.unsigned_abs(), w)
+                }
                 ExprOp::LShr => bin(&|a, b| (b < w as u64).then(|| a >> b))?,
                 ExprOp::AShr => bin(&|a, b| (b < w as u64).then(|| (sext(a, w) >> b) as u64))?,
                 ExprOp::ICmp => {
@@ -243,6 +285,35 @@ mod tests {
             ],
         };
         assert_eq!(ashr.eval(&[None, Some(15)]), Some(0xffff));
+    }
+
+    #[test]
+    fn division_min_max_abs() {
+        let e = |op: ExprOp, w: u32, a: u64, b: u64| {
+            Expr {
+                nodes: vec![node(ExprOp::Const, w, &[], a), node(ExprOp::Const, w, &[], b), node(op, w, &[0, 1], 0)],
+            }
+            .eval(&[])
+        };
+        assert_eq!(e(ExprOp::SDiv, 32, (-7i32) as u32 as u64, 2), Some((-3i32) as u32 as u64));
+        assert_eq!(e(ExprOp::SRem, 32, (-7i32) as u32 as u64, 2), Some((-1i32) as u32 as u64));
+        assert_eq!(e(ExprOp::UDiv, 8, 200, 3), Some(66));
+        assert_eq!(e(ExprOp::URem, 8, 200, 3), Some(2));
+        assert_eq!(e(ExprOp::UDiv, 8, 1, 0), None);
+        assert_eq!(e(ExprOp::SDiv, 8, 0x80, 0xFF), None); // INT_MIN / -1
+        assert_eq!(e(ExprOp::SRem, 64, i64::MIN as u64, u64::MAX), None);
+        assert_eq!(e(ExprOp::SMin, 16, 0xFFFF, 3), Some(0xFFFF));
+        assert_eq!(e(ExprOp::UMin, 16, 0xFFFF, 3), Some(3));
+        assert_eq!(e(ExprOp::SMax, 16, 0xFFFF, 3), Some(3));
+        assert_eq!(e(ExprOp::UMax, 16, 0xFFFF, 3), Some(0xFFFF));
+        let abs = |a: u64, poison: u64| {
+            let mut n = node(ExprOp::Abs, 8, &[0], poison);
+            n.value = poison;
+            Expr { nodes: vec![node(ExprOp::Const, 8, &[], a), n] }.eval(&[])
+        };
+        assert_eq!(abs(0xFB, 1), Some(5));
+        assert_eq!(abs(0x80, 0), Some(0x80));
+        assert_eq!(abs(0x80, 1), None);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 2;
+pub const SUMMARY_VERSION: u32 = 3;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]

@@ -108,13 +108,32 @@ fn build_expr(f: Value<'_>, params: &[Value<'_>]) -> Option<Expr> {
     }
     // Every instruction must be one we can express (so nothing else happens).
     for inst in block.instructions() {
-        if inst != term && op_of(inst.opcode()?).is_none() {
+        if inst != term && expr_op(inst).is_none() {
             return None;
         }
     }
     let mut b = ExprBuilder { params, nodes: Vec::new(), memo: HashMap::new() };
     b.node(term.operand(0)?)?;
     Some(Expr { nodes: b.nodes })
+}
+
+/// The expression operation of an instruction: an arithmetic opcode, or a
+/// call of a min/max/abs intrinsic.
+fn expr_op(inst: Value<'_>) -> Option<ExprOp> {
+    let op = inst.opcode()?;
+    if op != Opcode::LLVMCall {
+        return op_of(op);
+    }
+    let name = inst.called_function()?.name();
+    let base = name.strip_prefix("llvm.")?.split('.').next()?;
+    Some(match base {
+        "smin" => ExprOp::SMin,
+        "smax" => ExprOp::SMax,
+        "umin" => ExprOp::UMin,
+        "umax" => ExprOp::UMax,
+        "abs" => ExprOp::Abs,
+        _ => return None,
+    })
 }
 
 fn op_of(op: Opcode) -> Option<ExprOp> {
@@ -133,6 +152,10 @@ fn op_of(op: Opcode) -> Option<ExprOp> {
         Opcode::LLVMZExt => ExprOp::ZExt,
         Opcode::LLVMSExt => ExprOp::SExt,
         Opcode::LLVMTrunc => ExprOp::Trunc,
+        Opcode::LLVMUDiv => ExprOp::UDiv,
+        Opcode::LLVMSDiv => ExprOp::SDiv,
+        Opcode::LLVMURem => ExprOp::URem,
+        Opcode::LLVMSRem => ExprOp::SRem,
         _ => return None,
     })
 }
@@ -171,11 +194,16 @@ impl<'m> ExprBuilder<'_, 'm> {
             n.op = ExprOp::Arg;
             n.value = self.params.iter().position(|p| *p == v)? as u64;
         } else {
-            n.op = op_of(v.opcode()?)?;
+            n.op = expr_op(v)?;
             n.pred = v.icmp_predicate().map(pred_of);
             let arity = match n.op {
                 ExprOp::Select => 3,
                 ExprOp::ZExt | ExprOp::SExt | ExprOp::Trunc => 1,
+                ExprOp::Abs => {
+                    // llvm.abs(x, i1 int_min_is_poison): the flag is a constant.
+                    n.value = v.operand(1)?.as_const_int()?;
+                    1
+                }
                 _ => 2,
             };
             for k in 0..arity {
