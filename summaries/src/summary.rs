@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 3;
+pub const SUMMARY_VERSION: u32 = 4;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -258,7 +258,9 @@ pub struct FunctionFacts {
     /// The result as an expression of the integer parameters, when the body
     /// is one straight-line block of supported, memory-free operations.
     pub expr: Option<Expr>,
-    /// The entry block ends in `unreachable`.
+    /// The body is nothing but `unreachable`: every call is undefined, so
+    /// the function is not a possible target. (A body that throws or aborts
+    /// before `unreachable` does not count.)
     pub entry_unreachable: bool,
     pub noinline: bool,
     pub optnone: bool,

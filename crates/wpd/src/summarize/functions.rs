@@ -74,8 +74,14 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
             count += 1;
         }
     }
-    let entry_unreachable =
-        blocks.first().and_then(|b| b.terminator()).is_some_and(|t| t.opcode() == Some(Opcode::LLVMUnreachable));
+    // Only a body that is nothing but `unreachable` makes every call
+    // undefined. An entry block that throws or aborts first (`__cxa_throw;
+    // unreachable`) has behaviour: LLVM 19's mustBeUnreachableFunction
+    // dropped such functions as targets and miscompiled (reverted in LLVM 20).
+    let entry_unreachable = blocks
+        .first()
+        .and_then(|b| b.instructions().next())
+        .is_some_and(|i| i.opcode() == Some(Opcode::LLVMUnreachable));
     FunctionFacts {
         name,
         linkage: f.linkage(),
