@@ -258,9 +258,10 @@ pub struct FunctionFacts {
     /// The result as an expression of the integer parameters, when the body
     /// is one straight-line block of supported, memory-free operations.
     pub expr: Option<Expr>,
-    /// The body is nothing but `unreachable`: every call is undefined, so
-    /// the function is not a possible target. (A body that throws or aborts
-    /// before `unreachable` does not count.)
+    /// The body is nothing but `unreachable`, possibly after `llvm.trap`
+    /// (clang's deleting destructor of an abstract class): never validly
+    /// called, so not a possible target. A body that throws or aborts
+    /// before `unreachable` does not count.
     pub entry_unreachable: bool,
     pub noinline: bool,
     pub optnone: bool,

@@ -74,14 +74,17 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
             count += 1;
         }
     }
-    // Only a body that is nothing but `unreachable` makes every call
-    // undefined. An entry block that throws or aborts first (`__cxa_throw;
-    // unreachable`) has behaviour: LLVM 19's mustBeUnreachableFunction
-    // dropped such functions as targets and miscompiled (reverted in LLVM 20).
-    let entry_unreachable = blocks
-        .first()
-        .and_then(|b| b.instructions().next())
-        .is_some_and(|i| i.opcode() == Some(Opcode::LLVMUnreachable));
+    // Only a body that is nothing but `unreachable` (possibly after
+    // `llvm.trap`, clang's body for the deleting destructor of an abstract
+    // class) is never validly called. An entry block that throws or aborts
+    // first (`__cxa_throw; unreachable`) has behaviour: LLVM 19's
+    // mustBeUnreachableFunction dropped such functions as targets and
+    // miscompiled (reverted in LLVM 20).
+    let entry_unreachable = blocks.first().is_some_and(|b| {
+        b.instructions()
+            .find(|i| !i.called_function().is_some_and(|f| f.name() == "llvm.trap"))
+            .is_some_and(|i| i.opcode() == Some(Opcode::LLVMUnreachable))
+    });
     FunctionFacts {
         name,
         linkage: f.linkage(),
