@@ -82,7 +82,7 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
     // miscompiled (reverted in LLVM 20).
     let entry_unreachable = blocks.first().is_some_and(|b| {
         b.instructions()
-            .find(|i| !i.called_function().is_some_and(|f| f.name() == "llvm.trap"))
+            .find(|i| i.called_function().is_none_or(|f| f.name() != "llvm.trap"))
             .is_some_and(|i| i.opcode() == Some(Opcode::LLVMUnreachable))
     });
     FunctionFacts {
