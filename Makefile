@@ -31,7 +31,10 @@ build: toolchain
 	$(CARGO) build --release --workspace
 
 test: build
-	$(CARGO) test --release --workspace
+	@mkdir -p target; status=0; \
+	$(CARGO) test --release --workspace 2>&1 | tee target/test-output.log || status=$$?; \
+	awk '/^test result:/ { p += $$4; f += $$6 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.log; \
+	exit $$status
 
 demo: build
 	@rm -rf $(DEMO_DIR) && mkdir -p $(DEMO_DIR)
