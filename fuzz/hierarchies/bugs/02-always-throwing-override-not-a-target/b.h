@@ -1,0 +1,2 @@
+struct B { virtual ~B() {} virtual int f(int); };
+B *make(int which);

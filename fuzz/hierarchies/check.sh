@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Builds and checks one generated program (run.sh copies this file into each
+# seed's directory as repro.sh). Run it inside that directory:
+#
+#   ./repro.sh            # build everything, compare every link with -O0
+#   WPD_LD=/abs/wpd-ld ./repro.sh
+#   SAN=1 ./repro.sh      # also build -O0 with ASan+UBSan (is the program UB-free?)
+#   LLD=0 ./repro.sh      # skip the informational lld ThinLTO link
+#   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
+#
+# Reads config.sh (TUS="mode:file ...", SPLIT, HIDDEN, NATIVE, SHARED, ARCHIVE:
+# non-main TUs go into libfzar.a, linked as -L. -lfzar; OPT: -O level of every
+# non-reference compile and link; DEBUG: -g; NORTTI: -fno-rtti; LINKER: lld,
+# bfd or gold behind wpd-ld; SPECULATE: --wpd-speculate= value or empty).
+# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_lld; reports
+# r_wpv.json and r_nowpv.json; remarks in p_wpv.link.err / p_nowpv.link.err.
+# Last line: RESULT wpv=<st> nowpv=<st> lld=<st> san=<st>, where st is ok,
+# MISMATCH, LINKFAIL (wpd-ld exited non-zero), or skip.
+# Exit status: 0 wpd fine, 1 a wpd link failed or mismatched, 2 the
+# reference itself could not be built or run (generator bug), 3 the
+# sanitized -O0 build disagrees or reports (generator UB).
+cd "$(dirname "$0")" || exit 2
+. ./config.sh
+WPD_LD=${WPD_LD:-@WPD_LD@}
+SAN=${SAN:-0}
+LLD=${LLD:-1}
+RUN_TIMEOUT=${RUN_TIMEOUT:-10}
+CXX=${CXX:-clang++-19}
+STD=-std=c++20
+OPT=${OPT:--O2}
+LTOF=("$OPT" -flto=thin -fwhole-program-vtables)
+[ "$SPLIT" = 0 ] && LTOF+=(-fno-split-lto-unit)
+VIS=()   # flags of every non-reference compile
+[ "$HIDDEN" = 1 ] && VIS+=(-fvisibility=hidden)
+[ "${DEBUG:-0}" = 1 ] && VIS+=(-g)
+[ "${NORTTI:-0}" = 1 ] && VIS+=(-fno-rtti)
+WPDX=()  # per-seed wpd-ld options
+case ${LINKER:-lld} in bfd) WPDX+=(-Wl,--wpd-linker=/usr/bin/ld.bfd) ;; gold) WPDX+=(-Wl,--wpd-linker=/usr/bin/ld.gold) ;; esac
+[ -n "${SPECULATE:-}" ] && WPDX+=("-Wl,--wpd-speculate=$SPECULATE")
+
+say() { echo "$*" >&2; }
+run() { # name -> name.out name.err name.rc
+    timeout "$RUN_TIMEOUT" "./$1" >"$1.out" 2>"$1.err"
+    echo $? >"$1.rc"
+}
+same() { # name: stdout and exit status equal to ref's
+    cmp -s ref.out "$1.out" && cmp -s ref.rc "$1.rc"
+}
+
+srcs=() objs=() libs=() members=()
+ARCHIVE=${ARCHIVE:-0}
+for tu in $TUS; do
+    mode=${tu%%:*} f=${tu#*:}
+    srcs+=("$f")
+    case $mode in
+    lto)    say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
+            $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
+            if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;
+    native) say "+ $CXX $STD $OPT ${VIS[*]} -c $f -o ${f%.cpp}.o"
+            $CXX $STD "$OPT" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
+            if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;
+    shared) say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o libfz.so"
+            $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o libfz.so || exit 2
+            libs=(-L. -lfz '-Wl,-rpath,$ORIGIN') ;;
+    esac
+done
+
+if [ ${#members[@]} != 0 ]; then
+    say "+ llvm-ar-19 rcs libfzar.a ${members[*]}"
+    rm -f libfzar.a; llvm-ar-19 rcs libfzar.a "${members[@]}" || exit 2
+    libs=(-L. -lfzar "${libs[@]}")
+fi
+
+say "+ $CXX $STD -O0 ${srcs[*]} -o ref"
+$CXX $STD -O0 "${srcs[@]}" -o ref || exit 2
+run ref
+if [ "$(cat ref.rc)" -ge 124 ]; then say "reference timed out or crashed (rc $(cat ref.rc))"; exit 2; fi
+
+link_wpd() { # name, extra flags...
+    local name=$1; shift
+    say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD $* ${WPDX[*]} ${WPD_FLAGS:-} -Wl,--wpd-report=r_${name#p_}.json -Wl,--wpd-remarks ${objs[*]} ${libs[*]} -o $name"
+    # shellcheck disable=SC2086
+    $CXX "$OPT" -flto=thin --ld-path="$WPD_LD" "$@" "${WPDX[@]}" ${WPD_FLAGS:-} -Wl,--wpd-report="r_${name#p_}.json" -Wl,--wpd-remarks \
+        "${objs[@]}" "${libs[@]}" -o "$name" 2>"$name.link.err"
+}
+status() { # name, link status
+    if [ "$2" != 0 ]; then echo LINKFAIL; return; fi
+    run "$1"
+    if same "$1"; then echo ok; else echo MISMATCH; fi
+}
+
+link_wpd p_wpv -Wl,--lto-whole-program-visibility; st_wpv=$(status p_wpv $?)
+link_wpd p_nowpv; st_nowpv=$(status p_nowpv $?)
+
+st_lld=skip
+if [ "$LLD" = 1 ]; then
+    val=()
+    [ "$NATIVE" != 0 ] || [ "$SHARED" != 0 ] && val=(-Wl,--lto-validate-all-vtables-have-type-infos)
+    say "+ $CXX $OPT -flto=thin -fuse-ld=lld -Wl,--lto-whole-program-visibility ${val[*]} ${objs[*]} ${libs[*]} -o p_lld"
+    $CXX "$OPT" -flto=thin -fuse-ld=lld -Wl,--lto-whole-program-visibility "${val[@]}" \
+        "${objs[@]}" "${libs[@]}" -o p_lld 2>p_lld.link.err
+    st_lld=$(status p_lld $?)
+fi
+
+st_san=skip
+if [ "$SAN" = 1 ] || [ "$st_wpv" != ok ] || [ "$st_nowpv" != ok ]; then
+    say "+ $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all ${srcs[*]} -o ref_san"
+    if $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all "${srcs[@]}" -o ref_san; then
+        ASAN_OPTIONS=detect_leaks=0 run ref_san
+        if same ref_san && ! [ -s ref_san.err ]; then st_san=ok; else st_san=MISMATCH; fi
+    else
+        st_san=BUILDFAIL
+    fi
+fi
+
+for n in p_wpv p_nowpv p_lld; do
+    [ -f $n.out ] && ! same $n && diff ref.out $n.out | head -5 | sed "s/^/$n: /" >&2
+    [ -f $n.rc ] && ! cmp -s ref.rc $n.rc && echo "$n: exit $(cat $n.rc), expected $(cat ref.rc)" >&2
+done
+echo "RESULT wpv=$st_wpv nowpv=$st_nowpv lld=$st_lld san=$st_san"
+[ "$st_san" != ok ] && [ "$st_san" != skip ] && exit 3
+[ "$st_wpv" = ok ] && [ "$st_nowpv" = ok ] || exit 1
+exit 0
