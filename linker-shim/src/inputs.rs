@@ -11,11 +11,12 @@ use wpd::native::NativeScan;
 /// The role of one command-line item in the link.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolved {
-    /// A bitcode object: replaced by its native object.
-    BitcodeObject(PathBuf),
-    /// An archive with bitcode members: replaced by an archive of native
-    /// members in the same order.
-    BitcodeArchive(PathBuf),
+    /// A bitcode object (with its bytes, read once): replaced by its
+    /// native object.
+    BitcodeObject(PathBuf, Vec<u8>),
+    /// An archive with bitcode members (with its bytes): replaced by an
+    /// archive of native members in the same order.
+    BitcodeArchive(PathBuf, Vec<u8>),
     /// Native object, native archive, shared library, linker script, or a
     /// library wpd could not find: passed through.
     Other,
@@ -74,12 +75,12 @@ pub fn resolve(args: &LinkArgs) -> Result<(Vec<Resolved>, NativeSide), String> {
             Item::Input(path) => {
                 let p = PathBuf::from(path);
                 let bytes = std::fs::read(&p).map_err(|e| format!("cannot open {path}: {e}"))?;
-                inspect(args, &p, &bytes, &mut native, 0)?
+                with_bytes(inspect(args, &p, &bytes, &mut native, 0)?, bytes)
             }
             Item::Library { spec, static_only, .. } => match find_library(args, spec, *static_only) {
                 Some(p) => {
                     let bytes = std::fs::read(&p).map_err(|e| format!("cannot open {}: {e}", p.display()))?;
-                    inspect(args, &p, &bytes, &mut native, 0)?
+                    with_bytes(inspect(args, &p, &bytes, &mut native, 0)?, bytes)
                 }
                 None => {
                     // The real linker will report it (or find it in its
@@ -95,6 +96,15 @@ pub fn resolve(args: &LinkArgs) -> Result<(Vec<Resolved>, NativeSide), String> {
     Ok((out, native))
 }
 
+/// Keeps the bytes of a bitcode input so nothing reads the file again.
+fn with_bytes(r: Resolved, bytes: Vec<u8>) -> Resolved {
+    match r {
+        Resolved::BitcodeObject(p, _) => Resolved::BitcodeObject(p, bytes),
+        Resolved::BitcodeArchive(p, _) => Resolved::BitcodeArchive(p, bytes),
+        Resolved::Other => Resolved::Other,
+    }
+}
+
 fn inspect(
     args: &LinkArgs,
     path: &Path,
@@ -104,12 +114,12 @@ fn inspect(
 ) -> Result<Resolved, String> {
     let shown = path.display().to_string();
     match classify(bytes) {
-        FileKind::Bitcode | FileKind::WrappedBitcode => Ok(Resolved::BitcodeObject(path.to_path_buf())),
+        FileKind::Bitcode | FileKind::WrappedBitcode => Ok(Resolved::BitcodeObject(path.to_path_buf(), Vec::new())),
         FileKind::Archive => {
             if archive_has_bitcode(bytes, &shown)? {
                 // Native members of a mixed archive still reference things.
                 native.scan.scan(bytes, &shown).map_err(|e| e.to_string())?;
-                Ok(Resolved::BitcodeArchive(path.to_path_buf()))
+                Ok(Resolved::BitcodeArchive(path.to_path_buf(), Vec::new()))
             } else {
                 native.scan.scan(bytes, &shown).map_err(|e| e.to_string())?;
                 Ok(Resolved::Other)

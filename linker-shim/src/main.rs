@@ -51,22 +51,29 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let argv = args::expand_response_files(raw)?;
     let link = args::parse(&argv)?;
     let linker = real_linker(&link)?;
-    let (resolved, native) = timings.phase("inputs", || inputs::resolve(&link))?;
+    let (mut resolved, native) = timings.phase("inputs", || inputs::resolve(&link))?;
 
     if resolved.iter().all(|r| *r == Resolved::Other) {
         // No bitcode: nothing for wpd to do.
-        return exec_linker(&linker, &final_args(&link, &resolved, &[], &[]));
+        return exec_linker(&linker, &final_args(&link, &[]));
     }
     wpd_llvm::Context::set_llvm_options(&link.llvm_options)?;
 
     // Bitcode modules in command-line order; each item knows its range.
     let mut modules: Vec<BitcodeInput> = Vec::new();
     let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(resolved.len());
-    for r in &resolved {
+    for r in &mut resolved {
         let from = modules.len();
-        if let Resolved::BitcodeObject(p) | Resolved::BitcodeArchive(p) = r {
-            modules.extend(wpd::input::read_bitcode_inputs(p).map_err(|e| e.to_string())?);
-        }
+        let found = match r {
+            // The object's bytes move into its module; an archive's stay for
+            // rebuilding it.
+            Resolved::BitcodeObject(p, bytes) => {
+                wpd::input::bitcode_inputs(&p.display().to_string(), std::mem::take(bytes))
+            }
+            Resolved::BitcodeArchive(p, bytes) => wpd::input::archive_members(&p.display().to_string(), bytes),
+            Resolved::Other => Ok(Vec::new()),
+        };
+        modules.extend(found.map_err(|e| e.to_string())?);
         ranges.push(from..modules.len());
     }
 
@@ -114,7 +121,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let replacements =
         timings.phase("write", || write_natives(tmp.path(), &resolved, &ranges, &modules, &out.objects))?;
-    let final_argv = final_args(&link, &resolved, &replacements, &[]);
+    let final_argv = final_args(&link, &replacements);
     let link_start = std::time::Instant::now();
     let status = Command::new(&linker)
         .args(&final_argv)
@@ -154,7 +161,7 @@ fn write_natives(
     for (i, r) in resolved.iter().enumerate() {
         match r {
             Resolved::Other => {}
-            Resolved::BitcodeObject(p) => {
+            Resolved::BitcodeObject(p, _) => {
                 let idx = ranges[i].start;
                 let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "input.o".into());
                 let sub = dir.join(format!("{i}"));
@@ -163,8 +170,9 @@ fn write_natives(
                 std::fs::write(&path, &objects[idx]).map_err(|e| format!("{}: {e}", path.display()))?;
                 out[i] = Some(path);
             }
-            Resolved::BitcodeArchive(p) => {
-                out[i] = Some(rebuild_archive(dir, i, p, &modules[ranges[i].clone()], &objects[ranges[i].clone()])?);
+            Resolved::BitcodeArchive(p, bytes) => {
+                out[i] =
+                    Some(rebuild_archive(dir, i, p, bytes, &modules[ranges[i].clone()], &objects[ranges[i].clone()])?);
             }
         }
     }
@@ -178,19 +186,19 @@ fn rebuild_archive(
     dir: &Path,
     item: usize,
     original: &Path,
+    bytes: &[u8],
     modules: &[BitcodeInput],
     objects: &[Vec<u8>],
 ) -> Result<PathBuf, String> {
     let shown = original.display().to_string();
-    let bytes = std::fs::read(original).map_err(|e| format!("cannot open {shown}: {e}"))?;
-    let archive = wpd::object::read::archive::ArchiveFile::parse(&*bytes)
+    let archive = wpd::object::read::archive::ArchiveFile::parse(bytes)
         .map_err(|e| format!("{shown}: malformed archive: {e}"))?;
     let work = dir.join(format!("{item}"));
     let mut members = Vec::new();
     let mut next = 0usize;
     for (j, m) in archive.members().enumerate() {
         let m = m.map_err(|e| format!("{shown}: malformed archive: {e}"))?;
-        let data = m.data(&*bytes).map_err(|e| format!("{shown}: malformed archive: {e}"))?;
+        let data = m.data(bytes).map_err(|e| format!("{shown}: malformed archive: {e}"))?;
         let name = String::from_utf8_lossy(m.name()).into_owned();
         let content: &[u8] = if wpd::input::is_bitcode(data) {
             let obj = objects.get(next).ok_or_else(|| format!("{shown}: archive changed while linking"))?;
@@ -227,25 +235,18 @@ fn rebuild_archive(
 }
 
 /// The real linker's command line: every item in place, bitcode replaced.
-fn final_args(
-    link: &LinkArgs,
-    resolved: &[Resolved],
-    replacements: &[Option<PathBuf>],
-    extra: &[String],
-) -> Vec<String> {
+fn final_args(link: &LinkArgs, replacements: &[Option<PathBuf>]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, item) in link.items.iter().enumerate() {
         if let Some(Some(p)) = replacements.get(i) {
             out.push(p.display().to_string());
             continue;
         }
-        debug_assert!(resolved.get(i).is_none_or(|r| *r == Resolved::Other) || replacements.is_empty());
         match item {
             Item::Input(p) => out.push(p.clone()),
             Item::Library { raw, .. } | Item::Pass(raw) => out.extend(raw.iter().cloned()),
         }
     }
-    out.extend(extra.iter().cloned());
     out
 }
 

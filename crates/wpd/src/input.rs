@@ -63,6 +63,12 @@ pub struct BitcodeInput {
 pub fn read_bitcode_inputs(path: &Path) -> Result<Vec<BitcodeInput>> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| Error::at(&shown, e.to_string()))?;
+    bitcode_inputs(&shown, bytes)
+}
+
+/// [`read_bitcode_inputs`] for bytes already read from the file `shown`.
+pub fn bitcode_inputs(shown: &str, bytes: Vec<u8>) -> Result<Vec<BitcodeInput>> {
+    let shown = shown.to_string();
     match classify(&bytes) {
         FileKind::Bitcode | FileKind::WrappedBitcode => {
             Ok(vec![BitcodeInput { name: shown.clone(), path: shown, member: None, bytes }])
@@ -75,7 +81,9 @@ pub fn read_bitcode_inputs(path: &Path) -> Result<Vec<BitcodeInput>> {
     }
 }
 
-fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
+/// The bitcode members of an archive (read from `shown`), in order; native
+/// members are left to the linker.
+pub fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
     let archive = object::read::archive::ArchiveFile::parse(bytes)
         .map_err(|e| Error::at(shown, format!("malformed archive: {e}")))?;
     let mut out: Vec<BitcodeInput> = Vec::new();
