@@ -192,6 +192,15 @@ pub struct PlanStats {
     pub vtable_bytes_added: u64,
 }
 
+impl SlotDecision {
+    /// The decision for the calls of this slot whose arguments after `this`
+    /// are the constants `args` (none when a call has other arguments).
+    pub fn for_args(&self, args: Option<&[crate::ConstArg]>) -> Option<&ArgDecision> {
+        let args = args?;
+        self.by_args.iter().find(|a| a.args.len() == args.len() && a.args.iter().zip(args).all(|(v, c)| *v == c.value))
+    }
+}
+
 impl Plan {
     /// The decision for a slot.
     pub fn decision(&self, type_id: &str, offset: u64) -> Option<&SlotDecision> {

@@ -1,7 +1,7 @@
 //! Module surgery and code generation: linking split parts, running the
 //! new pass manager pipeline, emitting ELF objects.
 
-use crate::{Context, Module, Value, ffi};
+use crate::{Module, Value, ffi};
 use llvm_sys::core as c;
 use llvm_sys::target as t;
 use llvm_sys::target_machine as tm;
@@ -303,12 +303,5 @@ impl TargetMachine {
             c::LLVMDisposeMemoryBuffer(buf);
             Ok(bytes)
         }
-    }
-}
-
-impl Context {
-    /// Registers the native target (also done lazily by [`TargetMachine::new`]).
-    pub fn init_native_target() {
-        init_native_target();
     }
 }

@@ -343,20 +343,6 @@ impl<'m> Value<'m> {
         (0..n).filter_map(|i| self.operand(i)).collect()
     }
 
-    /// Users of the value, one per use, in use-list order.
-    pub fn users(self) -> Vec<Value<'m>> {
-        let mut out = Vec::new();
-        // SAFETY: walks the live use list.
-        unsafe {
-            let mut u = c::LLVMGetFirstUse(self.raw);
-            while !u.is_null() {
-                out.push(Value::new(c::LLVMGetUser(u)));
-                u = c::LLVMGetNextUse(u);
-            }
-        }
-        out
-    }
-
     /// Whether anything uses the value.
     pub fn has_uses(self) -> bool {
         // SAFETY: any value.

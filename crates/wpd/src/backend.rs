@@ -114,9 +114,7 @@ fn apply_resolution<'m>(
         stats.single_impl += 1;
         return Ok(true);
     }
-    let Some(args) = &c.site.const_args else { return Ok(false) };
-    let values: Vec<u64> = args.iter().map(|a| a.value).collect();
-    let Some(a) = d.by_args.iter().find(|a| a.args == values) else { return Ok(false) };
+    let Some(a) = d.for_args(c.site.const_args.as_deref()) else { return Ok(false) };
     let (done, counter) = match a.resolution {
         Resolution::UniformRetVal => (rewrite::uniform_ret::apply(part, call, a.value), &mut stats.uniform_ret_val),
         Resolution::UniqueRetVal => (rewrite::unique_ret::apply(part, call, c.test, a), &mut stats.unique_ret_val),

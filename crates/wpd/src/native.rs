@@ -160,9 +160,3 @@ impl NativeScan {
         }
     }
 }
-
-/// ELF file type: shared library or not.
-pub fn is_shared_library(bytes: &[u8]) -> bool {
-    // e_type at offset 16, little endian on x86-64: 3 = ET_DYN.
-    classify(bytes) == FileKind::Elf && bytes.len() > 18 && u16::from_le_bytes([bytes[16], bytes[17]]) == 3
-}

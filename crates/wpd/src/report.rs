@@ -39,8 +39,7 @@ pub fn call_resolution(d: &SlotDecision, c: &CallSite) -> Option<&'static str> {
     if d.resolution == Resolution::SingleImpl {
         return Some(Resolution::SingleImpl.remark_name());
     }
-    let args: Vec<u64> = c.const_args.as_ref()?.iter().map(|a| a.value).collect();
-    let a = d.by_args.iter().find(|a| a.args == args)?;
+    let a = d.for_args(c.const_args.as_deref())?;
     match (a.resolution, a.bit) {
         (Resolution::None, _) => None,
         (Resolution::VirtualConstProp, Some(_)) => Some("virtual-const-prop-1-bit"),
