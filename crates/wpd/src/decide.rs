@@ -13,7 +13,7 @@ use crate::policy::Policy;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wpd_summary::{
     ArgDecision, CallSite, FunctionFacts, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind,
-    SlotDecision, SlotKind, VcallVisibility, VtableLayout,
+    SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -30,24 +30,19 @@ pub struct SlotMember<'a> {
     pub function: SymKey<'a>,
 }
 
-/// The members of slot (`type_id`, `offset`) that can be called, LLVM's
-/// rules: every live vtable carrying the type id must be constant and closed
-/// (not public after the policy) and hold a function at the slot;
-/// `__cxa_pure_virtual` and functions whose entry is `unreachable` are not
-/// targets (calling them is undefined).
-pub fn members<'a>(
+/// The callable members of slot (`type_id`, `offset`) in the live vtables
+/// carrying the type id: each vtable must be constant, pass `check`, and hold
+/// a function at the slot; `__cxa_pure_virtual` and never-callable functions
+/// (a body of `unreachable` only) are not members.
+fn slot_members<'a>(
     link: &Link<'a>,
-    policy: &Policy,
-    open: &BTreeMap<&'a str, String>,
     type_id: &str,
     offset: u64,
+    check: impl Fn(&Vtable) -> Result<(), String>,
 ) -> Result<Vec<SlotMember<'a>>, String> {
     let Some(all) = link.by_type_id.get(type_id) else {
         return Err("no vtable carries this type id".into());
     };
-    if let Some(why) = open.get(type_id) {
-        return Err(format!("open hierarchy: {why}"));
-    }
     let mut out = Vec::new();
     for &(vref, address_point) in all {
         let vt = link.vtable(vref);
@@ -57,10 +52,7 @@ pub fn members<'a>(
         if !vt.constant {
             return Err(format!("vtable {} is not constant", vt.symbol));
         }
-        if policy.effective_visibility(vt) == VcallVisibility::Public {
-            let why = if policy.whole_program_visibility { " (dynamically exported)" } else { "" };
-            return Err(format!("public vcall_visibility: {}{why}", vt.symbol));
-        }
+        check(vt)?;
         if vt.slots.is_empty() {
             return Err(format!("vtable {} has no initializer in the link", vt.symbol));
         }
@@ -83,34 +75,39 @@ pub fn members<'a>(
     Ok(out)
 }
 
+/// The members of a slot for unguarded devirtualization, LLVM's rules: the
+/// type id is not open, and no live vtable carrying it is public after the
+/// policy (see [`slot_members`] for the rest).
+pub fn members<'a>(
+    link: &Link<'a>,
+    policy: &Policy,
+    open: &BTreeMap<&'a str, String>,
+    type_id: &str,
+    offset: u64,
+) -> Result<Vec<SlotMember<'a>>, String> {
+    if let Some(why) = open.get(type_id).filter(|_| link.by_type_id.contains_key(type_id)) {
+        return Err(format!("open hierarchy: {why}"));
+    }
+    slot_members(link, type_id, offset, |vt| {
+        if policy.effective_visibility(vt) == VcallVisibility::Public {
+            let why = if policy.whole_program_visibility { " (dynamically exported)" } else { "" };
+            return Err(format!("public vcall_visibility: {}{why}", vt.symbol));
+        }
+        Ok(())
+    })
+}
+
 /// The functions a guarded speculative call may test for: the distinct
-/// callable targets at the slot in the live bitcode vtables carrying the
-/// type id, whatever their visibility, most common first; `None` when a
-/// vtable holds no function there or a target must not be called
+/// members of the slot whatever the visibility, most common first; `None`
+/// when the slot has no well-formed members or a target must not be called
 /// speculatively (cold or noreturn).
 fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<Vec<SymKey<'a>>> {
     let mut count: BTreeMap<SymKey<'a>, u32> = BTreeMap::new();
-    for &(vref, ap) in link.by_type_id.get(type_id)? {
-        let vt = link.vtable(vref);
-        if !link.is_live(link.key(vref.module, &vt.symbol)) {
-            continue;
-        }
-        if !vt.constant || vt.slots.is_empty() {
+    for m in slot_members(link, type_id, offset, |_| Ok(())).ok()? {
+        if link.function_facts(m.function).is_some_and(|f| f.cold || f.noreturn) {
             return None;
         }
-        let slot = link.slot(vref, ap + offset)?;
-        match slot.kind {
-            SlotKind::PureVirtual => {}
-            SlotKind::Function => {
-                let key = link.key(vref.module, slot.function.as_deref()?);
-                match link.function_facts(key) {
-                    Some(f) if f.entry_unreachable => {}
-                    Some(f) if f.cold || f.noreturn => return None,
-                    _ => *count.entry(key).or_default() += 1,
-                }
-            }
-            _ => return None,
-        }
+        *count.entry(m.function).or_default() += 1;
     }
     let mut v: Vec<(SymKey<'a>, u32)> = count.into_iter().collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
