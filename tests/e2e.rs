@@ -7,38 +7,58 @@
 //! devirtualized by wpd too (per kind by count, every kind by source
 //! location), and LLVM's program must agree with `-O0` as well.
 //!
+//! The real linker is the oracle of what a link loads: for every wpd-ld
+//! link below, the report's `link_model.loaded` (wpd-ld's resolution: the
+//! objects, archive members and shared libraries the link loads, in order)
+//! must equal what the real linker loads in its own link of the original
+//! inputs (`link::oracle`): lld's `--trace` (of the LLVM comparison link
+//! when it has the same inputs and loading flags, else of one more link),
+//! GNU ld's `-t -t` and gold's `--trace` plus the LLVMgold plugin's list of
+//! claimed bitcode for `--wpd-linker` links. A difference, or a report
+//! without `link_model`, fails the test with both lists.
+//!
 //! Every fixture whose flags do not say `-fno-split-lto-unit` is built
 //! unsplit too: same output, same counts (unless a `split-differs` note
-//! says why not). Fixture files select more: native objects (`native`), a
-//! native shared library in the link (`shared`, also found via `-l`) or
-//! loaded with dlopen (`plugin`), a shared library as the link's output
-//! (`output-shared`), extra wpd-ld flags (`wpd-flags`), extra links with
-//! their own expectations (`variant-<name>`), lld being unsound
-//! (`llvm-unsound`) or the safety floor (`llvm-validated`); see
-//! fixtures/e2e/README.md.
+//! says why not). Fixture files select more: the link line's layout
+//! (`link`: objects, bitcode/thin/native archives, shared libraries, linker
+//! scripts and options such as groups, `--whole-archive`, `-u`, `-init`,
+//! version scripts, in order; the `-O0` reference is linked the same way),
+//! native objects (`native`), a native shared library in the link
+//! (`shared`, also found via `-l`) or loaded with dlopen (`plugin`), a
+//! shared library as the link's output (`output-shared`), extra wpd-ld
+//! flags (`wpd-flags`), extra links with their own expectations
+//! (`variant-<name>`), lld being unsound (`llvm-unsound`) or the safety
+//! floor (`llvm-validated`); see fixtures/e2e/README.md.
 //!
 //! More tests: the real linker chosen with `--wpd-linker` (lld, GNU ld,
-//! gold) is the one that linked, and `--wpd-jobs=1`/`--wpd-jobs=2` give
-//! byte-identical binaries. `WPD_E2E_VERBOSE=1` prints the devirtualization
-//! counts of every fixture.
+//! gold) is the one that linked and loads what wpd-ld's resolution says,
+//! `--wpd-jobs=1`/`--wpd-jobs=2` give byte-identical binaries, and the
+//! oracle finds a member left out, one added, two swapped and a wrong
+//! flavor (`oracle_detects_differences`). `WPD_E2E_VERBOSE=1` prints the
+//! devirtualization counts of every fixture and, at the end, the oracle's
+//! totals (links checked, members and libraries compared, differences).
 
 use libtest_mimic::{Arguments, Trial};
 use serde_json::Value;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wpd_tests::link::oracle::{self, Flavor, LinkView};
 use wpd_tests::link::{
-    COUNTERS, Remark, RunResult, SPECULATIVE, check_report, counter, expect_empty_dir, library_inputs, link,
-    llvm_command, llvm_remarks, locations, missing_locations, positional_inputs, read_report, reference_run,
-    run_program, same_run, split_stderr, wpd_ld_command,
+    COUNTERS, Remark, RunResult, SPECULATIVE, check_report, counter, expect_empty_dir, library_args, link,
+    llvm_command, llvm_remarks, locations, missing_locations, positional_inputs, read_report, reference_result,
+    reference_run, run_program, same_run, split_stderr, wpd_ld_command,
 };
-use wpd_tests::{BASE_FLAGS, Built, CLANGXX, Check, Fixture, compile, fixtures, mkdir, read, run, show_cmd, temp_dir};
+use wpd_tests::{
+    BASE_FLAGS, CLANGXX, Check, Fixture, LLVM_AR, compile, fixtures, mkdir, object_name, read, run, show_cmd, temp_dir,
+};
 
 /// Real linkers for `--wpd-linker`, by short name.
 const LINKERS: &[(&str, &str)] = &[("lld", "ld.lld-19"), ("bfd", "/usr/bin/ld.bfd"), ("gold", "/usr/bin/ld.gold")];
 /// Fixtures linked with every linker (archive member selection, exception
-/// tables).
-const LINKER_FIXTURES: &[&str] = &["archive", "exceptions"];
+/// tables, groups, thin archives).
+const LINKER_FIXTURES: &[&str] = &["archive", "exceptions", "archive_group", "thin_archive"];
 /// Fixtures linked with `--wpd-jobs=1` and `--wpd-jobs=2` (promoted
 /// locals; vtables rebuilt for constant propagation).
 const JOBS_FIXTURES: &[&str] = &["anon_namespace", "ret_vals"];
@@ -64,6 +84,10 @@ fn main() {
                     trials.push(trial.with_ignored_flag(!present));
                 }
             }
+            let fx = all.iter().find(|f| f.name == "archive").cloned();
+            trials.push(Trial::test("oracle_detects_differences", move || {
+                oracle_self_test(&fx.ok_or("no fixture archive")?).map_err(Into::into)
+            }));
             for &name in JOBS_FIXTURES {
                 let fx = all.iter().find(|f| f.name == name).cloned();
                 trials.push(Trial::test(format!("jobs_1_and_2_are_byte_identical_{name}"), move || {
@@ -73,7 +97,11 @@ fn main() {
         }
         Err(e) => trials.push(Trial::test("fixtures", move || Err(e.into()))),
     }
-    libtest_mimic::run(&args, trials).exit();
+    let conclusion = libtest_mimic::run(&args, trials);
+    if verbose() {
+        eprintln!("{}", ORACLE.summary());
+    }
+    conclusion.exit();
 }
 
 fn verbose() -> bool {
@@ -110,10 +138,130 @@ struct Variant {
     wpv: bool,
 }
 
+/// One item of a `link` file: what goes on the link line at that place.
+#[derive(Debug, Clone)]
+enum Item {
+    /// `obj <source>...`: bitcode objects.
+    Obj(Vec<String>),
+    /// `native <source>...`: native objects (no LTO).
+    Native(Vec<String>),
+    /// `archive`, `thin-archive`, `native-archive lib<name>.a <source>...`:
+    /// an archive of bitcode (or native) members, by path.
+    Archive { file: String, thin: bool, native: bool, sources: Vec<String> },
+    /// `shared lib<name>.so <source>...`: a native shared library, by path.
+    Shared(Lib),
+    /// `input <file>...`: fixture files (linker scripts) copied into the
+    /// build folder and given by path.
+    Input(Vec<String>),
+    /// `file <file>...`: fixture files copied into the build folder only
+    /// (named by flags, e.g. a version script).
+    File(Vec<String>),
+    /// A line of words starting with `-`: driver arguments as they are.
+    Args(Vec<String>),
+    /// `built <item>`: an `obj`, `native`, archive or `shared` item built
+    /// but not put on the link line (a linker script or `-l` names it).
+    Built(Box<Item>),
+}
+
+impl Item {
+    /// The sources the item compiles.
+    fn sources(&self) -> &[String] {
+        match self {
+            Item::Obj(s) | Item::Native(s) => s,
+            Item::Archive { sources, .. } => sources,
+            Item::Shared(l) => &l.sources,
+            Item::Input(_) | Item::File(_) | Item::Args(_) => &[],
+            Item::Built(i) => i.sources(),
+        }
+    }
+
+    /// Whether it puts native code in the link.
+    fn native(&self) -> bool {
+        match self {
+            Item::Built(i) => i.native(),
+            _ => matches!(self, Item::Native(_) | Item::Shared(_) | Item::Archive { native: true, .. }),
+        }
+    }
+}
+
+/// Parses a fixture's `link` file (see fixtures/e2e/README.md).
+fn load_layout(fx: &Fixture) -> Check<Option<Vec<Item>>> {
+    let path = fx.dir.join("link");
+    if !path.is_file() {
+        return Ok(None);
+    }
+    let text = String::from_utf8(read(&path)?).map_err(|_| format!("{} is not UTF-8", path.display()))?;
+    let mut items = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let t = raw.trim();
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| format!("{}:{}: {why}: {t}", path.display(), i + 1);
+        let mut words: Vec<String> = t.split_whitespace().map(str::to_string).collect();
+        let built = words[0] == "built";
+        if built {
+            words.remove(0);
+            if !words.first().is_some_and(|w| {
+                ["obj", "native", "archive", "thin-archive", "native-archive", "shared"].contains(&w.as_str())
+            }) {
+                return Err(bad("`built` goes with obj, native, archive, thin-archive, native-archive or shared"));
+            }
+        }
+        let (head, rest) = (words[0].as_str(), &words[1..]);
+        let item = match head {
+            _ if head.starts_with('-') => {
+                if let Some(w) = words.iter().find(|w| !w.starts_with('-')) {
+                    return Err(bad(&format!("`{w}` is not a driver argument (they start with `-`)")));
+                }
+                Item::Args(words.clone())
+            }
+            "obj" | "native" | "input" | "file" if rest.is_empty() => return Err(bad("nothing listed")),
+            "obj" => Item::Obj(rest.to_vec()),
+            "native" => Item::Native(rest.to_vec()),
+            "input" => Item::Input(rest.to_vec()),
+            "file" => Item::File(rest.to_vec()),
+            "archive" | "thin-archive" | "native-archive" | "shared" => {
+                let (file, sources) = rest.split_first().ok_or_else(|| bad("expected a file name and sources"))?;
+                let suffix = if head == "shared" { ".so" } else { ".a" };
+                if !file.starts_with("lib") || !file.ends_with(suffix) || file.contains('/') || sources.is_empty() {
+                    return Err(bad(&format!("expected `{head} lib<name>{suffix} <source>...`")));
+                }
+                if head == "shared" {
+                    Item::Shared(Lib { file: file.clone(), sources: sources.to_vec() })
+                } else {
+                    let (thin, native) = (head == "thin-archive", head == "native-archive");
+                    Item::Archive { file: file.clone(), thin, native, sources: sources.to_vec() }
+                }
+            }
+            _ => {
+                return Err(bad(
+                    "unknown item (obj, native, archive, thin-archive, native-archive, shared, input, file, built, or arguments starting with `-`)",
+                ));
+            }
+        };
+        for f in match &item {
+            Item::Input(f) | Item::File(f) => f.as_slice(),
+            _ => &[],
+        } {
+            if f.contains('/') || !fx.dir.join(f).is_file() {
+                return Err(bad(&format!("`{f}` is not a file of the fixture")));
+            }
+        }
+        items.push(if built { Item::Built(Box::new(item)) } else { item });
+    }
+    if items.is_empty() {
+        return Err(format!("{}: empty link file", path.display()));
+    }
+    Ok(Some(items))
+}
+
 /// What a fixture directory says besides its sources and `flags` (see
 /// fixtures/e2e/README.md).
 #[derive(Debug, Clone)]
 struct Config {
+    /// The link line's layout (`link`).
+    layout: Option<Vec<Item>>,
     native: Vec<String>,
     shared: Option<Lib>,
     plugin: Option<Lib>,
@@ -142,7 +290,7 @@ impl Config {
 
     /// The fixture has native code deriving from its classes in the link.
     fn has_native(&self) -> bool {
-        !self.native.is_empty() || self.shared.is_some()
+        !self.native.is_empty() || self.shared.is_some() || self.layout.iter().flatten().any(Item::native)
     }
 
     /// Sources not compiled to bitcode for the LTO link.
@@ -212,6 +360,7 @@ fn load_config(fx: &Fixture) -> Check<Config> {
         None => Vec::new(),
     };
     let cfg = Config {
+        layout: load_layout(fx)?,
         native,
         shared: lib_file(fx, "shared")?,
         plugin: lib_file(fx, "plugin")?,
@@ -228,6 +377,29 @@ fn load_config(fx: &Fixture) -> Check<Config> {
     let mut seen: Vec<&String> = cfg.non_bitcode();
     if let Some(o) = &cfg.output_shared {
         seen.extend(&o.sources);
+    }
+    if let Some(layout) = &cfg.layout {
+        if fx.archive.is_some() || !cfg.native.is_empty() || cfg.shared.is_some() {
+            return Err(format!("{}: link does not combine with archive, native, shared", fx.dir.display()));
+        }
+        let listed: Vec<&String> = layout.iter().flat_map(Item::sources).collect();
+        if let Some(o) = &cfg.output_shared {
+            // The layout is the shared library's link.
+            let mut a: Vec<&String> = listed.clone();
+            let mut b: Vec<&String> = o.sources.iter().collect();
+            a.sort();
+            b.sort();
+            if a != b {
+                return Err(format!("{}: with output-shared, link lists exactly its sources", fx.dir.display()));
+            }
+        } else {
+            seen.extend(listed);
+            for s in &fx.sources {
+                if !seen.contains(&s) {
+                    return Err(format!("{}: {s} is in no item of link (nor plugin)", fx.dir.display()));
+                }
+            }
+        }
     }
     for (i, s) in seen.iter().enumerate() {
         if !fx.sources.contains(s) {
@@ -299,6 +471,11 @@ enum Expect {
     Remark(String),
     /// `no-remark S`: no remark line contains S.
     NoRemark(String),
+    /// `stdout S`: the program's output (the `-O0` build's, which every
+    /// build must equal) contains S.
+    Stdout(String),
+    /// `no-stdout S`: it does not.
+    NoStdout(String),
 }
 
 /// Counts an expectation may use besides the `call_sites` counters:
@@ -352,9 +529,16 @@ fn load_expect(fx: &Fixture, cfg: &Config) -> Check<Vec<Line>> {
         };
         let (word, arg) = rest.split_once(' ').map(|(w, a)| (w, a.trim())).unwrap_or((rest, ""));
         let expect = match word {
-            "target" | "indirect" | "reason" | "open" | "remark" | "no-remark" if arg.is_empty() => {
+            "target" | "indirect" | "reason" | "open" | "remark" | "no-remark" | "stdout" | "no-stdout"
+                if arg.is_empty() =>
+            {
                 return Err(bad("missing argument"));
             }
+            "stdout" | "no-stdout" if scope != Scope::Both => {
+                return Err(bad("stdout expectations hold for every build: no scope"));
+            }
+            "stdout" => Expect::Stdout(arg.into()),
+            "no-stdout" => Expect::NoStdout(arg.into()),
             "target" => Expect::Target(arg.into()),
             "indirect" => Expect::Indirect(arg.into()),
             "reason" => Expect::Reason(arg.into()),
@@ -454,8 +638,36 @@ fn check_expect(e: &Expect, report: &Value, remarks: &[Remark]) -> Check {
             .any(|o| str_field(o, "type_id").contains(s.as_str()) || str_field(o, "reason").contains(s.as_str())),
         Expect::Remark(s) => remarks.iter().any(|r| r.line.contains(s.as_str())),
         Expect::NoRemark(s) => !remarks.iter().any(|r| r.line.contains(s.as_str())),
+        // Checked once, on the -O0 build (check_stdout).
+        Expect::Stdout(_) | Expect::NoStdout(_) => true,
     };
     if ok { Ok(()) } else { Err("not satisfied".into()) }
+}
+
+/// The `stdout`/`no-stdout` expectations, on the `-O0` build's output.
+fn check_stdout(lines: &[Line], reference: &RunResult) -> Check {
+    let mut errs = Vec::new();
+    for l in lines {
+        let ok = match &l.expect {
+            Expect::Stdout(s) => reference.stdout.contains(s.as_str()),
+            Expect::NoStdout(s) => !reference.stdout.contains(s.as_str()),
+            _ => true,
+        };
+        if !ok {
+            errs.push(format!("expectation `{}`: not satisfied by the -O0 build's output", l.text));
+        }
+    }
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}
+-O0 output:
+{}",
+            errs.join("\n"),
+            reference.stdout
+        ))
+    }
 }
 
 fn check_expectations(lines: &[Line], link: LinkKind<'_>, report: &Value, remarks: &[Remark]) -> Check {
@@ -493,19 +705,22 @@ fn build_native_lib(fx: &Fixture, lib: &Lib, dir: &Path) -> Check<PathBuf> {
     Ok(so)
 }
 
-/// A compiled fixture: the LTO link's inputs, and for `output-shared`
-/// fixtures the native objects of the program that loads the library.
+/// A compiled fixture: the LTO link's input arguments (positional paths,
+/// or a `link` layout's arguments), the same with libraries as `-L -l`
+/// (`None`: no library), and for `output-shared` fixtures the native
+/// objects of the program that loads the library.
 struct Build {
-    built: Built,
+    args: Vec<OsString>,
+    lib_args: Option<Vec<OsString>>,
     main_objects: Vec<PathBuf>,
 }
 
 /// Compiles the fixture into `dir` (`extra` flags for the bitcode): bitcode
 /// objects (and archive) as `compile` does, plus native objects for the
 /// `native` sources, which come first, and the `shared` library (by
-/// absolute path, so the program finds it). For `output-shared` fixtures
-/// the library's sources become `-fPIC` bitcode and the others the native
-/// main program.
+/// absolute path, so the program finds it). A `link` layout is built as it
+/// says instead. For `output-shared` fixtures the library's sources become
+/// `-fPIC` bitcode and the others the native main program.
 fn build_fixture(fx: &Fixture, cfg: &Config, dir: &Path, extra: &[&str]) -> Check<Build> {
     let skip = cfg.non_bitcode();
     let mut bitcode = fx.clone();
@@ -517,42 +732,137 @@ fn build_fixture(fx: &Fixture, cfg: &Config, dir: &Path, extra: &[&str]) -> Chec
         bitcode.sources = o.sources.clone();
         extra.push("-fPIC");
     }
-    let mut built = compile(&bitcode, dir, &extra)?;
+    let mut inputs = Vec::new();
+    if let Some(layout) = &cfg.layout {
+        inputs = build_layout(fx, layout, dir, Compile::Lto(&extra))?;
+    } else {
+        let built = compile(&bitcode, dir, &extra)?;
+        inputs.extend(positional_inputs(&built));
+    }
     let native_dir = dir.join("native");
     let mut main_objects = Vec::new();
     for (i, src) in cfg.native.iter().chain(&main_sources).enumerate() {
-        mkdir(&native_dir)?;
-        let obj = native_dir.join(wpd_tests::object_name(src));
-        run(Command::new(CLANGXX)
-            .current_dir(&fx.dir)
-            .args(native_flags())
-            .args(&fx.flags)
-            .arg("-c")
-            .arg(src)
-            .arg("-o")
-            .arg(&obj))?;
-        built.objects.push(obj.clone());
+        let obj = compile_one(fx, src, &native_dir, Compile::Native)?;
         if i < cfg.native.len() {
-            built.inputs.insert(i, obj);
+            inputs.insert(i, obj.into_os_string());
         } else {
             main_objects.push(obj);
         }
     }
     if let Some(lib) = &cfg.shared {
-        built.inputs.push(build_native_lib(fx, lib, dir)?);
+        inputs.push(build_native_lib(fx, lib, dir)?.into_os_string());
     }
-    Ok(Build { built, main_objects })
+    let lib_args = library_args(&inputs);
+    Ok(Build { args: inputs, lib_args, main_objects })
+}
+
+/// How a source is compiled.
+#[derive(Debug, Clone, Copy)]
+enum Compile<'a> {
+    /// ThinLTO bitcode (the base flags, the fixture's, these).
+    Lto(&'a [&'a str]),
+    /// Native, optimized (the base flags without LTO).
+    Native,
+    /// Native `-O0` (the reference build; these extra flags).
+    Reference(&'a [&'a str]),
+}
+
+/// Compiles `src` of the fixture into `dir/<stem>.o`.
+fn compile_one(fx: &Fixture, src: &str, dir: &Path, how: Compile) -> Check<PathBuf> {
+    mkdir(dir)?;
+    let obj = dir.join(object_name(src));
+    let mut cmd = Command::new(CLANGXX);
+    cmd.current_dir(&fx.dir);
+    match how {
+        Compile::Lto(extra) => cmd.args(BASE_FLAGS).args(&fx.flags).args(extra),
+        Compile::Native => cmd.args(native_flags()).args(&fx.flags),
+        Compile::Reference(extra) => cmd.arg("-O0").args(&fx.flags).args(extra),
+    };
+    run(cmd.arg("-c").arg(src).arg("-o").arg(&obj))?;
+    Ok(obj)
+}
+
+/// Builds a `link` layout into `dir` and returns the link line's input
+/// arguments: objects, archives and shared libraries by absolute path,
+/// `input` files by absolute path, arguments as they are (`file` and
+/// `input` files are copied into `dir`, where the links run). `how` says
+/// how bitcode items are compiled (native items are always native; in the
+/// `-O0` reference every item is, built the same way).
+fn build_layout(fx: &Fixture, layout: &[Item], dir: &Path, how: Compile) -> Check<Vec<OsString>> {
+    mkdir(dir)?;
+    let native = match how {
+        Compile::Lto(_) | Compile::Native => Compile::Native,
+        r @ Compile::Reference(_) => r,
+    };
+    let mut args = Vec::new();
+    for item in layout {
+        if let Item::Built(inner) = item {
+            build_layout(fx, std::slice::from_ref(inner), dir, how)?;
+            continue;
+        }
+        match item {
+            Item::Obj(sources) | Item::Native(sources) => {
+                let (sub, how) = if matches!(item, Item::Obj(_)) { ("", how) } else { ("native", native) };
+                for src in sources {
+                    args.push(compile_one(fx, src, &dir.join(sub), how)?.into_os_string());
+                }
+            }
+            Item::Archive { file, thin, native: n, sources } => {
+                let members = format!("{}.members", file.trim_end_matches(".a"));
+                let how = if *n { native } else { how };
+                let mut names = Vec::new();
+                for src in sources {
+                    compile_one(fx, src, &dir.join(&members), how)?;
+                    names.push(format!("{members}/{}", object_name(src)));
+                }
+                let lib = dir.join(file);
+                // Run in `dir` with relative member paths: a thin archive
+                // stores them relative to itself.
+                run(Command::new(LLVM_AR)
+                    .current_dir(dir)
+                    .arg(if *thin { "rcsT" } else { "rcs" })
+                    .arg(file)
+                    .args(&names))?;
+                args.push(lib.into_os_string());
+            }
+            Item::Shared(lib) => args.push(build_native_lib(fx, lib, dir)?.into_os_string()),
+            Item::Input(files) | Item::File(files) => {
+                for f in files {
+                    let to = dir.join(f);
+                    std::fs::copy(fx.dir.join(f), &to)
+                        .map_err(|e| format!("cannot copy {f} to {}: {e}", dir.display()))?;
+                    if matches!(item, Item::Input(_)) {
+                        args.push(to.into_os_string());
+                    }
+                }
+            }
+            Item::Args(words) => args.extend(words.iter().map(OsString::from)),
+            Item::Built(_) => unreachable!("handled above"),
+        }
+    }
+    Ok(args)
 }
 
 /// The `-O0` reference: every source in one program, except a `plugin`,
-/// which is built beside it (the program loads it at run time).
+/// which is built beside it (the program loads it at run time). A `link`
+/// layout (without `output-shared`) is built at `-O0` and linked as it
+/// says, so archive members, groups and options behave as in the LTO
+/// links.
 fn reference(fx: &Fixture, cfg: &Config, dir: &Path) -> Check<RunResult> {
     let mut fx = fx.clone();
     if let Some(p) = &cfg.plugin {
         build_native_lib(&fx, p, dir)?;
         fx.sources.retain(|s| !p.sources.contains(s));
     }
-    reference_run(&fx, dir)
+    match &cfg.layout {
+        Some(layout) if cfg.output_shared.is_none() => {
+            let args = build_layout(&fx, layout, dir, Compile::Reference(&[]))?;
+            let exe = dir.join("ref");
+            run(Command::new(CLANGXX).current_dir(dir).arg("-O0").args(&fx.flags).args(&args).arg("-o").arg(&exe))?;
+            reference_result(&fx, run_program(&exe, dir)?)
+        }
+        _ => reference_run(&fx, dir),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -670,21 +980,176 @@ fn wpd_link(t: &Target, label: &str, inputs: &[OsString], wpv: bool, extra: &[St
     Ok(WpdLink { report, remarks, run })
 }
 
-/// lld's own ThinLTO link of the same inputs into `t`: its remarks (one per
-/// call site) and its program's run.
+/// lld's own ThinLTO link of the same inputs into `t` (with `--trace`):
+/// its remarks (one per call site), its program's run, and what lld loaded.
 fn llvm_link(
     t: &Target,
     label: &str,
     inputs: &[OsString],
     wpv: bool,
     extra: &[&str],
-) -> Check<(Vec<Remark>, RunResult)> {
+) -> Check<(Vec<Remark>, RunResult, LinkView)> {
     let out = t.output(label);
     let mut flags: Vec<&str> = t.output_flags().to_vec();
     flags.extend(extra);
+    flags.push("-Wl,--trace");
     let mut cmd = llvm_command(t.dir, inputs, &out, wpv, &flags);
     let o = link(&mut cmd, &out)?;
-    Ok((llvm_remarks(&o), t.run(label)?))
+    let view = oracle::parse_lld_trace(t.dir, &String::from_utf8_lossy(&o.stdout));
+    Ok((llvm_remarks(&o), t.run(label)?, view))
+}
+
+// ---------------------------------------------------------------------------
+// The real linker as the oracle of what a link loads
+
+/// The oracle's totals over the run (printed with `WPD_E2E_VERBOSE=1`).
+struct OracleStats {
+    /// wpd-ld links whose report was checked against a real linker.
+    links: AtomicUsize,
+    /// ... of which by lld, GNU ld, gold.
+    by_flavor: [AtomicUsize; 3],
+    /// ... of which had no `link_model` to compare.
+    no_model: AtomicUsize,
+    /// ... of which differed from the real linker.
+    differences: AtomicUsize,
+    /// Real-linker links made only for the oracle (the others are the
+    /// LLVM comparison links).
+    extra_links: AtomicUsize,
+    /// Entries compared (links with a `link_model` and no difference).
+    objects: AtomicUsize,
+    members: AtomicUsize,
+    libraries: AtomicUsize,
+    /// Entries the real linkers listed, over every checked link.
+    seen_members: AtomicUsize,
+    seen_libraries: AtomicUsize,
+}
+
+static ORACLE: OracleStats = OracleStats {
+    links: AtomicUsize::new(0),
+    by_flavor: [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)],
+    no_model: AtomicUsize::new(0),
+    differences: AtomicUsize::new(0),
+    extra_links: AtomicUsize::new(0),
+    objects: AtomicUsize::new(0),
+    members: AtomicUsize::new(0),
+    libraries: AtomicUsize::new(0),
+    seen_members: AtomicUsize::new(0),
+    seen_libraries: AtomicUsize::new(0),
+};
+
+fn add(n: &AtomicUsize, v: usize) {
+    n.fetch_add(v, Ordering::Relaxed);
+}
+
+impl OracleStats {
+    fn summary(&self) -> String {
+        let g = |n: &AtomicUsize| n.load(Ordering::Relaxed);
+        let links = g(&self.links);
+        format!(
+            "oracle: {links} wpd-ld links checked against the real linker (lld {}, GNU ld {}, gold {}; {} extra oracle links): {} compared ({} archive members, {} shared libraries, {} objects), {} differences, {} without link_model; the real linkers listed {} members and {} shared libraries",
+            g(&self.by_flavor[0]),
+            g(&self.by_flavor[1]),
+            g(&self.by_flavor[2]),
+            g(&self.extra_links),
+            links - g(&self.no_model) - g(&self.differences),
+            g(&self.members),
+            g(&self.libraries),
+            g(&self.objects),
+            g(&self.differences),
+            g(&self.no_model),
+            g(&self.seen_members),
+            g(&self.seen_libraries),
+        )
+    }
+}
+
+/// The real linker's views of one test's links, kept by what decides what
+/// a link loads: the linker, the output kind, the link flags that can
+/// change loading (not wpd-ld's or LTO options) and the inputs.
+struct Oracle {
+    dir: PathBuf,
+    output_flags: &'static [&'static str],
+    views: Vec<(Flavor, Vec<OsString>, LinkView)>,
+    /// Links checked by this test, and how many differed or had no model.
+    checked: usize,
+    failed: usize,
+}
+
+impl Oracle {
+    fn new(t: &Target) -> Oracle {
+        Oracle { dir: t.dir.to_path_buf(), output_flags: t.output_flags(), views: Vec::new(), checked: 0, failed: 0 }
+    }
+
+    /// The arguments of a real-linker link equivalent to a link of `inputs`
+    /// with `flags`, as far as loading goes.
+    fn args<S: AsRef<str>>(&self, inputs: &[OsString], flags: &[S]) -> Vec<OsString> {
+        let mut v: Vec<OsString> = self.output_flags.iter().map(OsString::from).collect();
+        v.extend(flags.iter().map(AsRef::as_ref).filter(|f| oracle::affects_loading(f)).map(OsString::from));
+        v.extend(inputs.iter().cloned());
+        v
+    }
+
+    /// Records what lld loaded in a link of `inputs` with `flags` (an LLVM
+    /// comparison link).
+    fn add(&mut self, inputs: &[OsString], flags: &[&str], view: LinkView) {
+        let args = self.args(inputs, flags);
+        if !self.views.iter().any(|(f, a, _)| *f == view.flavor && *a == args) {
+            self.views.push((view.flavor, args, view));
+        }
+    }
+
+    /// Compares what wpd-ld's report says its link of `inputs` with `flags`
+    /// (wpd-ld flags included: `--wpd-linker` picks the real linker)
+    /// loaded with what that real linker loads in the same link, linking
+    /// once more (`<label>.oracle`) when no earlier link shows it.
+    fn check(&mut self, label: &str, inputs: &[OsString], flags: &[String], report: &Value) -> Check {
+        let flavor = Flavor::of_flags(flags);
+        let args = self.args(inputs, flags);
+        let theirs = match self.views.iter().find(|(f, a, _)| *f == flavor && *a == args) {
+            Some((_, _, v)) => v.clone(),
+            None => {
+                let out = self.dir.join(format!("{label}.oracle"));
+                let v = oracle::oracle_link(flavor, &self.dir, &args, &out, false)?;
+                add(&ORACLE.extra_links, 1);
+                self.views.push((flavor, args, v.clone()));
+                v
+            }
+        };
+        self.checked += 1;
+        add(&ORACLE.links, 1);
+        add(&ORACLE.by_flavor[flavor as usize], 1);
+        let (_, m, l) = theirs.counts();
+        add(&ORACLE.seen_members, m);
+        add(&ORACLE.seen_libraries, l);
+        let ours = match oracle::from_report(report, &self.dir) {
+            Ok(v) => v,
+            Err(e) => {
+                self.failed += 1;
+                add(&ORACLE.no_model, 1);
+                // The real linker's list once per test, its size after.
+                let listing = if self.failed == 1 { format!(":\n{}", theirs.listing()) } else { String::new() };
+                return Err(format!("oracle: {e}; {} loaded {}{listing}", flavor.linker(), oracle::describe(&theirs)));
+            }
+        };
+        match oracle::compare(&ours, &theirs) {
+            Ok(c) => {
+                add(&ORACLE.objects, c.objects);
+                add(&ORACLE.members, c.members);
+                add(&ORACLE.libraries, c.libraries);
+                Ok(())
+            }
+            Err(e) => {
+                self.failed += 1;
+                add(&ORACLE.differences, 1);
+                Err(format!("oracle: {e}"))
+            }
+        }
+    }
+
+    /// `oracle: 5 links, 2 failed` for the verbose summary.
+    fn summary(&self) -> String {
+        format!(" oracle: {} links, {} failed", self.checked, self.failed)
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -703,11 +1168,15 @@ fn fixture_test(fx: &Fixture) -> Check {
     }
     let reference = reference(fx, &cfg, &tmp.path().join("ref"))?;
     let t = Target { dir: &build, shared_main: cfg.output_shared.as_ref().map(|_| b.main_objects.as_slice()) };
-    let inputs = positional_inputs(&b.built);
+    let inputs = b.args.clone();
     let llvm_extra = llvm_flags(&cfg);
     let mut failures = Vec::new();
+    if let Err(e) = check_stdout(&expect, &reference) {
+        failures.push(e);
+    }
     let mut summary = format!("{}:", fx.name);
     let mut split_counts = None;
+    let mut oracle = Oracle::new(&t);
     for &wpv in cfg.modes() {
         let m = mode(wpv);
         let ours = match wpd_link(&t, &format!("wpd-{m}"), &inputs, wpv, &cfg.wpd_flags, true) {
@@ -724,15 +1193,19 @@ fn fixture_test(fx: &Fixture) -> Check {
         if wpv == cfg.modes()[0] {
             split_counts = ours.report.get("call_sites").cloned();
         }
-        match llvm_check(&t, &format!("llvm-{m}"), &inputs, wpv, &ours, &reference, &cfg, &llvm_extra) {
+        let label = format!("llvm-{m}");
+        match llvm_check(&t, &label, &inputs, wpv, &ours, &reference, &cfg, &llvm_extra, &mut oracle) {
             Ok(llvm) => summary.push_str(&format!(" {m}: wpd {} llvm {llvm};", devirtualized_counts(&ours.report))),
             Err(e) => failures.push(format!("[{m}] {e}")),
         }
+        if let Err(e) = oracle.check(&format!("wpd-{m}"), &inputs, &cfg.wpd_flags, &ours.report) {
+            failures.push(format!("[{m}] {e}"));
+        }
         // Libraries also go through `-L<dir> -l<name>`.
         if wpv == cfg.modes()[0]
-            && let Some(lib_inputs) = library_inputs(&b.built)
+            && let Some(lib_inputs) = &b.lib_args
         {
-            match wpd_link(&t, "wpd-lib", &lib_inputs, wpv, &cfg.wpd_flags, true) {
+            match wpd_link(&t, "wpd-lib", lib_inputs, wpv, &cfg.wpd_flags, true) {
                 Ok(l) => {
                     check_run("[-l] wpd-ld", &reference, &l, &mut failures);
                     let (a, b) = (l.report.get("call_sites"), ours.report.get("call_sites"));
@@ -740,6 +1213,9 @@ fn fixture_test(fx: &Fixture) -> Check {
                         failures.push(format!("[-l] call_sites {a:?}, positional inputs gave {b:?}"));
                     }
                     if let Err(e) = check_expectations(&expect, LinkKind::Main(wpv), &l.report, &l.remarks) {
+                        failures.push(format!("[-l] {e}"));
+                    }
+                    if let Err(e) = oracle.check("wpd-lib", lib_inputs, &cfg.wpd_flags, &l.report) {
                         failures.push(format!("[-l] {e}"));
                     }
                 }
@@ -756,16 +1232,20 @@ fn fixture_test(fx: &Fixture) -> Check {
                 if let Err(e) = check_expectations(&expect, LinkKind::Variant(&v.name), &l.report, &l.remarks) {
                     failures.push(format!("[{}] {e}", v.name));
                 }
+                if let Err(e) = oracle.check(&label, &inputs, &flags, &l.report) {
+                    failures.push(format!("[{}] {e}", v.name));
+                }
             }
             Err(e) => failures.push(format!("[{}] {e}", v.name)),
         }
     }
     if cfg.unsplit_variant
-        && let Err(e) = unsplit_test(fx, &cfg, &t, &expect, &reference, split_counts.as_ref(), &llvm_extra)
+        && let Err(e) = unsplit_test(fx, &cfg, &t, &expect, &reference, split_counts.as_ref(), &llvm_extra, &mut oracle)
     {
         failures.push(e);
     }
     if verbose() {
+        summary.push_str(&oracle.summary());
         eprintln!("{summary}");
     }
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
@@ -784,10 +1264,11 @@ fn unsplit_test(
     reference: &RunResult,
     split_counts: Option<&Value>,
     llvm_extra: &[&str],
+    oracle: &mut Oracle,
 ) -> Check {
     let b = build_fixture(fx, cfg, &t.dir.join("nosplit"), &["-fno-split-lto-unit"])?;
     let t = Target { dir: t.dir, shared_main: cfg.output_shared.as_ref().map(|_| b.main_objects.as_slice()) };
-    let inputs = positional_inputs(&b.built);
+    let inputs = b.args;
     let mut failures = Vec::new();
     for &wpv in cfg.modes() {
         let m = format!("nosplit-{}", mode(wpv));
@@ -814,7 +1295,10 @@ fn unsplit_test(
         }
         let mut cfg = cfg.clone();
         cfg.llvm_validated = false; // LLVM does fewer kinds on unsplit objects
-        if let Err(e) = llvm_check(&t, &format!("llvm-{m}"), &inputs, wpv, &ours, reference, &cfg, llvm_extra) {
+        if let Err(e) = llvm_check(&t, &format!("llvm-{m}"), &inputs, wpv, &ours, reference, &cfg, llvm_extra, oracle) {
+            failures.push(format!("[{m}] {e}"));
+        }
+        if let Err(e) = oracle.check(&format!("wpd-{m}"), &inputs, &cfg.wpd_flags, &ours.report) {
             failures.push(format!("[{m}] {e}"));
         }
     }
@@ -874,8 +1358,10 @@ fn llvm_check(
     reference: &RunResult,
     cfg: &Config,
     extra: &[&str],
+    oracle: &mut Oracle,
 ) -> Check<String> {
-    let (theirs, llvm_run) = llvm_link(t, label, inputs, wpv, extra)?;
+    let (theirs, llvm_run, view) = llvm_link(t, label, inputs, wpv, extra)?;
+    oracle.add(inputs, extra, view);
     let per_kind: Vec<u64> = KINDS
         .iter()
         .map(|(kinds, _)| theirs.iter().filter(|r| kinds.contains(&r.kind.as_str())).count() as u64)
@@ -947,8 +1433,10 @@ fn linked_by(exe: &Path) -> Check<&'static str> {
     }
 }
 
-/// Links a fixture (archive as `-l` when it has one) with `--wpd-linker`
-/// and checks the program, the wpv expectations and the linker used.
+/// Links a fixture (libraries as `-l` when it has some) with
+/// `--wpd-linker` and checks the program, the wpv expectations, the linker
+/// used, and what the link loaded against that linker's own link of the
+/// same inputs (GNU ld and gold with the LLVMgold plugin).
 fn linker_test(fx: &Fixture, short: &str, linker: &str) -> Check {
     let cfg = load_config(fx)?;
     let expect = load_expect(fx, &cfg)?;
@@ -957,19 +1445,21 @@ fn linker_test(fx: &Fixture, short: &str, linker: &str) -> Check {
     let b = build_fixture(fx, &cfg, &build, &[])?;
     let reference = reference(fx, &cfg, &tmp.path().join("ref"))?;
     let t = Target { dir: &build, shared_main: None };
-    let inputs = library_inputs(&b.built).unwrap_or_else(|| positional_inputs(&b.built));
+    let inputs = b.lib_args.clone().unwrap_or(b.args);
     let mut flags = cfg.wpd_flags.clone();
     flags.push(format!("-Wl,--wpd-linker={linker}"));
-    let l = wpd_link(&t, &format!("wpd-{short}"), &inputs, true, &flags, true)?;
+    let label = format!("wpd-{short}");
+    let l = wpd_link(&t, &label, &inputs, true, &flags, true)?;
     if let Some(r) = &l.run {
         same_run(&format!("wpd-ld --wpd-linker={linker}"), &reference, r)?;
     }
     check_expectations(&expect, LinkKind::Main(true), &l.report, &l.remarks)?;
-    let by = linked_by(&build.join(format!("wpd-{short}")))?;
+    let by = linked_by(&build.join(&label))?;
     if by != short {
         return Err(format!("--wpd-linker={linker}: the output looks linked by {by}"));
     }
-    Ok(())
+    let mut oracle = Oracle::new(&t);
+    oracle.check(&label, &inputs, &flags, &l.report)
 }
 
 /// `--wpd-jobs=1` and `--wpd-jobs=2` give byte-identical programs and the
@@ -980,13 +1470,18 @@ fn jobs_test(fx: &Fixture) -> Check {
     let cfg = load_config(fx)?;
     let b = build_fixture(fx, &cfg, &build, &[])?;
     let t = Target { dir: &build, shared_main: None };
-    let inputs = positional_inputs(&b.built);
+    let inputs = b.args;
     let mut outputs = Vec::new();
+    let mut oracle = Oracle::new(&t);
+    let mut oracle_failures = Vec::new();
     for jobs in [1, 2] {
         let label = format!("jobs{jobs}");
         let mut flags = cfg.wpd_flags.clone();
         flags.push(format!("-Wl,--wpd-jobs={jobs}"));
         let l = wpd_link(&t, &label, &inputs, true, &flags, false)?;
+        if let Err(e) = oracle.check(&label, &inputs, &flags, &l.report) {
+            oracle_failures.push(format!("[{label}] {e}"));
+        }
         if counter(&l.report, "total")? == counter(&l.report, "not_devirtualized")? {
             return Err(format!("{label}: nothing devirtualized, the comparison would prove little"));
         }
@@ -1007,6 +1502,55 @@ fn jobs_test(fx: &Fixture) -> Check {
     for key in ["decisions", "call_sites"] {
         if a.2.get(key) != b.2.get(key) {
             return Err(format!("the reports' `{key}` differ between --wpd-jobs=1 and --wpd-jobs=2"));
+        }
+    }
+    if oracle_failures.is_empty() { Ok(()) } else { Err(oracle_failures.join("\n\n")) }
+}
+
+/// The oracle is not vacuous: on the `archive` fixture's link, wpd-ld's
+/// list equals lld's, and the same report with a member left out, a member
+/// lld does not load added, two members swapped, or another flavor does
+/// not.
+fn oracle_self_test(fx: &Fixture) -> Check {
+    let cfg = load_config(fx)?;
+    let tmp = temp_dir("oracle-self-test")?;
+    let build = tmp.path().join("build");
+    let b = build_fixture(fx, &cfg, &build, &[])?;
+    let t = Target { dir: &build, shared_main: None };
+    let l = wpd_link(&t, "wpd", &b.args, true, &cfg.wpd_flags, false)?;
+    let mut oracle = Oracle::new(&t);
+    oracle.check("wpd", &b.args, &cfg.wpd_flags, &l.report)?;
+    let theirs = oracle.views.first().map(|(_, _, v)| v.clone()).ok_or("no oracle view")?;
+    let loaded: Vec<String> = wpd_tests::array(l.report.get("link_model").unwrap_or(&Value::Null), "loaded")
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_string))
+        .collect();
+    let members: Vec<usize> = (0..loaded.len()).filter(|&i| loaded[i].contains("libzoo.a(")).collect();
+    if members.len() < 2 {
+        return Err(format!("expected two libzoo.a members in link_model.loaded: {loaded:?}"));
+    }
+    let archive = loaded[members[0]].split("libzoo.a(").next().unwrap_or("").to_string() + "libzoo.a";
+    let mut dropped = loaded.clone();
+    dropped.remove(members[0]);
+    let mut added = loaded.clone();
+    added.insert(members[0], format!("{archive}(parrot.o)"));
+    let mut swapped = loaded.clone();
+    swapped.swap(members[0], members[1]);
+    let cases = [
+        ("a member left out", dropped, "lld", "only ld.lld:\n    "),
+        ("parrot.o added", added, "lld", "parrot.o"),
+        ("two members swapped", swapped, "lld", "another order"),
+        ("flavor bfd", loaded, "bfd", "link_model.flavor is bfd"),
+    ];
+    for (what, list, flavor, needle) in cases {
+        let mut report = l.report.clone();
+        report["link_model"]["loaded"] = Value::from(list);
+        report["link_model"]["flavor"] = Value::from(flavor);
+        let ours = oracle::from_report(&report, &build)?;
+        match oracle::compare(&ours, &theirs) {
+            Ok(_) => return Err(format!("{what}: the oracle found no difference")),
+            Err(e) if !e.contains(needle) => return Err(format!("{what}: expected `{needle}` in:\n{e}")),
+            Err(_) => {}
         }
     }
     Ok(())

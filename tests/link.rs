@@ -8,6 +8,8 @@
 //! use `$WPD_LD_BIN` when set, else `target/release/wpd-ld` (or
 //! `$CARGO_TARGET_DIR/release/wpd-ld`).
 
+pub mod oracle;
+
 use crate::{Built, CLANGXX, Check, Fixture, file_name, mkdir, read, repo_root, run_raw, show_cmd};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -68,26 +70,35 @@ pub fn positional_inputs(built: &Built) -> Vec<OsString> {
 /// as `-L<dir> -l<name>`, shared libraries with `-Wl,-rpath,<dir>` so the
 /// program finds them; `None` when the fixture has no library.
 pub fn library_inputs(built: &Built) -> Option<Vec<OsString>> {
-    let mut args = Vec::new();
+    library_args(&positional_inputs(built))
+}
+
+/// Link arguments with every path to a library (`lib<name>.a`,
+/// `lib<name>.so`) replaced by `-L<dir> -l<name>` (shared libraries also
+/// get `-Wl,-rpath,<dir>`), other arguments unchanged; `None` when no
+/// argument is a library.
+pub fn library_args(args: &[OsString]) -> Option<Vec<OsString>> {
+    let mut out = Vec::new();
     let mut found = false;
-    for p in &built.inputs {
+    for a in args {
+        let p = Path::new(a);
         let name = file_name(p);
-        let lib = name.strip_prefix("lib");
+        let lib = name.strip_prefix("lib").filter(|_| !a.to_string_lossy().starts_with('-'));
         let (archive, shared) = (lib.and_then(|n| n.strip_suffix(".a")), lib.and_then(|n| n.strip_suffix(".so")));
         match archive.or(shared) {
             Some(lib) => {
-                let dir = p.parent().unwrap_or(Path::new("."));
-                args.push(OsString::from(format!("-L{}", dir.display())));
-                args.push(OsString::from(format!("-l{lib}")));
+                let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                out.push(OsString::from(format!("-L{}", dir.display())));
+                out.push(OsString::from(format!("-l{lib}")));
                 if shared.is_some() {
-                    args.push(OsString::from(format!("-Wl,-rpath,{}", dir.display())));
+                    out.push(OsString::from(format!("-Wl,-rpath,{}", dir.display())));
                 }
                 found = true;
             }
-            None => args.push(p.clone().into_os_string()),
+            None => out.push(a.clone()),
         }
     }
-    found.then_some(args)
+    found.then_some(out)
 }
 
 /// `clang++-19 <LINK_FLAGS> --ld-path=<wpd-ld> [wpv] extra inputs -o out`,
@@ -135,6 +146,8 @@ pub struct RunResult {
     pub stdout: String,
     /// Its exit code (`None`: killed by a signal).
     pub code: Option<i32>,
+    /// The signal that killed it, if one did.
+    pub signal: Option<i32>,
 }
 
 impl RunResult {
@@ -142,7 +155,7 @@ impl RunResult {
     pub fn exit(&self) -> String {
         match self.code {
             Some(c) => format!("exit code {c}"),
-            None => "killed by a signal".into(),
+            None => format!("killed by signal {}", self.signal.unwrap_or(0)),
         }
     }
 }
@@ -174,7 +187,8 @@ pub fn run_program(program: &Path, dir: &Path) -> Check<RunResult> {
         }
     };
     let stdout = String::from_utf8_lossy(&read(&out_path)?).into_owned();
-    Ok(RunResult { stdout, code: status.code() })
+    use std::os::unix::process::ExitStatusExt;
+    Ok(RunResult { stdout, code: status.code(), signal: status.signal() })
 }
 
 /// Builds the fixture with `clang++-19 -O0` (no LTO, all sources in one
@@ -185,8 +199,16 @@ pub fn reference_run(fx: &Fixture, dir: &Path) -> Check<RunResult> {
     let mut cmd = Command::new(CLANGXX);
     cmd.current_dir(&fx.dir).arg("-O0").args(&fx.flags).args(&fx.sources).arg("-o").arg(&exe);
     crate::run(&mut cmd)?;
-    let r = run_program(&exe, dir)?;
-    if r.code != Some(0) {
+    reference_result(fx, run_program(&exe, dir)?)
+}
+
+/// Requires a fixture's `-O0` reference run to be usable: exit code 0 (a
+/// signal with a `killed` note) and some output.
+pub fn reference_result(fx: &Fixture, r: RunResult) -> Check<RunResult> {
+    // A fixture with a `killed` note dies by a signal on purpose (a trap
+    // the optimized program must keep); every other one exits 0.
+    let killed = fx.dir.join("killed").is_file();
+    if (killed && r.signal.is_none()) || (!killed && r.code != Some(0)) {
         return Err(format!("the -O0 reference build of {} ended with {}:\n{}", fx.name, r.exit(), r.stdout));
     }
     if r.stdout.is_empty() {
@@ -417,6 +439,23 @@ pub fn check_report(report: &Value, wpv: bool, output: &Path) -> Check {
                     "single_impl decisions devirtualize {single} call sites, call_sites.single_impl is {n}"
                 ));
             }
+        }
+    }
+    // The counts are the backends' outcomes; the plan predicted them, and
+    // any call site where the two differ is a bug, named here.
+    match report.get("mismatches").and_then(Value::as_array) {
+        None => errs.push("mismatches missing or not an array".into()),
+        Some(m) if !m.is_empty() => {
+            let lines: Vec<String> = m.iter().map(|l| l.as_str().unwrap_or("?").to_string()).collect();
+            errs.push(format!("plan and backend disagree on {} call site(s):\n    {}", m.len(), lines.join("\n    ")));
+        }
+        Some(_) => {}
+    }
+    for key in COUNTERS {
+        let planned = report.pointer(&format!("/planned/{key}")).and_then(Value::as_u64);
+        let done = report.pointer(&format!("/call_sites/{key}")).and_then(Value::as_u64);
+        if planned != done {
+            errs.push(format!("call_sites.{key} (backend) is {done:?}, planned.{key} (plan) is {planned:?}"));
         }
     }
     match report.pointer("/options/whole_program_visibility").and_then(Value::as_bool) {

@@ -8,11 +8,19 @@
 //! threads. `db_test` is left out: its output depends on compaction timing
 //! even at `-O0`.
 //!
+//! What each link loads (archive members of the leveldb library, shared
+//! libraries) must equal what lld loads in its own link of the same inputs
+//! (`--trace` of a `--thinlto-index-only` link, see `link::oracle`): the
+//! report's `link_model.loaded` against lld's list. `WPD_E2E_VERBOSE=1`
+//! prints the figures.
+//!
 //! Set `WPD_SKIP_REALWORLD=1` to skip (e.g. offline).
 
 use libtest_mimic::{Arguments, Trial};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use wpd_tests::link::oracle::{self, Flavor};
 use wpd_tests::link::wpd_ld_bin;
 use wpd_tests::{CLANGXX, Check, LLVM_AR, mkdir, run, temp_dir, write};
 
@@ -143,6 +151,7 @@ fn leveldb() -> Check {
         run(&mut ar)?;
     }
     let mut failures = Vec::new();
+    let mut compared = Vec::new();
     for t in TESTS {
         let stem = t.replace('/', "_");
         let reference = work.join(format!("{stem}.o0"));
@@ -153,20 +162,36 @@ fn leveldb() -> Check {
             .arg(&reference))?;
         let program = work.join(format!("{stem}.wpd"));
         let report = work.join(format!("{stem}.json"));
+        let inputs: Vec<OsString> = vec![
+            work.join("lto").join(format!("{stem}.o")).into(),
+            format!("-L{}", work.display()).into(),
+            "-lleveldb_lto".into(),
+            "-lpthread".into(),
+        ];
         run(Command::new(CLANGXX)
+            .current_dir(work)
             .args(["-O2", "-flto=thin"])
             .arg(format!("--ld-path={}", wpd_ld.display()))
             .arg("-Wl,--lto-whole-program-visibility")
             .arg(format!("-Wl,--wpd-report={}", report.display()))
-            .arg(work.join("lto").join(format!("{stem}.o")))
-            .arg(format!("-L{}", work.display()))
-            .args(["-lleveldb_lto", "-lpthread", "-o"])
+            .args(&inputs)
+            .arg("-o")
             .arg(&program))?;
         let want = run_test(&reference, &work.join("tmp"))?;
         let got = run_test(&program, &work.join("tmp"))?;
         let r: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
         let single = r["call_sites"]["single_impl"].as_u64().unwrap_or(0);
+        // What the link loaded, against lld's own link of the same inputs.
+        let out = work.join(format!("{stem}.oracle"));
+        match oracle::oracle_link(Flavor::Lld, work, &inputs, &out, true).and_then(|theirs| {
+            let ours = oracle::from_report(&r, work)
+                .map_err(|e| format!("{e}; ld.lld loaded {}:\n{}", oracle::describe(&theirs), theirs.listing()))?;
+            oracle::compare(&ours, &theirs)
+        }) {
+            Ok(c) => compared.push(c),
+            Err(e) => failures.push(format!("{t}: oracle: {e}")),
+        }
         if want != got {
             failures.push(format!(
                 "{t}: -O0 exit {} vs wpd exit {}\n--- -O0\n{}\n--- wpd\n{}",
@@ -177,6 +202,18 @@ fn leveldb() -> Check {
         } else if single == 0 {
             failures.push(format!("{t}: nothing devirtualized (report: {})", r["call_sites"]));
         }
+    }
+    if std::env::var_os("WPD_E2E_VERBOSE").is_some_and(|v| v != "0" && !v.is_empty()) {
+        let sum = |f: fn(&oracle::Compared) -> usize| compared.iter().map(f).sum::<usize>();
+        eprintln!(
+            "oracle: {} wpd-ld links checked against lld: {} equal ({} archive members, {} shared libraries, {} objects), {} failed",
+            TESTS.len(),
+            compared.len(),
+            sum(|c| c.members),
+            sum(|c| c.libraries),
+            sum(|c| c.objects),
+            TESTS.len() - compared.len()
+        );
     }
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
 }

@@ -17,9 +17,17 @@ fn llvm_config(arg: &str) -> String {
 
 fn main() {
     println!("cargo:rerun-if-changed=shim/shim.cpp");
+    println!("cargo:rerun-if-changed=shim/codegen.cpp");
+    println!("cargo:rerun-if-changed=shim/symtab.cpp");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
-    build.cpp(true).file("shim/shim.cpp").flag("-fno-rtti").warnings(false);
+    build
+        .cpp(true)
+        .file("shim/shim.cpp")
+        .file("shim/codegen.cpp")
+        .file("shim/symtab.cpp")
+        .flag("-fno-rtti")
+        .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {
         // Our shim wants -O2 from cc and its own warning set; keep includes,
         // defines and the language standard from llvm-config.

@@ -5,13 +5,17 @@
 #   ./repro.sh            # build everything, compare every link with -O0
 #   WPD_LD=/abs/wpd-ld ./repro.sh
 #   SAN=1 ./repro.sh      # also build -O0 with ASan+UBSan (is the program UB-free?)
+#   SAN=never ./repro.sh  # not even after a failure (which builds it by default)
 #   LLD=0 ./repro.sh      # skip the informational lld ThinLTO link
 #   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
 #
-# Reads config.sh (TUS="mode:file ...", SPLIT, HIDDEN, NATIVE, SHARED, ARCHIVE:
-# non-main TUs go into libfzar.a, linked as -L. -lfzar; OPT: -O level of every
-# non-reference compile and link; DEBUG: -g; NORTTI: -fno-rtti; LINKER: lld,
-# bfd or gold behind wpd-ld; SPECULATE: --wpd-speculate= value or empty).
+# Reads config.sh (TUS="mode:file ...", mode lto, native, shared or untyped:
+# bitcode without type metadata, -emit-llvm -fno-rtti without -flto; SPLIT,
+# HIDDEN, NATIVE, SHARED, ARCHIVE: non-main TUs go into libfzar.a, linked as
+# -L. -lfzar; OPT: -O level of every non-reference compile and link; DEBUG:
+# -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
+# --wpd-speculate= value or empty; TRAP=1: the program ends in
+# __builtin_trap(), so every build must die of SIGILL, exit status 132).
 # Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_lld; reports
 # r_wpv.json and r_nowpv.json; remarks in p_wpv.link.err / p_nowpv.link.err.
 # Last line: RESULT wpv=<st> nowpv=<st> lld=<st> san=<st>, where st is ok,
@@ -20,6 +24,8 @@
 # reference itself could not be built or run (generator bug), 3 the
 # sanitized -O0 build disagrees or reports (generator UB).
 cd "$(dirname "$0")" || exit 2
+ulimit -c 0 2>/dev/null   # SIGILL of TRAP=1 programs: no core files
+TRAP=0
 . ./config.sh
 WPD_LD=${WPD_LD:-@WPD_LD@}
 SAN=${SAN:-0}
@@ -39,6 +45,12 @@ case ${LINKER:-lld} in bfd) WPDX+=(-Wl,--wpd-linker=/usr/bin/ld.bfd) ;; gold) WP
 [ -n "${SPECULATE:-}" ] && WPDX+=("-Wl,--wpd-speculate=$SPECULATE")
 
 say() { echo "$*" >&2; }
+rcname() { # name -> "rc" or "rc (SIGNAME)"
+    local rc; rc=$(cat "$1.rc")
+    if [ "$rc" = 124 ]; then echo "124 (timeout)"
+    elif [ "$rc" -gt 128 ]; then echo "$rc (SIG$(kill -l $((rc - 128))))"
+    else echo "$rc"; fi
+}
 run() { # name -> name.out name.err name.rc
     timeout "$RUN_TIMEOUT" "./$1" >"$1.out" 2>"$1.err"
     echo $? >"$1.rc"
@@ -55,6 +67,9 @@ for tu in $TUS; do
     case $mode in
     lto)    say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
+            if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;
+    untyped) say "+ $CXX $STD $OPT -emit-llvm -fno-rtti ${VIS[*]} -c $f -o ${f%.cpp}.o"
+            $CXX $STD "$OPT" -emit-llvm -fno-rtti "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
             if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;
     native) say "+ $CXX $STD $OPT ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "$OPT" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
@@ -74,7 +89,9 @@ fi
 say "+ $CXX $STD -O0 ${srcs[*]} -o ref"
 $CXX $STD -O0 "${srcs[@]}" -o ref || exit 2
 run ref
-if [ "$(cat ref.rc)" -ge 124 ]; then say "reference timed out or crashed (rc $(cat ref.rc))"; exit 2; fi
+if [ "$TRAP" = 1 ]; then
+    [ "$(cat ref.rc)" = 132 ] || { say "reference should die of SIGILL (rc 132), got rc $(cat ref.rc)"; exit 2; }
+elif [ "$(cat ref.rc)" -ge 124 ]; then say "reference timed out or crashed (rc $(cat ref.rc))"; exit 2; fi
 
 link_wpd() { # name, extra flags...
     local name=$1; shift
@@ -103,7 +120,7 @@ if [ "$LLD" = 1 ]; then
 fi
 
 st_san=skip
-if [ "$SAN" = 1 ] || [ "$st_wpv" != ok ] || [ "$st_nowpv" != ok ]; then
+if [ "$SAN" = 1 ] || { [ "$SAN" != never ] && { [ "$st_wpv" != ok ] || [ "$st_nowpv" != ok ]; }; }; then
     say "+ $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all ${srcs[*]} -o ref_san"
     if $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all "${srcs[@]}" -o ref_san; then
         ASAN_OPTIONS=detect_leaks=0 run ref_san
@@ -115,7 +132,7 @@ fi
 
 for n in p_wpv p_nowpv p_lld; do
     [ -f $n.out ] && ! same $n && diff ref.out $n.out | head -5 | sed "s/^/$n: /" >&2
-    [ -f $n.rc ] && ! cmp -s ref.rc $n.rc && echo "$n: exit $(cat $n.rc), expected $(cat ref.rc)" >&2
+    [ -f $n.rc ] && ! cmp -s ref.rc $n.rc && echo "$n: exit $(rcname $n), expected $(rcname ref)" >&2
 done
 echo "RESULT wpv=$st_wpv nowpv=$st_nowpv lld=$st_lld san=$st_san"
 [ "$st_san" != ok ] && [ "$st_san" != skip ] && exit 3

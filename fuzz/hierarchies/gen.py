@@ -4,8 +4,15 @@
 Writes a multi-TU C++20 program into --out (deterministic from --seed):
   h1.hpp, h2.hpp   header classes (inline/comdat vtables or key functions)
   main.cpp, t1.cpp..tK.cpp
-  config.sh        build configuration read by run.sh (TU modes, flags)
+  config.sh        build configuration read by run.sh (TU modes, flags,
+                   SHAPES, TRAP)
   summary.txt      human-readable description of the hierarchy
+
+Besides the random hierarchy, each seed switches on some shapes (SHAPES
+below, README.md "Shapes"): merged calls, pure calls through several bases,
+constant vtable addresses, explicit destructor calls after placement new,
+trap-only overrides, non-ASCII names and an untyped (-fno-rtti, no type
+metadata) TU.
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -17,7 +24,9 @@ class appears once as a subobject (no ambiguous bases).
 import argparse
 import os
 import random
+import re
 import sys
+from contextlib import contextmanager
 
 TYPES = ['bool', 'char', 'short', 'int', 'long', 'unsigned']
 RANGE = {
@@ -29,6 +38,10 @@ RANGE = {
     'unsigned': (0, 100000),
 }
 STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
+# Shapes beyond the random hierarchy (README.md, "Shapes"); each is switched
+# on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
+SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
+          'unicode', 'untyped']
 
 
 def lit(t, v):
@@ -87,6 +100,7 @@ class Cls:
         self.final_methods = set()
         self.dtor = None          # None (implicit), 'inline', 'outline'
         self.children = []
+        self.named_local = False  # untyped shape: a named (not anonymous) class of one TU
 
     @property
     def header(self):
@@ -451,6 +465,28 @@ class Gen:
         self.speculate = cr.choices(['', '2', 'off'], [6, 3, 1])[0]
         if a.opt:
             self.opt = a.opt
+        # shapes, from their own generator (a seed without any keeps the
+        # program it had before shapes existed)
+        sr = random.Random(self.seed * 104729 + 3)
+        on = set()
+        for name, p in (('merged-calls', 0.35), ('multi-base', 0.35), ('const-vtable', 0.35),
+                        ('placement-dtor', 0.35), ('trap', 0.3), ('unicode', 0.3), ('untyped', 0.3)):
+            if sr.random() < p:
+                on.add(name)
+        if 'trap' in on:
+            on.discard('trap')
+            on.add('trap-called' if sr.random() < 0.5 else 'trap-uncalled')
+        if a.shapes is not None:
+            on = set(a.shapes)
+        self.shapes = [x for x in SHAPES if x in on]
+        self.untyped = None
+        if 'untyped' in self.shapes:
+            cands = [t for t in range(1, self.ntu) if self.tu_mode[t] == 'lto']
+            if cands:
+                self.untyped = random.Random(self.seed * 104729 + 5).choice(cands)
+                self.tu_mode[self.untyped] = 'untyped'
+            else:
+                self.shapes.remove('untyped')
 
         # header classes
         nh = r.randint(4, 11)
@@ -495,6 +531,18 @@ class Gen:
         for c in self.concrete:
             if c.header and self.constexpr_ok(c) and r.random() < 0.35:
                 self.globals.append((c, 'g_%s' % c.name, r.randint(1, 50), r.randrange(self.ntu)))
+        if self.untyped is not None:
+            # -fno-rtti there: no key function may live there (its typeinfo
+            # would be missing for the TUs that reference it)
+            ur = random.Random(self.seed * 104729 + 7)
+            others = [t for t in range(self.ntu) if self.tu_mode[t] == 'lto'] or [0]
+            for c in self.classes:
+                if c.header and c.home == self.untyped:
+                    c.home = ur.choice(others)
+            if not self.shape_untyped_classes(self.untyped):
+                self.shapes.remove('untyped')
+                self.tu_mode[self.untyped] = 'lto'
+                self.untyped = None
 
     # ------------------------------------------------------------- emission
     def ctor(self, c):
@@ -612,6 +660,7 @@ class Gen:
 
     def emit(self):
         r = self.r
+        self.build_shapes()
         hdr = [c for c in self.classes if c.header]
         split_at = max(1, len(hdr) // 2)
         h1 = ['#pragma once', '#include <cstdio>', '#include <new>', '',
@@ -639,6 +688,8 @@ class Gen:
         anon_tus = sorted(set(c.anon_tu for c in anon))
         for t in anon_tus:
             h2.append('unsigned long run_anon_t%d(unsigned long x);' % t)
+        if self.f_hdr:
+            h2 += ['', '// shapes: %s' % ' '.join(self.shapes)] + self.f_hdr
         self.out['h1.hpp'] = '\n'.join(h1) + '\n'
         self.out['h2.hpp'] = '\n'.join(h2) + '\n'
 
@@ -653,9 +704,13 @@ class Gen:
             tus[t].append('constinit %s %s{%dul};' % (c.name, g, s))
         for t in anon_tus:
             here = [c for c in anon if c.anon_tu == t]
+            for c in here:
+                if c.named_local:   # untyped shape: a named class of this TU only
+                    tus[t].append(self.class_def(c))
             tus[t].append('namespace {')
             for c in here:
-                tus[t].append(self.class_def(c))
+                if not c.named_local:
+                    tus[t].append(self.class_def(c))
                 tus[t].append(self.driver(c, True))
             tus[t].append('} // namespace')
             for c, v in anon_factories:
@@ -681,6 +736,8 @@ class Gen:
             body.append('}')
             tus[t].extend(body)
 
+        for t in range(self.ntu):
+            tus[t].extend(self.f_tu[t])
         # main
         m = tus[0]
         m.append('int main() {')
@@ -758,8 +815,10 @@ class Gen:
             m.append('  }')
         for t in anon_tus:
             m.append('  total = mix(total, run_anon_t%d(%dul));' % (t, r.randint(0, 99)))
+        m.extend(self.f_main)
         m.append('  std::printf("dtors %lu\\n", g_dtors);')
         m.append('  std::printf("total %lu\\n", total);')
+        m.extend(self.f_tail)
         m.append('  return static_cast<int>(total % 61ul);')
         m.append('}')
         for t in range(self.ntu):
@@ -771,6 +830,7 @@ class Gen:
         for t in range(self.ntu):
             name = 'main.cpp' if t == 0 else 't%d.cpp' % t
             tl.append('%s:%s' % (self.tu_mode[t], name))
+        trap = 'trap-called' in self.shapes
         cfg = ['# generated by gen.py --seed %d' % self.seed,
                'TUS="%s"' % ' '.join(tl),
                'SPLIT=%d' % (1 if self.split else 0),
@@ -782,7 +842,9 @@ class Gen:
                'DEBUG=%d' % (1 if self.debug else 0),
                'NORTTI=%d' % (1 if self.nortti else 0),
                'LINKER=%s' % self.linker,
-               'SPECULATE=%s' % self.speculate]
+               'SPECULATE=%s' % self.speculate,
+               'SHAPES="%s"' % ' '.join(self.shapes),
+               'TRAP=%d' % (1 if trap else 0)]
         self.out['config.sh'] = '\n'.join(cfg) + '\n'
         # summary
         s = []
@@ -796,13 +858,711 @@ class Gen:
                                                          for k in sorted(c.defs))))
         s.append('TU modes: ' + ' '.join(tl))
         s.append('split=%d hidden=%d archive=%d' % (self.split, self.hidden, self.archive))
+        s.append('shapes: %s' % (' '.join(self.shapes) or '-'))
         self.out['summary.txt'] = '\n'.join(s) + '\n'
+
+
+    # ------------------------------------------------------------ new shapes
+    # Each shape draws from its own generator (seeded by the seed and the
+    # shape's name), and a seed without any new shape writes exactly the
+    # program it wrote before shapes existed. Shapes add their classes to
+    # h2.hpp (FC below), their functions to chosen TUs, and one guarded call
+    # of run_<shape><k>() to main.
+
+    @contextmanager
+    def using(self, rng):
+        """Runs the body with self.r = rng (so body(), expr() ... draw from it)."""
+        saved = self.r
+        self.r = rng
+        try:
+            yield
+        finally:
+            self.r = saved
+
+    def frng(self, shape, k=0):
+        return random.Random('%d:%s:%d' % (self.seed, shape, k))
+
+    def pick_tu(self, rng, exclude=(), code=False):
+        """A TU for shape code: mostly an LTO TU, sometimes any other; the
+        untyped TU (-fno-rtti) only for functions (code=True), never for
+        member functions (a key function there would lose its typeinfo)."""
+        if not code and self.untyped is not None:
+            exclude = tuple(exclude) + (self.untyped,)
+        lto = [t for t in range(self.ntu) if self.tu_mode[t] == 'lto' and t not in exclude]
+        anyt = [t for t in range(self.ntu) if t not in exclude]
+        if lto and (rng.random() < 0.8 or not anyt):
+            return rng.choice(lto)
+        return rng.choice(anyt or list(range(self.ntu)))
+
+    def fexpr(self, rng, ret, params, fields, style):
+        """Return expression of a shape method: const, expr (arguments only)
+        or this (arguments and fields)."""
+        pl = ['static_cast<unsigned long>(a%d)' % i for i in range(len(params))]
+        with self.using(rng):
+            if style == 'const' or (style == 'expr' and not pl):
+                return lit(ret, max(RANGE[ret][0], min(RANGE[ret][1], rng.randint(0, 9))))
+            if style == 'expr':
+                return cast_from_ul(ret, self.expr(3, pl))
+            return cast_from_ul(ret, self.expr(3, pl + ['this->%s' % f for f in fields] or ['3ul']))
+
+    def kargs(self, rng, params):
+        return ', '.join(lit(t, rng.randint(0, 5) if rng.random() < 0.6 else rng.randint(*RANGE[t]))
+                         for t in params)
+
+    def vargs(self, params, base):
+        out = []
+        for i, t in enumerate(params):
+            e = '(%s + %dul)' % (base, i * 3 + 1)
+            out.append('static_cast<bool>(%s & 1ul)' % e if t == 'bool' else 'static_cast<%s>(%s)' % (t, e))
+        return ', '.join(out)
+
+    def emit_fc(self, fc):
+        self.f_hdr.append(fc.text())
+        for t, text in fc.outline:
+            self.f_tu[t].append(text)
+
+    def factory(self, fc, view, t):
+        self.f_hdr.append('%s *make_%s(unsigned long s);' % (view, fc.name))
+        self.f_tu[t].append('%s *make_%s(unsigned long s) { return new %s(s); }' % (view, fc.name, fc.name))
+        return 'make_%s' % fc.name
+
+    def declare_run(self, name, t, lines):
+        self.f_hdr.append('unsigned long %s(unsigned long x);' % name)
+        self.f_tu[t].append('unsigned long %s(unsigned long x) {' % name)
+        self.f_tu[t].extend('  ' + ln for ln in lines)
+        self.f_tu[t].append('}')
+
+    def shape_root(self, rng, name, fields, ret, params, mname, pure_p, home, attr='', cv='', pad=False):
+        """A root with a virtual destructor and virtual mname (pure with
+        probability pure_p); pad puts another virtual before it (another
+        slot offset)."""
+        fc = FC(self, name, [])
+        fc.fields = fields
+        fc.dtor(home=home if rng.random() < 0.5 else None, virtual=True)
+        if pad:
+            fc.method('unsigned long', 'pad_%s' % name, ['unsigned long'], '{ return a0 + %dul; }' % rng.randint(0, 9),
+                      virtual=True)
+        if rng.random() < pure_p:
+            fc.method(ret, mname, params, 'PURE', virtual=True, attr=attr, cv=cv)
+            return fc, True
+        fc.method(ret, mname, params, '{ return %s; }' % self.fexpr(rng, ret, params, fields,
+                                                                   rng.choice(['const', 'expr', 'this'])),
+                  virtual=True, attr=attr, cv=cv, home=home if rng.random() < 0.5 else None)
+        return fc, False
+
+    def shape_merged(self, k):
+        """Calls through two or three (possibly unrelated) classes with one
+        signature in the two arms of a conditional inside a loop: clang -O2
+        sinks them into one call whose type tests meet in a select/phi
+        feeding one llvm.assume."""
+        rng = self.frng('merged-calls', k)
+        ret = rng.choice(TYPES)
+        params = [rng.choice(TYPES) for _ in range(rng.choice([1, 1, 2]))]
+        mname = 'mg%d' % k
+        t_cls, t_fac, t_loop, t_run = self.pick_tu(rng), self.pick_tu(rng, code=True), \
+            self.pick_tu(rng, code=True), self.pick_tu(rng, code=True)
+        nroots = rng.choice([2, 2, 3])
+        related = rng.random() < 0.3
+        roots, concrete = [], []   # concrete[j]: concrete class names usable as roots[j]
+        pure0 = False
+        for j in range(nroots):
+            rn = 'Mg%d%s' % (k, 'ABC'[j])
+            fields = ['f%s' % rn.lower()]
+            if j == 1 and related:
+                # B derives from A: the same method through two static types
+                fc = FC(self, rn, [roots[0]])
+                fc.fields = fields
+                fc.dtor(home=None, virtual=False)
+                if pure0 or rng.random() < 0.6:
+                    fc.method(ret, mname, params, '{ return %s; }' % self.fexpr(rng, ret, params, fields, 'this'),
+                              override=True)
+                concrete[0].append(rn)
+                concrete.append([rn])
+            else:
+                fc, pure = self.shape_root(rng, rn, fields, ret, params, mname, 0.3, t_cls,
+                                           pad=rng.random() < 0.4)
+                pure0 = pure0 or (j == 0 and pure)
+                concrete.append([] if pure else [rn])
+            roots.append(fc)
+            self.emit_fc(fc)
+        subs = []
+        for j in range(nroots):
+            for s in range(rng.choice([1, 1, 2])):
+                sn = '%s%d' % (roots[j].name, s + 1)
+                fc = FC(self, sn, [roots[j]])
+                fc.fields = ['f%s' % sn.lower()]
+                fc.dtor(home=None, virtual=False)
+                uniform = rng.random() < 0.3
+                body = '{ return %s; }' % (lit(ret, 1) if uniform else
+                                           self.fexpr(rng, ret, params, fc.fields, rng.choice(['const', 'expr', 'this'])))
+                fc.method(ret, mname, params, body, override=True, home=t_cls if rng.random() < 0.4 else None)
+                if rng.random() < 0.2:
+                    fc.final = True
+                self.emit_fc(fc)
+                subs.append(fc)
+                concrete[j].append(sn)
+                if j == 1 and related:
+                    concrete[0].append(sn)
+        makers = {}
+        for fc in roots + subs:
+            if any(fc.name in cs for cs in concrete):
+                makers[fc.name] = self.factory(fc, fc.name, t_fac)
+        names = 'abc'[:nroots]
+        sig = ', '.join('%s &%s' % (roots[j].name, names[j]) for j in range(nroots))
+        loop = ['unsigned long mg%d_loop(%s, unsigned long n) {' % (k, sig), '  unsigned long s = %dul;' % k,
+                '  for (unsigned long i = 0; i < n; ++i) {']
+        args = self.vargs(params, 'i') if rng.random() < 0.6 else self.kargs(rng, params)
+        call = ['%s.%s(%s)' % (names[j], mname, args) for j in range(nroots)]
+        form = rng.choice(['ternary', 'if'])
+        if nroots == 2 and form == 'ternary':
+            loop.append('    s = mix(s, static_cast<unsigned long>((i & 1ul) ? %s : %s));' % (call[0], call[1]))
+        elif nroots == 2:
+            loop.append('    if ((i & 1ul) != 0ul) s += static_cast<unsigned long>(%s);' % call[0])
+            loop.append('    else s += static_cast<unsigned long>(%s);' % call[1])
+        elif form == 'ternary':
+            loop.append('    s = mix(s, static_cast<unsigned long>(i %% 3ul == 0ul ? %s : i %% 3ul == 1ul ? %s : %s));'
+                        % tuple(call))
+        else:
+            loop.append('    switch (i % 3ul) {')
+            for j in range(3):
+                loop.append('    %s: s += static_cast<unsigned long>(%s); break;'
+                            % ('case %dul' % j if j < 2 else 'default', call[j]))
+            loop.append('    }')
+        loop += ['  }', '  return s;', '}']
+        self.f_hdr.append('unsigned long mg%d_loop(%s, unsigned long n);' % (k, sig))
+        self.f_tu[t_loop].extend(loop)
+        run = ['unsigned long h = 0;']
+        for rep in range(rng.choice([1, 2])):
+            picks = [rng.choice(concrete[j]) for j in range(nroots)]
+            for j, p in enumerate(picks):
+                run.append('%s *%s%d = %s(x + %dul);' % (roots[j].name, names[j], rep, makers[p], j + rep))
+            run.append('h = mix(h, mg%d_loop(%s, %dul));' % (k, ', '.join('*%s%d' % (names[j], rep)
+                                                                         for j in range(nroots)), rng.randint(3, 9)))
+            run.append('std::printf("merged%d.%d %%lu\\n", h);' % (k, rep))
+            for j in range(nroots):
+                run.append('delete %s%d;' % (names[j], rep))
+        # the same through classes of the random hierarchy, when two of them
+        # have a method of one name and signature (inherited or twins)
+        hcands = []
+        hconc = [c for c in self.concrete if c.header]
+        hdr = [c for c in self.classes if c.header]
+        for x in hdr:
+            for y in hdr:
+                if x is y:
+                    continue
+                cx = [c for c in hconc if x in self.anc_or_self(c)]
+                cy = [c for c in hconc if y in self.anc_or_self(c)]
+                if not cx or not cy:
+                    continue
+                for mx in self.scope(x):
+                    for my in self.scope(y):
+                        if mx.name == my.name and mx.ret == my.ret and mx.params == my.params:
+                            hcands.append((x, y, mx, cx, cy))
+        if hcands and rng.random() < 0.7:
+            x, y, mx, cx, cy = rng.choice(hcands)
+            hl = ['unsigned long mgh%d_loop(%s &a, %s &b, unsigned long n) {' % (k, x.name, y.name),
+                  '  unsigned long s = 0;', '  for (unsigned long i = 0; i < n; ++i)']
+            args = self.vargs(mx.params, 'i') if rng.random() < 0.6 else self.kargs(rng, mx.params)
+            hl.append('    s = mix(s, static_cast<unsigned long>((i & 1ul) ? a.%s(%s) : b.%s(%s)));'
+                      % (mx.name, args, mx.name, args))
+            hl += ['  return s;', '}']
+            self.f_hdr.append('unsigned long mgh%d_loop(%s &a, %s &b, unsigned long n);' % (k, x.name, y.name))
+            self.f_tu[self.pick_tu(rng, code=True)].extend(hl)
+            px, py = rng.choice(cx), rng.choice(cy)
+            run += ['%s *p = make_%s(x);' % (px.name, px.name), '%s *q = make_%s(x + 1ul);' % (py.name, py.name),
+                    'h = mix(h, mgh%d_loop(*p, *q, %dul));' % (k, rng.randint(3, 6)),
+                    'std::printf("merged%d.h %%lu\\n", h);' % k, 'delete p;', 'delete q;']
+        run.append('return h;')
+        self.declare_run('run_mg%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_mg%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_multibase(self, k):
+        """[[gnu::pure]]/[[gnu::const]] const virtual calls on one object
+        through several (primary) bases in one function: GVN reuses one
+        loaded vtable pointer, tested by two type tests that both dominate
+        the second call."""
+        rng = self.frng('multi-base', k)
+        t_cls, t_fac, t_fn, t_run = self.pick_tu(rng), self.pick_tu(rng, code=True), \
+            self.pick_tu(rng, code=True), self.pick_tu(rng, code=True)
+        rp, pp = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([1, 1, 2]))]
+        rq, pq = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([1, 2]))]
+        ap = '[[gnu::pure]] '
+        aq = rng.choice(['[[gnu::const]] ', '[[gnu::pure]] '])
+        qstyles = ['const', 'expr'] if 'const' in aq else ['const', 'expr', 'this']
+        pa, pb = 'Pm%dA' % k, 'Pm%dB' % k
+        a = FC(self, pa, [])
+        a.fields = ['f%s' % pa.lower()]
+        a.dtor(home=t_cls if rng.random() < 0.4 else None, virtual=True)
+        a_pure = rng.random() < 0.3
+        a.method(rp, 'p%d' % k, pp, 'PURE' if a_pure else
+                 '{ return %s; }' % self.fexpr(rng, rp, pp, a.fields, 'this'), virtual=True, attr=ap, cv=' const')
+        a.method(rq, 'q%d' % k, pq, '{ return %s; }' % self.fexpr(rng, rq, pq, a.fields, rng.choice(qstyles)),
+                 virtual=True, attr=aq, cv=' const', home=t_cls if rng.random() < 0.4 else None)
+        self.emit_fc(a)
+        b = FC(self, pb, [a])
+        b.fields = ['f%s' % pb.lower()]
+        b.dtor(home=None, virtual=False)
+        b.method(rp, 'p%d' % k, pp, '{ return %s; }' % self.fexpr(rng, rp, pp, b.fields + a.fields, 'this'),
+                 override=True, attr=ap, cv=' const', home=t_cls if rng.random() < 0.5 else None)
+        self.emit_fc(b)
+        x = None
+        if rng.random() < 0.4:
+            x = FC(self, 'Pm%dX' % k, [])
+            x.fields = ['fpm%dx' % k]
+            x.dtor(home=None, virtual=True)
+            x.method('int', 'x%d' % k, ['int'], '{ return a0 + %d; }' % rng.randint(0, 9), virtual=True, attr=ap,
+                     cv=' const')
+            self.emit_fc(x)
+        leaves = [b]
+        for s in range(rng.choice([1, 2])):
+            bases = [b] + ([x] if x is not None and s == 0 else [])
+            c = FC(self, 'Pm%dC%d' % (k, s), bases)
+            c.fields = ['fpm%dc%d' % (k, s)]
+            c.dtor(home=None, virtual=False)
+            if rng.random() < 0.7:
+                c.method(rp, 'p%d' % k, pp, '{ return %s; }' % self.fexpr(rng, rp, pp, c.fields, rng.choice(
+                    ['const', 'expr', 'this'])), override=True, attr=ap, cv=' const')
+            if rng.random() < 0.6:
+                c.method(rq, 'q%d' % k, pq, '{ return %s; }' % self.fexpr(rng, rq, pq, c.fields, rng.choice(qstyles)),
+                         override=True, attr=aq, cv=' const', home=t_cls if rng.random() < 0.3 else None)
+            if x is not None and s == 0 and rng.random() < 0.7:
+                c.method('int', 'x%d' % k, ['int'], '{ return a0 * %d; }' % rng.randint(1, 9), override=True,
+                         attr=ap, cv=' const')
+            self.emit_fc(c)
+            leaves.append(c)
+        makers = [(fc, self.factory(fc, pb, t_fac)) for fc in leaves]
+        ul = 'static_cast<unsigned long>'
+        fn = ['unsigned long pm%d(const %s *b, unsigned long x) {' % (k, pb),
+              '  unsigned long r = %s(b->p%d(%s)) + %s(static_cast<const %s *>(b)->p%d(%s));'
+              % (ul, k, self.kargs(rng, pp), ul, pa, k, self.kargs(rng, pp)),
+              '  r = mix(r, %s(b->q%d(%s)) ^ %s(static_cast<const %s *>(b)->q%d(%s)));'
+              % (ul, k, self.vargs(pq, 'x'), ul, pa, k, self.vargs(pq, 'x')),
+              '  return mix(r, %s(static_cast<const %s *>(b)->p%d(%s)));' % (ul, pa, k, self.vargs(pp, 'x')),
+              '}']
+        self.f_hdr.append('unsigned long pm%d(const %s *b, unsigned long x);' % (k, pb))
+        self.f_tu[t_fn].extend(fn)
+        run = ['unsigned long h = 0;']
+        objs = [(fc, mk) for fc, mk in makers if not (fc is b and a_pure and 'p%d' % k not in b.defined)]
+        run.append('%s *objs[%d] = {%s};' % (pb, len(objs), ', '.join('%s(x + %dul)' % (mk, i)
+                                                                      for i, (fc, mk) in enumerate(objs))))
+        run.append('for (unsigned i = 0; i < %du; ++i) h = mix(h, pm%d(objs[i], x + i));' % (len(objs), k))
+        if x is not None:
+            c0 = leaves[1]
+            xf = ['unsigned long pmx%d(const %s *c) {' % (k, c0.name),
+                  '  return %s(c->p%d(%s)) + %s(static_cast<const %s *>(c)->p%d(%s)) +'
+                  % (ul, k, self.kargs(rng, pp), ul, pa, k, self.kargs(rng, pp)),
+                  '         %s(static_cast<const %s *>(c)->x%d(3)) + %s(c->x%d(4));' % (ul, x.name, k, ul, k),
+                  '}']
+            self.f_hdr.append('unsigned long pmx%d(const %s *c);' % (k, c0.name))
+            self.f_tu[t_fn].extend(xf)
+            run.append('{ %s *c = new %s(x); h = mix(h, pmx%d(c)); delete c; }' % (c0.name, c0.name, k))
+        run.append('std::printf("multi%d %%lu\\n", h);' % k)
+        run.append('for (unsigned i = 0; i < %du; ++i) delete objs[i];' % len(objs))
+        run.append('return h;')
+        self.declare_run('run_pm%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_pm%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_constvt(self, k):
+        """Base *s = new Derived; s->m(); in two functions of one TU, each
+        calling another slot, Derived's vtable defined in another TU (key
+        function): after inlining the constructor the type tests test the
+        constant address point."""
+        rng = self.frng('const-vtable', k)
+        t_key = self.pick_tu(rng)
+        t_call = self.pick_tu(rng, exclude=(t_key,), code=True)
+        kb, kd = 'Kv%dB' % k, 'Kv%dD' % k
+        nslots = rng.choice([2, 2, 3])
+        sigs = [(rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 2]))]) for _ in range(nslots)]
+        base = FC(self, kb, [])
+        base.fields = ['fkv%db' % k]
+        # mostly k0 first: its slot is at the address point, so its load uses
+        # the very constant the type tests test
+        dtor_first = self.frng('const-vtable-dtor', k).random() < 0.3
+        if dtor_first:
+            base.dtor(home=None, virtual=True)
+        kb_home = self.pick_tu(rng) if rng.random() < 0.4 else None
+        for i, (ret, ps) in enumerate(sigs):
+            if rng.random() < 0.25:
+                base.method(ret, 'k%d' % i, ps, 'PURE', virtual=True)
+            else:
+                base.method(ret, 'k%d' % i, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, base.fields, 'this'),
+                            virtual=True, home=kb_home)
+        if not dtor_first:
+            base.dtor(home=None, virtual=True)
+        self.emit_fc(base)
+        d = FC(self, kd, [base])
+        d.fields = ['fkv%dd' % k]
+        for i, (ret, ps) in enumerate(sigs):
+            d.method(ret, 'k%d' % i, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, d.fields + base.fields,
+                                                                       rng.choice(['const', 'expr', 'this'])),
+                     override=True, home=t_key)
+        d.dtor(home=t_key if rng.random() < 0.5 else None, virtual=False)
+        self.emit_fc(d)
+        others = []
+        if rng.random() < 0.5:
+            e = FC(self, 'Kv%dE' % k, [base])
+            for i, (ret, ps) in enumerate(sigs):
+                e.method(ret, 'k%d' % i, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, [], 'expr'), override=True)
+            e.dtor(home=None, virtual=False)
+            self.emit_fc(e)
+            others.append(e)
+        fns = []
+        slots = list(range(nslots))
+        rng.shuffle(slots)
+        for n, i in enumerate(slots):
+            ret, ps = sigs[i]
+            static = kb if n < 2 or rng.random() < 0.5 else kd
+            args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+            f = 'kv%d_%d' % (k, n)
+            self.f_tu[t_call] += ['unsigned long %s(unsigned long x) {' % f,
+                                  '  %s *s = new %s(x + %dul);' % (static, kd, n),
+                                  '  unsigned long r = static_cast<unsigned long>(s->k%d(%s));' % (i, args),
+                                  '  delete s;', '  return r;', '}']
+            self.f_hdr.append('unsigned long %s(unsigned long x);' % f)
+            fns.append(f)
+        run = ['unsigned long h = %dul;' % k]
+        run += ['h = mix(h, %s(x));' % f for f in fns]
+        for e in others:
+            ret, ps = rng.choice(sigs)
+            run.append('{ %s *s = new %s(x); h = mix(h, static_cast<unsigned long>(s->k%d(%s))); delete s; }'
+                       % (kb, e.name, sigs.index((ret, ps)), self.vargs(ps, 'x')))
+        run += ['std::printf("constvt%d %%lu\\n", h);' % k, 'return h;']
+        self.declare_run('run_kv%d' % k, self.pick_tu(rng, code=True), run)
+        self.f_main.append(self.guarded('total = mix(total, run_kv%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_placement(self, k):
+        """Placement new and explicit destructor calls p->~T() through the
+        class and through a base; T's destructor is defined in the TU of the
+        calls (clang makes D1 an alias of D2 there), its vtable in the TU of
+        its key function."""
+        rng = self.frng('placement-dtor', k)
+        t_key = self.pick_tu(rng)
+        t_call = self.pick_tu(rng, exclude=(t_key,))
+        db, dt, du = 'Pd%dB' % k, 'Pd%dT' % k, 'Pd%dU' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 2]))]
+        b = FC(self, db, [])
+        b.fields = ['fpd%db' % k]
+        b_home = t_key if rng.random() < 0.5 else None
+        b.method(ret, 'key%d' % k, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, b.fields, 'this'), virtual=True,
+                 home=b_home)
+        b.dtor(home=b_home, virtual=True, body='g_dtors += 1ul; std::printf("  ~%s %%lu\\n", %s);' % (db, b.fields[0]))
+        self.emit_fc(b)
+        t = FC(self, dt, [b], final=rng.random() < 0.3)
+        t.fields = ['fpd%dt' % k]
+        t.method(ret, 'key%d' % k, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, t.fields, rng.choice(
+            ['const', 'expr', 'this'])), override=True, home=t_key)
+        t.dtor(home=t_call, virtual=False, body='g_dtors += 2ul; std::printf("  ~%s %%lu\\n", %s);' % (dt, t.fields[0]))
+        self.emit_fc(t)
+        classes = [t]
+        if rng.random() < 0.5:
+            u = FC(self, du, [b])
+            u.fields = ['fpd%du' % k]
+            u.method(ret, 'key%d' % k, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, u.fields, 'expr'),
+                     override=True, home=t_key if rng.random() < 0.5 else None)
+            u.dtor(home=t_call if rng.random() < 0.6 else None, virtual=False,
+                   body='g_dtors += 3ul; std::printf("  ~%s %%lu\\n", %s);' % (du, u.fields[0]))
+            self.emit_fc(u)
+            classes.append(u)
+        size = 'sizeof(%s)' % dt if len(classes) == 1 else \
+            '(sizeof(%s) > sizeof(%s) ? sizeof(%s) : sizeof(%s))' % (dt, du, dt, du)
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        run = ['alignas(16) static unsigned char buf[%s];' % size,
+               '%s *p = new (buf) %s(x);' % (dt, dt),
+               'unsigned long r = static_cast<unsigned long>(p->key%d(%s));' % (k, args),
+               'p->~%s();' % dt,
+               '%s *b = new (buf) %s(x + 1ul);' % (db, dt),
+               'r = mix(r, static_cast<unsigned long>(b->key%d(%s)));' % (k, args),
+               'b->~%s();' % db]
+        if len(classes) > 1:
+            run += ['b = new (buf) %s(x + 2ul);' % du,
+                    'r = mix(r, static_cast<unsigned long>(b->key%d(%s)));' % (k, args),
+                    'b->~%s();' % db]
+        if rng.random() < 0.5:
+            run += ['%s *q = new (buf) %s(x + 3ul);' % (dt, dt), 'q->%s::~%s();' % (dt, dt)]
+        run += ['std::printf("placement%d %%lu\\n", r);' % k, 'return r;']
+        self.declare_run('run_pd%d' % k, t_call, run)
+        self.f_main.append(self.guarded('total = mix(total, run_pd%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_trap(self, k, called):
+        """An override whose body is only __builtin_trap(). When called, main
+        calls it last (after flushing stdout): every build dies of SIGILL
+        (TRAP=1 in config.sh); otherwise its object is live but the trapping
+        slot is only ever called on the other classes."""
+        rng = self.frng('trap', k)
+        t_cls, t_fac, t_fn, t_run = self.pick_tu(rng), self.pick_tu(rng, code=True), \
+            self.pick_tu(rng, code=True), self.pick_tu(rng, code=True)
+        tb = 'Tr%dB' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 1, 2]))]
+        b, pure = self.shape_root(rng, tb, ['ftr%db' % k], ret, ps, 't%d' % k, 0.4, t_cls)
+        b.method('unsigned long', 'o%d' % k, ['unsigned long'], '{ return a0 * %dul + this->ftr%db; }'
+                 % (rng.randint(1, 9), k), virtual=True)
+        self.emit_fc(b)
+        nok = rng.choice([1, 1, 2])
+        uniform = rng.random() < 0.5
+        oks = []
+        for i in range(nok):
+            c = FC(self, 'Tr%dK%d' % (k, i), [b])
+            c.fields = ['ftr%dk%d' % (k, i)]
+            c.method(ret, 't%d' % k, ps, '{ return %s; }' % (lit(ret, 1) if uniform else self.fexpr(
+                rng, ret, ps, c.fields, rng.choice(['const', 'expr', 'this']))), override=True,
+                home=t_cls if rng.random() < 0.4 else None)
+            c.dtor(home=None, virtual=False)
+            self.emit_fc(c)
+            oks.append(c)
+        tt = FC(self, 'Tr%dT' % k, [b], final=rng.random() < 0.3)
+        tt.fields = ['ftr%dt' % k]
+        tt.method(ret, 't%d' % k, ps, '{ __builtin_trap(); }', override=True,
+                  home=self.pick_tu(rng) if rng.random() < 0.5 else None)
+        if rng.random() < 0.5:
+            tt.method('unsigned long', 'o%d' % k, ['unsigned long'], '{ return a0 + 1ul; }', override=True)
+        tt.dtor(home=None, virtual=False)
+        self.emit_fc(tt)
+        mk = [self.factory(c, tb, t_fac) for c in oks]
+        mkt = self.factory(tt, tb, t_fac)
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        self.f_hdr.append('unsigned long trt%d(%s *const *objs, unsigned n, unsigned long x);' % (k, tb))
+        self.f_hdr.append('unsigned long tro%d(%s *const *objs, unsigned n, unsigned long x);' % (k, tb))
+        self.f_tu[t_fn] += [
+            'unsigned long trt%d(%s *const *objs, unsigned n, unsigned long x) {' % (k, tb),
+            '  unsigned long h = x;',
+            '  for (unsigned i = 0; i < n; ++i) h = mix(h, static_cast<unsigned long>(objs[i]->t%d(%s)));' % (k, args),
+            '  return h;', '}',
+            'unsigned long tro%d(%s *const *objs, unsigned n, unsigned long x) {' % (k, tb),
+            '  unsigned long h = x;',
+            '  for (unsigned i = 0; i < n; ++i) h = mix(h, objs[i]->o%d(x + i));' % k,
+            '  return h;', '}']
+        run = ['%s *objs[%d] = {%s};' % (tb, nok + 1, ', '.join(['%s(x + %dul)' % (m, i) for i, m in enumerate(mk)]
+                                                             + ['%s(x)' % mkt])),
+               'unsigned long h = tro%d(objs, %du, x);' % (k, nok + 1),
+               'h = mix(h, trt%d(objs, %du, x));' % (k, nok),
+               'std::printf("trap%d %%lu\\n", h);' % k,
+               'for (unsigned i = 0; i < %du; ++i) delete objs[i];' % (nok + 1),
+               'return h;']
+        self.declare_run('run_tr%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_tr%d(%dul));' % (k, rng.randint(0, 99))))
+        if called:
+            self.declare_run('trap_now%d' % k, self.pick_tu(rng, code=True),
+                             ['%s *objs[%d] = {%s};' % (tb, nok + 1, ', '.join(['%s(x)' % m for m in mk] + ['%s(x)' % mkt])),
+                              'unsigned long h = trt%d(objs, %du, x);  // the last one traps' % (k, nok + 1),
+                              'for (unsigned i = 0; i < %du; ++i) delete objs[i];' % (nok + 1),
+                              'return h;'])
+            self.f_tail += ['  std::printf("trap next\\n");', '  std::fflush(stdout);',
+                            '  total = mix(total, trap_now%d(%dul));' % (k, rng.randint(0, 99)),
+                            '  std::printf("trap survived %lu\\n", total);']
+
+    UNI_CLASSES = ['Carr\u00e9', 'Gr\u00f6\u00dfe', '\u03a9', '\u0394\u03ad\u03bb\u03c4\u03b1', '\u00d1and\u00fa',
+                   '\u0141\u00f3d\u017a', '\u00d8re', '\u00c7ay', '\u00dcber', '\u0416\u0443\u043a',
+                   '\u03a0\u03c1\u03af\u03c3\u03bc\u03b1', 'K\u00e4se']
+    UNI_METHODS = ['gr\u00f6\u00dfe', '\u03c9', 'na\u00efve', 'fa\u00e7ade', '\u00fcber', '\u03bb', 'd\u00e9j\u00e0',
+                   '\u03c0', '\u00f1o\u00f1o', '\u0436\u0438\u0442\u044c', 'c\u00f4t\u00e9']
+
+    def shape_unicode_rename(self):
+        """Non-ASCII names for some classes and methods of the random
+        hierarchy (drivers, factories and globals follow)."""
+        rng = self.frng('unicode', 1)
+        ren = {}
+        for c in self.classes:
+            if rng.random() < 0.5:
+                ren[c.name] = '%s%d' % (rng.choice(self.UNI_CLASSES), c.id)
+        for name in sorted(set(m.name for m in self.methods), key=lambda n: int(n[1:])):
+            if rng.random() < 0.5:
+                ren[name] = '%s%s' % (rng.choice(self.UNI_METHODS), name[1:])
+        if not ren:
+            return
+        # bodies, constructor and destructor statements were written with
+        # the old names (calls on this, printed names): rename whole words
+        pat = re.compile(r'(?<!\w)(%s)(?!\w)' % '|'.join(sorted(ren, key=len, reverse=True)))
+        for c in self.classes:
+            c.defs = {k: (v if v == 'PURE' else pat.sub(lambda mo: ren[mo.group(1)], v)) for k, v in c.defs.items()}
+            c.ctor_call = c.ctor_call and pat.sub(lambda mo: ren[mo.group(1)], c.ctor_call)
+            c.dtor_call = c.dtor_call and pat.sub(lambda mo: ren[mo.group(1)], c.dtor_call)
+            c.name = ren.get(c.name, c.name)
+        for m in self.methods:
+            m.name = ren.get(m.name, m.name)
+        self.globals = [(c, 'g_%s' % c.name, s, t) for c, g, s, t in self.globals]
+
+    def shape_unicode(self, k):
+        """A hierarchy with non-ASCII class, method and field names, called
+        directly and through pointers to member functions."""
+        rng = self.frng('unicode', 2 + k)
+        t_cls, t_fac, t_run = self.pick_tu(rng), self.pick_tu(rng, code=True), self.pick_tu(rng, code=True)
+        cn = rng.sample(self.UNI_CLASSES, 3)
+        mn = rng.sample(self.UNI_METHODS, 2)
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 2]))]
+        root = FC(self, '%s_%d' % (cn[0], k), [])
+        root.fields = ['%s%d' % (rng.choice(self.UNI_METHODS), k)]
+        root.dtor(home=t_cls if rng.random() < 0.5 else None, virtual=True)
+        for m in mn:
+            root.method(ret, m, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, root.fields, 'this'), virtual=True,
+                        home=t_cls if rng.random() < 0.4 else None)
+        self.emit_fc(root)
+        subs = []
+        for i in (1, 2):
+            c = FC(self, '%s_%d' % (cn[i], k), [root])
+            for m in mn:
+                if rng.random() < 0.7:
+                    c.method(ret, m, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, root.fields, rng.choice(
+                        ['const', 'expr', 'this'])), override=True, home=t_cls if rng.random() < 0.3 else None)
+            c.dtor(home=None, virtual=False)
+            self.emit_fc(c)
+            subs.append(c)
+        mk = [self.factory(c, root.name, t_fac) for c in [root] + subs]
+        args = self.kargs(rng, ps)
+        run = ['%s *objs[3] = {%s};' % (root.name, ', '.join('%s(x + %dul)' % (m, i) for i, m in enumerate(mk))),
+               '%s (%s::*pms[2])(%s) = {%s};' % (ret, root.name, ', '.join(ps),
+                                                 ', '.join('&%s::%s' % (root.name, m) for m in mn)),
+               'unsigned long h = 0;',
+               'for (unsigned i = 0; i < 3u; ++i) {',
+               '  for (unsigned j = 0; j < 2u; ++j) h = mix(h, static_cast<unsigned long>((objs[i]->*pms[j])(%s)));'
+               % args,
+               '  h = mix(h, static_cast<unsigned long>(objs[i]->%s(%s)));' % (mn[0], self.vargs(ps, 'x')),
+               '  h = mix(h, static_cast<unsigned long>((objs[i]->*(&%s::%s))(%s)));' % (root.name, mn[1], args),
+               '}',
+               'std::printf("%s %%lu\\n", h);' % root.name,
+               'for (unsigned i = 0; i < 3u; ++i) delete objs[i];',
+               'return h;']
+        self.declare_run('run_uni%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_uni%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_untyped_classes(self, t):
+        """Classes in the untyped TU t (-emit-llvm without -flto, -fno-rtti)
+        deriving from header classes, created there and called through their
+        header base in main (typed code): an anonymous-namespace one and
+        sometimes a named one."""
+        rng = self.frng('untyped', 1)
+        hdr = [c for c in self.classes if c.header and not c.final]
+        made, want = 0, rng.choice([1, 1, 2])
+        with self.using(rng):
+            for _attempt in range(40):
+                if made == want:
+                    break
+                c = self.make_class('U%d' % len(self.classes), hdr, t)
+                overrides = any(self.methods[mid].intro is not c for mid in c.defs)
+                if not c.bases or not overrides or self.abstract(c):
+                    self.classes.pop()
+                    self.methods = [m for m in self.methods if m.intro is not c]
+                    continue
+                c.named_local = rng.random() < 0.5
+                c.factory_home = c.driver_home = t
+                self.concrete.append(c)
+                made += 1
+        return made
+
+    def shape_untyped_header(self, k):
+        """A header class Ut<k>D whose key function (and methods) are in the
+        untyped TU: typed code creates it (new Ut<k>D: the constant address
+        of a vtable without type metadata) and calls it through its typed
+        base beside a typed sibling. Nobody needs its (missing) typeinfo."""
+        rng = self.frng('untyped', 2 + k)
+        t_cls = self.pick_tu(rng)
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 2]))]
+        b, pure = self.shape_root(rng, 'Ut%dB' % k, ['fut%db' % k], ret, ps, 'u%d' % k, 0.3, t_cls)
+        self.emit_fc(b)
+        d = FC(self, 'Ut%dD' % k, [b])
+        d.fields = ['fut%dd' % k]
+        d.method(ret, 'u%d' % k, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, d.fields, rng.choice(
+            ['const', 'expr', 'this'])), override=True, home=self.untyped)
+        d.dtor(home=self.untyped, virtual=False)
+        self.emit_fc(d)
+        e = FC(self, 'Ut%dE' % k, [b])
+        e.method(ret, 'u%d' % k, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, [], rng.choice(['const', 'expr'])),
+                 override=True)
+        e.dtor(home=None, virtual=False)
+        self.emit_fc(e)
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        run = ['%s *objs[2] = {new %s(x), new %s(x + 1ul)};' % (b.name, d.name, e.name),
+               'unsigned long h = %dul;' % k,
+               'for (unsigned i = 0; i < 2u; ++i) h = mix(h, static_cast<unsigned long>(objs[i]->u%d(%s)));' % (k, args),
+               'for (unsigned i = 0; i < 2u; ++i) delete objs[i];',
+               '%s *s = new %s(x + 2ul);' % (b.name, d.name),
+               'h = mix(h, static_cast<unsigned long>(s->u%d(%s)));' % (k, args),
+               'delete s;',
+               'std::printf("untyped%d %%lu\\n", h);' % k,
+               'return h;']
+        lto = [t for t in range(self.ntu) if self.tu_mode[t] == 'lto']
+        self.declare_run('run_ut%d' % k, rng.choice(lto), run)
+        self.f_main.append(self.guarded('total = mix(total, run_ut%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def build_shapes(self):
+        self.f_hdr, self.f_main, self.f_tail = [], [], []
+        self.f_tu = {t: [] for t in range(self.ntu)}
+        sh = self.shapes
+        if 'unicode' in sh:
+            self.shape_unicode_rename()
+        for name, fn in (('merged-calls', self.shape_merged), ('multi-base', self.shape_multibase),
+                         ('const-vtable', self.shape_constvt), ('placement-dtor', self.shape_placement),
+                         ('unicode', self.shape_unicode)):
+            if name in sh:
+                for k in range(self.frng(name, 99).choice([1, 1, 2])):
+                    fn(k)
+        if 'trap-called' in sh or 'trap-uncalled' in sh:
+            self.shape_trap(0, 'trap-called' in sh)
+        if 'untyped' in sh:
+            self.shape_untyped_header(0)
+
+
+class FC:
+    """A class of a shape: text for h2.hpp plus out-of-line definitions."""
+
+    def __init__(self, gen, name, bases, final=False):
+        self.gen = gen
+        self.name = name
+        self.bases = bases          # [FC]
+        self.final = final
+        self.fields = []
+        self.members = []           # in-class declarations/definitions
+        self.outline = []           # (TU, definition)
+        self.defined = set()
+
+    def method(self, ret, name, params, body, virtual=False, override=False, attr='', cv='', home=None):
+        sig = '%s %s(%s)%s' % (ret, name, ', '.join('%s a%d' % (t, i) for i, t in enumerate(params)), cv)
+        head = '%s%s%s%s' % (attr, 'virtual ' if virtual else '', sig, ' override' if override else '')
+        self.defined.add(name)
+        if body == 'PURE':
+            self.members.append('%s = 0;' % head)
+        elif home is None:
+            self.members.append('%s %s' % (head, body))
+        else:
+            self.members.append('%s;' % head)
+            self.outline.append((home, '%s %s::%s(%s)%s %s' % (
+                ret, self.name, name, ', '.join('%s a%d' % (t, i) for i, t in enumerate(params)), cv, body)))
+
+    def dtor(self, home, virtual, body='++g_dtors;'):
+        head = '%s~%s()%s' % ('virtual ' if virtual else '', self.name, '' if virtual else ' override')
+        if home is None:
+            self.members.append('%s { %s }' % (head, body))
+        else:
+            self.members.append('%s;' % head)
+            self.outline.append((home, '%s::~%s() { %s }' % (self.name, self.name, body)))
+
+    def text(self):
+        heads = ', '.join('public %s' % b.name for b in self.bases)
+        out = ['struct %s%s%s {' % (self.name, ' final' if self.final else '', (' : ' + heads) if heads else '')]
+        for f in self.fields:
+            out.append('  unsigned long %s;' % f)
+        inits = ['%s(s * 3ul + %dul)' % (b.name, i + 1) for i, b in enumerate(self.bases)]
+        inits += ['%s(s + %dul)' % (f, i + 2) for i, f in enumerate(self.fields)]
+        out.append('  explicit %s(unsigned long s)%s {}' % (self.name, (' : ' + ', '.join(inits)) if inits else ''))
+        out.extend('  ' + m for m in self.members)
+        out.append('};')
+        return '\n'.join(out)
+
+def parse_shapes(text):
+    if text == 'none':
+        return []
+    out = [x for x in text.split(',') if x]
+    bad = [x for x in out if x not in SHAPES]
+    if bad:
+        raise argparse.ArgumentTypeError('unknown shape(s) %s (known: %s)' % (', '.join(bad), ', '.join(SHAPES)))
+    if 'trap-called' in out and 'trap-uncalled' in out:
+        raise argparse.ArgumentTypeError('trap-called and trap-uncalled exclude each other')
+    return out
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--seed', type=int, required=True)
-    ap.add_argument('--out', required=True, help='output directory (created)')
+    ap.add_argument('--out', help='output directory (created)')
     ap.add_argument('--tus', type=int, help='number of .cpp files (3-6; default random)')
     ap.add_argument('--native', type=int, help='compile K non-main TUs natively (default random)')
     g = ap.add_mutually_exclusive_group()
@@ -824,16 +1584,27 @@ def main():
                     help='make every throw depend on an argument (same program otherwise): '
                          'works around bugs/02 (an always-throwing override is not a target)')
     ap.add_argument('--opt', choices=['-O1', '-O2', '-O3', '-Os'], help='optimization level of the non-reference builds')
+    ap.add_argument('--shapes', type=parse_shapes, metavar='LIST',
+                    help='exactly these shapes instead of the seed\'s choice: comma-separated among %s, '
+                         'or "none"' % ', '.join(SHAPES))
+    ap.add_argument('--print-shapes', action='store_true',
+                    help='print the shapes the seed produces (one line, space-separated) and write nothing')
     a = ap.parse_args()
     if a.tus is not None and not 3 <= a.tus <= 6:
         ap.error('--tus must be 3..6')
     gen = Gen(a.seed, a)
     gen.generate()
     gen.emit()
+    if a.print_shapes:
+        print(' '.join(gen.shapes))
+        return 0
+    if a.out is None:
+        ap.error('--out is required')
     os.makedirs(a.out, exist_ok=True)
     for name, text in gen.out.items():
-        with open(os.path.join(a.out, name), 'w') as f:
+        with open(os.path.join(a.out, name), 'w', encoding='utf-8') as f:
             f.write(text)
+    return 0
 
 
 if __name__ == '__main__':

@@ -50,12 +50,13 @@ for ((seed = START; seed < START + N; seed++)); do
     "$d/repro.sh" >"$d/result.txt" 2>"$d/repro.log"
     rc=$?
     result=$(tail -1 "$d/result.txt")
-    SPECULATE= DEBUG=0 NORTTI=0 OPT=-O2 LINKER=lld
+    SPECULATE= DEBUG=0 NORTTI=0 OPT=-O2 LINKER=lld SHAPES=
     . "$d/config.sh"
     cfg="split=$SPLIT hidden=$HIDDEN native=$NATIVE shared=$SHARED ar=${ARCHIVE:-0} tus=$(wc -w <<<"$TUS") $OPT ld=$LINKER"
     [ "$DEBUG" = 1 ] && cfg+=" -g"
     [ "$NORTTI" = 1 ] && cfg+=" no-rtti"
     [ -n "$SPECULATE" ] && cfg+=" spec=$SPECULATE"
+    [ -n "$SHAPES" ] && cfg+=" shapes=${SHAPES// /,}"
     cw=$(counters "$d/r_wpv.json") cn=$(counters "$d/r_nowpv.json")
     for kv in $cw; do tot_wpv[${kv%=*}]=$((tot_wpv[${kv%=*}] + ${kv#*=})); done
     for kv in $cn; do tot_nowpv[${kv%=*}]=$((tot_nowpv[${kv%=*}] + ${kv#*=})); done
@@ -71,7 +72,7 @@ for ((seed = START; seed < START + N; seed++)); do
         mkdir -p "$FAILDIR"
         cp -r "$d" "$FAILDIR/seed-$seed"
         sed -i "s|^WPD_LD=.*|WPD_LD=\${WPD_LD:-$ROOT/target/release/wpd-ld}|" "$FAILDIR/seed-$seed/repro.sh"
-        { grep -h 'error' "$d"/p_*.link.err 2>/dev/null | grep -v '^clang' | head -2
+        { grep -hE 'error|undefined reference|panicked' "$d"/p_*.link.err 2>/dev/null | grep -v '^clang' | head -2
           grep -h '^p_' "$d/repro.log" | head -3; } | cut -c1-200 | sed 's/^/    /'
         echo "    kept in fuzz/hierarchies/failures/seed-$seed (./repro.sh)"
         # Known bugs (see bugs/): name the signature, then check the same

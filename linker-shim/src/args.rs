@@ -1,21 +1,38 @@
 //! A hand-written scanner for ld command lines (GNU ld, gold and lld share
 //! the grammar; clap does not fit it): `@response` files, short options with
 //! joined or separate values, long options with one or two dashes and `=`
-//! or separate values. Every item keeps its position; what wpd does not
-//! own passes through untouched.
+//! or separate values. Every option is looked up in the one table of
+//! `options.rs`; an option it does not know may change symbols and is an
+//! error (or, with `--wpd-unknown-options=unknown-refs`, passed on with
+//! every outside reference unknown). Every item keeps its position; what
+//! wpd does not consume passes through untouched.
 
+use crate::options::{self, Action, Arity, Spec};
 use std::path::PathBuf;
+use wpd::codegen::{DebuggerTuning, MachineFlags, Profile};
+use wpd_link::resolve::{StateChange, StateStack};
+use wpd_link::{Item as LineItem, LinkLine};
 
 /// One command-line item, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
-    /// A positional input file.
-    Input(String),
-    /// `-l` library: `foo` or `:file`, and whether only archives may match
-    /// (`-Bstatic` in effect).
-    Library { spec: String, static_only: bool, raw: Vec<String> },
+    /// A positional input file; `line` is its item in [`LinkArgs::line`].
+    Input { path: String, line: usize },
+    /// `-l` library (`foo` or `:file`) with the raw arguments.
+    Library { spec: String, raw: Vec<String>, line: usize },
     /// Passed to the real linker unchanged (an option with its value).
     Pass(Vec<String>),
+}
+
+/// What to do with an ld option `options.rs` does not know.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnknownOptions {
+    /// Stop with an error naming it (the default).
+    #[default]
+    Error,
+    /// Pass it on (as a flag; a value must be joined with `=`) and treat
+    /// every outside reference as unknown.
+    UnknownRefs,
 }
 
 /// wpd's own options (`--wpd-*`).
@@ -33,24 +50,25 @@ pub struct WpdOptions {
     pub open: Vec<String>,
     /// Most targets per guarded speculative call (0: off).
     pub speculate: u8,
+    pub unknown_options: UnknownOptions,
 }
 
 /// A scanned command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinkArgs {
     pub items: Vec<Item>,
+    /// The link line for resolution: inputs with their state, groups, and
+    /// the symbol options (`-u`, `-e`, `--wrap`, `--defsym`, exports).
+    pub line: LinkLine,
     pub output: Option<String>,
-    pub lib_paths: Vec<String>,
-    pub sysroot: Option<String>,
     pub shared: bool,
     /// `-r`: the output is an object for a later link.
     pub relocatable: bool,
     pub export_dynamic: bool,
-    /// `--dynamic-list`, `--export-dynamic-symbol(-list)`: some symbols are
-    /// exported; wpd treats the link as exporting (conservative).
+    /// `--dynamic-list`, `--export-dynamic-symbol(-list)` (and, outside
+    /// `-shared`, `--version-script`): some symbols are exported; wpd
+    /// treats the link as exporting (conservative).
     pub partial_export: bool,
-    /// `-T` linker scripts: symbols they name are unknown to wpd.
-    pub has_script: bool,
     pub whole_program_visibility: bool,
     pub opt_level: u8,
     pub cpu: String,
@@ -61,8 +79,14 @@ pub struct LinkArgs {
     /// (lld's LTO defaults: on).
     pub function_sections: bool,
     pub data_sections: bool,
-    /// Symbols the command line names (`-u`, `-e`, `--require-defined`).
-    pub named_symbols: Vec<String>,
+    /// LLVM's tool-only code generation flags (`-plugin-opt=-emulated-tls`,
+    /// `-mllvm -debugger-tune=gdb`).
+    pub machine: MachineFlags,
+    /// `-plugin-opt=sample-profile=`, `cs-profile-generate`,
+    /// `cs-profile-path=` (and lld's `--lto-` spellings).
+    pub profile: Profile,
+    /// `-plugin-opt=dwo_dir=` (`-gsplit-dwarf`): write split DWARF there.
+    pub dwo_dir: Option<PathBuf>,
     pub wpd: WpdOptions,
 }
 
@@ -70,14 +94,12 @@ impl Default for LinkArgs {
     fn default() -> Self {
         LinkArgs {
             items: Vec::new(),
+            line: LinkLine::default(),
             output: None,
-            lib_paths: Vec::new(),
-            sysroot: None,
             shared: false,
             relocatable: false,
             export_dynamic: false,
             partial_export: false,
-            has_script: false,
             whole_program_visibility: false,
             opt_level: 2,
             cpu: "x86-64".into(),
@@ -85,106 +107,17 @@ impl Default for LinkArgs {
             llvm_options: Vec::new(),
             function_sections: true,
             data_sections: true,
-            named_symbols: Vec::new(),
+            machine: MachineFlags::default(),
+            profile: Profile::default(),
+            dwo_dir: None,
             wpd: WpdOptions { validate: true, speculate: 1, ..WpdOptions::default() },
         }
     }
 }
 
-/// Long options (used with `-` or `--`) whose value may be the next argument.
-const LONG_WITH_VALUE: &[&str] = &[
-    "output",
-    "library",
-    "library-path",
-    "entry",
-    "undefined",
-    "script",
-    "soname",
-    "rpath",
-    "rpath-link",
-    "dynamic-linker",
-    "plugin",
-    "plugin-opt",
-    "version-script",
-    "dynamic-list",
-    "export-dynamic-symbol",
-    "export-dynamic-symbol-list",
-    "hash-style",
-    "Map",
-    "defsym",
-    "wrap",
-    "trace-symbol",
-    "exclude-libs",
-    "section-start",
-    "image-base",
-    "require-defined",
-    "retain-symbols-file",
-    "just-symbols",
-    "auxiliary",
-    "filter",
-    "mllvm",
-    "format",
-    "oformat",
-    "architecture",
-    "mri-script",
-    "gpsize",
-    "Ttext",
-    "Tdata",
-    "Tbss",
-    "Ttext-segment",
-    "Trodata-segment",
-    "Tldata-segment",
-    "dependency-file",
-    "error-limit",
-    "symbol-ordering-file",
-    "call-graph-ordering-file",
-    "sysroot",
-    "init",
-    "fini",
-    "undefined-glob",
-    "package-metadata",
-    "emulation",
-    "thinlto-jobs",
-    "plugin-opt",
-    "wpd-linker",
-    "wpd-report",
-    "wpd-jobs",
-    "wpd-known-safe",
-    "wpd-open",
-    "wpd-speculate",
-    "lto-known-safe-vtables",
-    "z",
-    "soname",
-];
-
-/// Long options without a value that start with a letter that is also a
-/// value-taking short option (so `-export-dynamic` is not `-e xport-dynamic`).
-const LONG_FLAGS: &[&str] = &[
-    "export-dynamic",
-    "no-export-dynamic",
-    "eh-frame-hdr",
-    "enable-new-dtags",
-    "error-unresolved-symbols",
-    "emit-relocs",
-    "end-group",
-    "exclude-libs-all",
-    "fatal-warnings",
-    "fix-cortex-a53-843419",
-    "fini-array",
-    "undefined-version",
-    "unresolved-symbols",
-    "relax",
-    "lto-whole-program-visibility",
-    "no-lto-whole-program-visibility",
-];
-
-/// Single-letter options that take a value (joined `-lfoo` or separate).
-const SHORT_WITH_VALUE: &[char] =
-    &['o', 'l', 'L', 'e', 'u', 'T', 'm', 'z', 'h', 'R', 'y', 'Y', 'f', 'F', 'A', 'G', 'I'];
-
 /// Splits a response file the way GNU tools do: whitespace separates,
 /// single and double quotes group, backslash escapes.
-fn split_response(text: &str) -> Vec<String> {
+pub fn split_response(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut have = false;
@@ -245,54 +178,100 @@ pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// A parsed option: its canonical name, its value, and the raw arguments.
-struct Opt {
-    name: String,
-    value: Option<String>,
-    raw: Vec<String>,
+/// A response file holding `args`, one a line, in the GNU syntax that lld,
+/// GNU ld and gold read (and [`split_response`] reads back): an argument
+/// with whitespace, a quote or a backslash goes in double quotes, with `\`
+/// and `"` escaped. LLVM's reader drops empty arguments: callers keep a
+/// command line with one inline.
+pub fn response_file_text(args: &[String]) -> String {
+    let mut text = String::with_capacity(args.iter().map(|a| a.len() + 3).sum());
+    for a in args {
+        if a.chars().any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\')) {
+            text.push('"');
+            for c in a.chars() {
+                if matches!(c, '"' | '\\') {
+                    text.push('\\');
+                }
+                text.push(c);
+            }
+            text.push('"');
+        } else {
+            text.push_str(a);
+        }
+        text.push('\n');
+    }
+    text
 }
 
-/// Reads one option starting at `args[*i]`, consuming a separate value when
-/// the option takes one.
-fn read_option(args: &[String], i: &mut usize) -> Result<Opt, String> {
+/// One scanned option.
+enum Scanned {
+    /// An option of the table, with its value and raw arguments.
+    Known { spec: &'static Spec, value: Option<String>, raw: Vec<String> },
+    /// An option the table does not know (its raw argument).
+    Unknown(String),
+}
+
+/// Reads the option at `args[*i]` with the table, consuming a separate
+/// value when the option takes one. A single-dash argument is a long
+/// option when its name is one (`-export-dynamic`, `-soname`), except
+/// after `o` (`-ofile` is `-o file`, as in GNU ld), else a short option
+/// with its value joined (`-lfoo`, `-L/dir`).
+fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned, String> {
     let arg = &args[*i];
-    let mut raw = vec![arg.clone()];
     let (body, double) = match arg.strip_prefix("--") {
         Some(b) => (b, true),
         None => (&arg[1..], false),
     };
     let (name, joined) = match body.split_once('=') {
-        Some((n, v)) => (n.to_string(), Some(v.to_string())),
-        None => (body.to_string(), None),
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (body, None),
     };
-    let first = body.chars().next().unwrap_or(' ');
-    let is_long = double
-        || (!body.starts_with('o')
-            && (LONG_WITH_VALUE.contains(&name.as_str()) || LONG_FLAGS.contains(&name.as_str())))
-        || body.len() == 1
-        || !SHORT_WITH_VALUE.contains(&first)
-        || body.starts_with("wpd-");
-    let (name, mut value) = if is_long {
-        (name, joined)
-    } else {
-        // A short option with its value joined: -lfoo, -L/dir, -ofile.
-        (first.to_string(), Some(body[first.len_utf8()..].to_string()))
+    let value_of = |spec: &'static Spec, joined: Option<String>, i: &mut usize| -> Result<Scanned, String> {
+        let mut raw = vec![arg.clone()];
+        let value = match spec.arity {
+            Arity::Flag if joined.is_some() => return Ok(Scanned::Unknown(arg.clone())),
+            Arity::Flag => None,
+            Arity::Optional | Arity::Prefix => joined,
+            Arity::Value => match joined {
+                Some(v) => Some(v),
+                None => {
+                    *i += 1;
+                    let v = args.get(*i).ok_or_else(|| format!("option {arg} needs a value"))?;
+                    raw.push(v.clone());
+                    Some(v.clone())
+                }
+            },
+        };
+        Ok(Scanned::Known { spec, value, raw })
     };
-    let takes_value = if name.chars().count() == 1 {
-        SHORT_WITH_VALUE.contains(&name.chars().next().unwrap_or(' '))
-    } else {
-        LONG_WITH_VALUE.contains(&name.as_str())
-    };
-    if value.is_none() && takes_value {
-        *i += 1;
-        let v = args.get(*i).ok_or_else(|| format!("option {arg} needs a value"))?;
-        raw.push(v.clone());
-        value = Some(v.clone());
+    if (double || !body.starts_with('o') || body == "o") && name.chars().count() > 1 {
+        if let Some(spec) = options::long(name) {
+            return value_of(spec, joined, i);
+        }
+        if let Some((spec, rest)) = options::prefix(body) {
+            return Ok(Scanned::Known { spec, value: Some(rest.to_string()), raw: vec![arg.clone()] });
+        }
     }
-    Ok(Opt { name, value, raw })
+    if !double
+        && let Some(c) = body.chars().next()
+        && let Some(spec) = options::short(c)
+    {
+        let rest = &body[c.len_utf8()..];
+        match spec.arity {
+            Arity::Flag if rest.is_empty() => return value_of(spec, None, i),
+            Arity::Value if !rest.is_empty() => {
+                return Ok(Scanned::Known { spec, value: Some(rest.to_string()), raw: vec![arg.clone()] });
+            }
+            Arity::Value => return value_of(spec, None, i),
+            _ => {}
+        }
+    }
+    Ok(Scanned::Unknown(arg.clone()))
 }
 
 /// Handles one `-plugin-opt=` value (gold plugin style, as clang passes).
+/// Every option clang 19 passes is either honoured or refused with an error
+/// naming it (docs/cli.md lists them); none is dropped silently.
 fn plugin_opt(out: &mut LinkArgs, v: &str) -> Result<(), String> {
     if let Some(level) = v.strip_prefix('O').and_then(|l| l.parse::<u8>().ok()) {
         out.opt_level = level.min(3);
@@ -306,27 +285,69 @@ fn plugin_opt(out: &mut LinkArgs, v: &str) -> Result<(), String> {
         out.wpd.save_temps = true;
     } else if v == "thinlto" {
         // "Use ThinLTO": wpd always works on ThinLTO bitcode.
-    } else if let Some(on) = codegen_flag(v, "function-sections") {
-        out.function_sections = on?;
-    } else if let Some(on) = codegen_flag(v, "data-sections") {
-        out.data_sections = on?;
-    } else if v.starts_with('-') {
-        out.llvm_options.push(v.to_string());
+    } else if let Some(dir) = v.strip_prefix("dwo_dir=") {
+        out.dwo_dir = Some(PathBuf::from(nonempty(dir, v)?));
+    } else if let Some(file) = v.strip_prefix("sample-profile=") {
+        out.profile.sample = Some(PathBuf::from(nonempty(file, v)?));
+    } else if v == "cs-profile-generate" {
+        out.profile.cs_generate = true;
+    } else if let Some(file) = v.strip_prefix("cs-profile-path=") {
+        out.profile.cs_profile = Some(PathBuf::from(nonempty(file, v)?));
+    } else if let Some(rest) = v.strip_prefix('-') {
+        llvm_option(out, rest, &format!("-plugin-opt={v}"))?;
+    } else if let Some(from) = REFUSED_PLUGIN_OPTIONS.iter().find_map(|(p, from)| v.starts_with(p).then_some(from)) {
+        return Err(format!("plugin option -plugin-opt={v} ({from}) is not supported by wpd-ld"));
     } else {
         return Err(format!("unsupported plugin option -plugin-opt={v}"));
     }
     Ok(())
 }
 
-/// `-name`, `-name=1`, `-name=0` (LLVM boolean code generation flags that
-/// clang forwards, but LLVM registers only in its own tools).
-fn codegen_flag(v: &str, name: &str) -> Option<Result<bool, String>> {
-    let rest = v.trim_start_matches('-').strip_prefix(name)?;
-    Some(match rest {
-        "" | "=1" | "=true" => Ok(true),
-        "=0" | "=false" => Ok(false),
-        _ => Err(format!("invalid value in -plugin-opt={v}")),
-    })
+/// Plugin options clang 19 passes that wpd-ld refuses, with the clang flag
+/// that makes them.
+const REFUSED_PLUGIN_OPTIONS: &[(&str, &str)] = &[
+    ("opt-remarks-", "from -fsave-optimization-record or -fdiagnostics-show-hotness"),
+    ("stats-file=", "from -save-stats"),
+];
+
+fn nonempty<'a>(value: &'a str, option: &str) -> Result<&'a str, String> {
+    if value.is_empty() { Err(format!("-plugin-opt={option} needs a value")) } else { Ok(value) }
+}
+
+/// An LLVM option (`-plugin-opt=-<opt>` or `-mllvm -<opt>`, leading dashes
+/// removed). The code generation flags LLVM registers only in its tools
+/// become typed options, as lld maps them onto `TargetOptions`; the rest go
+/// to LLVM's own option parser, which refuses options it does not know.
+fn llvm_option(out: &mut LinkArgs, opt: &str, shown: &str) -> Result<(), String> {
+    let opt = opt.trim_start_matches('-');
+    let (name, value) = match opt.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (opt, None),
+    };
+    let flag = |value: Option<&str>| -> Result<bool, String> {
+        match value {
+            None | Some("1" | "true" | "TRUE" | "True") => Ok(true),
+            Some("0" | "false" | "FALSE" | "False") => Ok(false),
+            Some(_) => Err(format!("invalid value in {shown}")),
+        }
+    };
+    let m = &mut out.machine;
+    match name {
+        "function-sections" => out.function_sections = flag(value)?,
+        "data-sections" => out.data_sections = flag(value)?,
+        "emulated-tls" => m.emulated_tls = flag(value)?,
+        "enable-tlsdesc" => m.tls_descriptors = flag(value)?,
+        "stack-size-section" => m.stack_size_section = flag(value)?,
+        "split-machine-functions" => m.split_machine_functions = flag(value)?,
+        "enable-jmc-instrument" => m.jmc_instrument = flag(value)?,
+        "debugger-tune" => {
+            let tuning = value.and_then(DebuggerTuning::from_llvm);
+            m.debugger_tuning =
+                Some(tuning.ok_or_else(|| format!("invalid value in {shown} (gdb, lldb, sce or dbx)"))?);
+        }
+        _ => out.llvm_options.push(format!("-{opt}")),
+    }
+    Ok(())
 }
 
 fn parse_jobs(v: &str) -> Result<usize, String> {
@@ -339,129 +360,215 @@ fn parse_jobs(v: &str) -> Result<usize, String> {
 /// Scans an ld command line (response files already expanded).
 pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
     let mut out = LinkArgs::default();
-    let mut static_only = false;
+    let mut state = StateStack::default();
+    let mut unknown: Vec<String> = Vec::new();
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
         if !arg.starts_with('-') || arg == "-" {
-            out.items.push(Item::Input(arg.clone()));
+            let line = out.line.items.len();
+            out.line.items.push(LineItem::File { path: arg.clone(), state: state.current });
+            out.items.push(Item::Input { path: arg.clone(), line });
             i += 1;
             continue;
         }
-        let opt = read_option(args, &mut i)?;
-        i += 1;
-        let value = opt.value.clone().unwrap_or_default();
-        let mut pass = true;
-        match opt.name.as_str() {
-            "o" | "output" => out.output = Some(value),
-            "l" | "library" => {
-                out.items.push(Item::Library { spec: value, static_only, raw: opt.raw });
+        let (spec, value, raw) = match scan_option(args, &mut i)? {
+            Scanned::Known { spec, value, raw } => (spec, value, raw),
+            Scanned::Unknown(raw) => {
+                let body = raw.trim_start_matches('-');
+                if body.starts_with("wpd-") {
+                    return Err(format!("unknown wpd option {raw}"));
+                }
+                let lto = ["lto-", "no-lto-", "thinlto-", "opt-remarks"];
+                if lto.iter().any(|p| body.starts_with(p)) {
+                    return Err(format!("LTO option {raw} is not supported by wpd-ld"));
+                }
+                unknown.push(raw.clone());
+                out.items.push(Item::Pass(vec![raw]));
+                i += 1;
                 continue;
             }
-            "L" | "library-path" => out.lib_paths.push(value),
-            "e" | "entry" | "u" | "undefined" | "require-defined" => out.named_symbols.push(value),
-            "sysroot" => out.sysroot = Some(value),
-            "shared" | "Bshareable" => out.shared = true,
-            "r" | "relocatable" | "i" => out.relocatable = true,
-            "static" | "Bstatic" | "dn" | "non_shared" => static_only = true,
-            "Bdynamic" | "dy" | "call_shared" => static_only = false,
-            "E" | "export-dynamic" => out.export_dynamic = true,
-            "no-export-dynamic" => out.export_dynamic = false,
-            "dynamic-list" | "export-dynamic-symbol" | "export-dynamic-symbol-list" => out.partial_export = true,
-            "T" | "script" => out.has_script = true,
-            "plugin" => pass = false,
-            "plugin-opt" => {
-                plugin_opt(&mut out, &value)?;
-                pass = false;
+        };
+        i += 1;
+        let shown = raw.join(" ");
+        let v = value.clone().unwrap_or_default();
+        let mut pass = true;
+        match spec.action {
+            Action::Pass => {}
+            Action::Output => out.output = Some(v),
+            Action::Library => {
+                let line = out.line.items.len();
+                out.line.items.push(LineItem::Library { spec: v.clone(), state: state.current });
+                out.items.push(Item::Library { spec: v, raw, line });
+                continue;
             }
-            "lto-whole-program-visibility" => {
-                out.whole_program_visibility = true;
-                pass = false;
-            }
-            "no-lto-whole-program-visibility" => {
-                out.whole_program_visibility = false;
-                pass = false;
-            }
-            "thinlto-jobs" => {
-                out.jobs = Some(parse_jobs(&value)?);
-                pass = false;
-            }
-            "mllvm" => {
-                if let Some(on) = codegen_flag(&value, "function-sections") {
-                    out.function_sections = on?;
-                } else if let Some(on) = codegen_flag(&value, "data-sections") {
-                    out.data_sections = on?;
-                } else {
-                    out.llvm_options.push(value);
+            Action::LibraryPath => out.line.lib_paths.push(v),
+            Action::Sysroot => out.line.sysroot = Some(v),
+            Action::Script => out.line.items.push(LineItem::Script { path: v, state: state.current }),
+            Action::Static(on) => state.apply(StateChange::Static(on))?,
+            Action::AsNeeded(on) => state.apply(StateChange::AsNeeded(on))?,
+            Action::WholeArchive(on) => state.apply(StateChange::WholeArchive(on))?,
+            Action::PushState => state.apply(StateChange::Push)?,
+            Action::PopState => state.apply(StateChange::Pop)?,
+            Action::GroupStart => out.line.items.push(LineItem::GroupStart),
+            Action::GroupEnd => out.line.items.push(LineItem::GroupEnd),
+            Action::LibStart => out.line.items.push(LineItem::LibStart),
+            Action::LibEnd => out.line.items.push(LineItem::LibEnd),
+            Action::Format => match v.as_str() {
+                "binary" => state.apply(StateChange::Binary(true))?,
+                f if f == "default" || f.starts_with("elf") => state.apply(StateChange::Binary(false))?,
+                _ => return Err(format!("input format {v} ({shown}) is not supported by wpd-ld")),
+            },
+            Action::Entry => out.line.entry = Some(v),
+            Action::Undefined => out.line.undefined.push(v),
+            Action::UndefinedGlob => out.line.undefined_globs.push(v),
+            Action::RequireDefined => out.line.require_defined.push(v),
+            Action::Init => out.line.init = Some(v),
+            Action::Fini => out.line.fini = Some(v),
+            Action::Wrap => out.line.wraps.push(v),
+            Action::Defsym => match v.split_once('=') {
+                Some((name, expr)) if !name.is_empty() => {
+                    out.line.defsyms.push((name.trim().to_string(), expr.to_string()))
                 }
+                _ => return Err(format!("invalid {shown} (expected --defsym=SYMBOL=EXPRESSION)")),
+            },
+            Action::Shared => out.shared = true,
+            Action::Relocatable => out.relocatable = true,
+            Action::ExportDynamic(on) => out.export_dynamic = on,
+            Action::DynamicList => {
+                out.partial_export = true;
+                match value {
+                    Some(file) => out.line.exports.dynamic_lists.push(file),
+                    None => out.line.exports.dynamic_symbols.push("*".into()),
+                }
+            }
+            Action::ExcludeLibs => out.line.exports.exclude_libs.push(v),
+            Action::ExportDynamicSymbol => {
+                out.partial_export = true;
+                out.line.exports.dynamic_symbols.push(v);
+            }
+            Action::VersionScript => out.line.exports.version_scripts.push(v),
+            Action::UnknownRefs => {
+                out.line.unknown.get_or_insert_with(|| format!("{shown} (which wpd does not model)"));
+            }
+            Action::Refuse(why) => return Err(format!("linker option {shown} is not supported by wpd-ld: {why}")),
+            Action::Z => {
+                if options::z_keyword(&v).is_none() {
+                    unknown.push(shown.clone());
+                }
+            }
+            Action::Plugin => pass = false,
+            Action::PluginOpt => {
+                plugin_opt(&mut out, &v)?;
                 pass = false;
             }
-            "wpd-linker" => {
-                out.wpd.linker = Some(value);
+            Action::Mllvm => {
+                // lld parses -mllvm and -plugin-opt=- options alike.
+                llvm_option(&mut out, &v, &format!("-mllvm {v}"))?;
                 pass = false;
             }
-            "wpd-report" => {
-                out.wpd.report = Some(PathBuf::from(value));
+            Action::LtoO => {
+                out.opt_level = v.parse::<u8>().map_err(|_| format!("invalid optimization level {shown}"))?.min(3);
                 pass = false;
             }
-            "wpd-jobs" => {
-                out.jobs = Some(parse_jobs(&value)?);
+            Action::LtoWholeProgramVisibility(on) => {
+                out.whole_program_visibility = on;
                 pass = false;
             }
-            "wpd-remarks" => {
+            Action::LtoValidate(on) => {
+                out.wpd.validate = on;
+                pass = false;
+            }
+            Action::LtoKnownSafe | Action::WpdKnownSafe => {
+                out.wpd.known_safe.push(v);
+                pass = false;
+            }
+            Action::LtoSampleProfile => {
+                out.profile.sample = Some(PathBuf::from(v));
+                pass = false;
+            }
+            Action::LtoCsGenerate => {
+                out.profile.cs_generate = true;
+                pass = false;
+            }
+            Action::LtoCsFile => {
+                out.profile.cs_profile = Some(PathBuf::from(v));
+                pass = false;
+            }
+            Action::ThinltoJobs | Action::WpdJobs => {
+                out.jobs = Some(parse_jobs(&v)?);
+                pass = false;
+            }
+            Action::LtoIgnored => pass = false,
+            Action::WpdLinker => {
+                out.wpd.linker = Some(v);
+                pass = false;
+            }
+            Action::WpdReport => {
+                out.wpd.report = Some(PathBuf::from(v));
+                pass = false;
+            }
+            Action::WpdRemarks => {
                 out.wpd.remarks = true;
                 pass = false;
             }
-            "wpd-save-temps" => {
+            Action::WpdSaveTemps => {
                 out.wpd.save_temps = true;
                 pass = false;
             }
-            "wpd-no-validate" => {
+            Action::WpdNoValidate => {
                 out.wpd.validate = false;
                 pass = false;
             }
-            "lto-validate-all-vtables-have-type-infos" => {
-                out.wpd.validate = true;
+            Action::WpdOpen => {
+                out.wpd.open.push(v);
                 pass = false;
             }
-            "wpd-known-safe" | "lto-known-safe-vtables" => {
-                out.wpd.known_safe.push(value);
-                pass = false;
-            }
-            "wpd-open" => {
-                out.wpd.open.push(value);
-                pass = false;
-            }
-            "wpd-speculate" => {
-                out.wpd.speculate = match value.as_str() {
+            Action::WpdSpeculate => {
+                out.wpd.speculate = match v.as_str() {
                     "off" | "0" => 0,
                     "1" => 1,
                     "2" => 2,
-                    _ => return Err(format!("invalid --wpd-speculate={value} (off, 1 or 2)")),
+                    _ => return Err(format!("invalid --wpd-speculate={v} (off, 1 or 2)")),
                 };
                 pass = false;
             }
-            name if name.starts_with("wpd-") => return Err(format!("unknown wpd option {}", opt.raw[0])),
-            name if name.starts_with("lto-O") => {
-                out.opt_level =
-                    name[5..].parse::<u8>().map_err(|_| format!("invalid optimization level {}", opt.raw[0]))?.min(3);
+            Action::WpdUnknownOptions => {
+                out.wpd.unknown_options = match v.as_str() {
+                    "error" => UnknownOptions::Error,
+                    "unknown-refs" => UnknownOptions::UnknownRefs,
+                    _ => return Err(format!("invalid --wpd-unknown-options={v} (error or unknown-refs)")),
+                };
                 pass = false;
             }
-            name if name.starts_with("lto-") || name.starts_with("thinlto-") => {
-                return Err(format!("LTO option {} is not supported by wpd-ld", opt.raw[0]));
-            }
-            _ => {}
         }
         if pass {
-            out.items.push(Item::Pass(opt.raw));
+            out.items.push(Item::Pass(raw));
         }
     }
+    if let Some(first) = unknown.first() {
+        match out.wpd.unknown_options {
+            UnknownOptions::Error => {
+                return Err(format!(
+                    "unknown linker option {first} may change symbol resolution; wpd-ld does not pass it on \
+                     (-Wl,--wpd-unknown-options=unknown-refs links anyway, with every outside reference unknown)"
+                ));
+            }
+            UnknownOptions::UnknownRefs => {
+                out.line.unknown.get_or_insert_with(|| format!("the unknown linker option {first}"));
+            }
+        }
+    }
+    out.line.exports.shared = out.shared;
+    out.line.exports.export_dynamic = out.export_dynamic;
+    out.line.relocatable = out.relocatable;
     Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wpd_link::Item as LineItem;
 
     fn p(args: &[&str]) -> LinkArgs {
         parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
@@ -494,10 +601,13 @@ mod tests {
         assert_eq!(a.cpu, "znver3");
         assert_eq!(a.opt_level, 3);
         assert!(a.whole_program_visibility);
-        assert_eq!(a.lib_paths, vec!["/usr/lib"]);
-        assert_eq!(a.named_symbols, vec!["start"]);
-        let inputs: Vec<_> =
-            a.items.iter().filter_map(|i| if let Item::Input(s) = i { Some(s.as_str()) } else { None }).collect();
+        assert_eq!(a.line.lib_paths, vec!["/usr/lib"]);
+        assert_eq!(a.line.entry.as_deref(), Some("start"));
+        let inputs: Vec<_> = a
+            .items
+            .iter()
+            .filter_map(|i| if let Item::Input { path, .. } = i { Some(path.as_str()) } else { None })
+            .collect();
         assert_eq!(inputs, vec!["crt1.o", "a.o"]);
         let libs: Vec<_> = a
             .items
@@ -514,7 +624,7 @@ mod tests {
     fn single_dash_long_options_are_not_short_ones() {
         let a = p(&["-export-dynamic", "-soname", "libx.so", "-shared", "x.o"]);
         assert!(a.export_dynamic && a.shared);
-        assert!(a.named_symbols.is_empty());
+        assert!(a.line.entry.is_none() && a.line.undefined.is_empty());
         assert!(a.items.contains(&Item::Pass(vec!["-soname".into(), "libx.so".into()])));
     }
 
@@ -535,7 +645,7 @@ mod tests {
         assert_eq!(c.wpd.speculate, 2);
         assert_eq!(p(&["--wpd-speculate=off"]).wpd.speculate, 0);
         assert!(parse(&["--wpd-speculate=3".to_string()]).is_err());
-        assert!(parse(&["-plugin-opt=dwo_dir=x".to_string()]).is_err());
+        assert!(parse(&["-plugin-opt=bogus".to_string()]).unwrap_err().contains("-plugin-opt=bogus"));
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
         assert!(!b.whole_program_visibility);
     }
@@ -608,6 +718,68 @@ mod tests {
     }
 
     #[test]
+    fn codegen_flags_become_typed_options() {
+        // As clang 19 passes them for -ggdb, -femulated-tls, ...; lld also
+        // takes them through -mllvm.
+        let a = p(&[
+            "-plugin-opt=-debugger-tune=lldb",
+            "-plugin-opt=-emulated-tls",
+            "-plugin-opt=-stack-size-section",
+            "-plugin-opt=-split-machine-functions",
+            "-plugin-opt=-enable-tlsdesc",
+            "-mllvm",
+            "-enable-jmc-instrument=1",
+            "-plugin-opt=-pass-remarks=inline",
+        ]);
+        let m = &a.machine;
+        assert_eq!(m.debugger_tuning, Some(DebuggerTuning::Lldb));
+        assert!(m.emulated_tls && m.stack_size_section && m.split_machine_functions);
+        assert!(m.tls_descriptors && m.jmc_instrument);
+        assert_eq!(a.llvm_options, vec!["-pass-remarks=inline"]);
+        assert_eq!(p(&["-mllvm", "--debugger-tune=sce"]).machine.debugger_tuning, Some(DebuggerTuning::Sce));
+        assert!(!p(&["-plugin-opt=-emulated-tls=false"]).machine.emulated_tls);
+        for bad in ["-plugin-opt=-debugger-tune=vi", "-plugin-opt=-debugger-tune", "-plugin-opt=-emulated-tls=2"] {
+            assert!(parse(&[bad.to_string()]).unwrap_err().contains(bad), "{bad}");
+        }
+        // A longer name is another option, for LLVM to judge.
+        assert_eq!(p(&["-plugin-opt=-emulated-tls-x"]).llvm_options, vec!["-emulated-tls-x"]);
+    }
+
+    #[test]
+    fn split_dwarf_and_profile_options() {
+        let a = p(&[
+            "-plugin-opt=dwo_dir=out_dwo",
+            "-plugin-opt=sample-profile=s.prof",
+            "-plugin-opt=cs-profile-generate",
+            "-plugin-opt=cs-profile-path=d/default_%m.profraw",
+        ]);
+        assert_eq!(a.dwo_dir, Some(PathBuf::from("out_dwo")));
+        assert_eq!(a.profile.sample, Some(PathBuf::from("s.prof")));
+        assert!(a.profile.cs_generate);
+        assert_eq!(a.profile.cs_profile, Some(PathBuf::from("d/default_%m.profraw")));
+        let b = p(&["--lto-sample-profile=x", "--lto-cs-profile-generate", "--lto-cs-profile-file=y"]);
+        assert_eq!(b.profile, Profile { sample: Some("x".into()), cs_profile: Some("y".into()), cs_generate: true });
+        assert!(b.items.is_empty());
+        assert!(parse(&["-plugin-opt=dwo_dir=".to_string()]).is_err());
+        for refused in ["-plugin-opt=opt-remarks-filename=x.yaml", "-plugin-opt=stats-file=x.stats"] {
+            let e = parse(&[refused.to_string()]).unwrap_err();
+            assert!(e.contains(refused) && e.contains("not supported"), "{e}");
+        }
+    }
+
+    #[test]
+    fn response_file_text_reads_back() {
+        let args: Vec<String> =
+            ["-L/a b", "x.o", "it's", "say \"hi\"", "back\\slash", "tab\there", "new\nline", "é", "-o", "@x"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let text = response_file_text(&args);
+        assert_eq!(split_response(&text), args);
+        assert!(text.starts_with("\"-L/a b\"\nx.o\n"));
+    }
+
+    #[test]
     fn relocatable_output() {
         assert!(p(&["-r", "a.o", "-o", "x.o"]).relocatable);
         assert!(p(&["--relocatable", "a.o"]).relocatable);
@@ -616,13 +788,108 @@ mod tests {
 
     #[test]
     fn bstatic_applies_to_later_libraries() {
-        let a = p(&["-lx", "-Bstatic", "-ly", "-Bdynamic", "-lz"]);
+        let a = p(&["-lx", "-Bstatic", "-ly", "-Bdynamic", "-lz", "-static", "-lw"]);
         let st: Vec<bool> = a
+            .line
             .items
             .iter()
-            .filter_map(|i| if let Item::Library { static_only, .. } = i { Some(*static_only) } else { None })
+            .filter_map(|i| if let LineItem::Library { state, .. } = i { Some(state.static_only) } else { None })
             .collect();
-        assert_eq!(st, vec![false, true, false]);
+        assert_eq!(st, vec![false, true, false, true]);
+    }
+
+    #[test]
+    fn push_state_saves_and_pop_state_restores() {
+        let a = p(&[
+            "--push-state",
+            "-Bstatic",
+            "--whole-archive",
+            "--as-needed",
+            "-lhelper",
+            "--pop-state",
+            "-lgreet",
+            "-push-state",
+            "--no-as-needed",
+            "-pop-state",
+        ]);
+        let states: Vec<_> = a
+            .line
+            .items
+            .iter()
+            .filter_map(
+                |i| if let LineItem::Library { spec, state } = i { Some((spec.as_str(), *state)) } else { None },
+            )
+            .collect();
+        let helper = states[0].1;
+        assert!(helper.static_only && helper.whole_archive && helper.as_needed);
+        assert_eq!(states[1], ("greet", wpd_link::InputState::default()));
+        let e = parse(&["--pop-state".to_string()]).unwrap_err();
+        assert!(e.contains("--pop-state"), "{e}");
+    }
+
+    #[test]
+    fn groups_libs_and_symbol_options_reach_the_link_line() {
+        let a = p(&[
+            "-(",
+            "a.a",
+            "-)",
+            "--start-group",
+            "--end-group",
+            "--start-lib",
+            "x.o",
+            "--end-lib",
+            "--wrap=make",
+            "--wrap",
+            "free",
+            "--defsym=alias=target+4",
+            "-u",
+            "force",
+            "--undefined-glob=plug*",
+            "--require-defined=must",
+            "-init",
+            "my_init",
+            "-fini=my_fini",
+            "--export-dynamic-symbol=api_*",
+            "-T",
+            "layout.ld",
+        ]);
+        let l = &a.line;
+        assert_eq!(l.items[0], LineItem::GroupStart);
+        assert_eq!(l.items[2], LineItem::GroupEnd);
+        assert!(l.items.contains(&LineItem::LibStart) && l.items.contains(&LineItem::LibEnd));
+        assert_eq!(l.wraps, vec!["make", "free"]);
+        assert_eq!(l.defsyms, vec![("alias".to_string(), "target+4".to_string())]);
+        assert_eq!(l.undefined, vec!["force"]);
+        assert_eq!(l.undefined_globs, vec!["plug*"]);
+        assert_eq!(l.require_defined, vec!["must"]);
+        assert_eq!((l.init.as_deref(), l.fini.as_deref()), (Some("my_init"), Some("my_fini")));
+        assert_eq!(l.exports.dynamic_symbols, vec!["api_*"]);
+        assert!(a.partial_export);
+        assert!(matches!(l.items.last(), Some(LineItem::Script { path, .. }) if path == "layout.ld"));
+        // Every one of them is also passed on, in place.
+        assert!(a.items.contains(&Item::Pass(vec!["--wrap".into(), "free".into()])));
+        assert!(a.items.contains(&Item::Pass(vec!["-T".into(), "layout.ld".into()])));
+    }
+
+    #[test]
+    fn unknown_options_are_refused_or_make_refs_unknown() {
+        for bad in ["--frobnicate", "-Q", "--export-all-symbols", "-z", "-zbogus"] {
+            let args: Vec<String> = if bad == "-z" { vec!["-z".into(), "bogus".into()] } else { vec![bad.to_string()] };
+            let e = parse(&args).unwrap_err();
+            assert!(e.starts_with("unknown linker option ") && e.contains("may change symbol resolution"), "{e}");
+            assert!(!e.contains('\n'));
+        }
+        let a = p(&["--frobnicate=3", "a.o", "--wpd-unknown-options=unknown-refs"]);
+        assert_eq!(a.items[0], Item::Pass(vec!["--frobnicate=3".into()]));
+        assert!(a.line.unknown.as_deref().is_some_and(|u| u.contains("--frobnicate=3")));
+        assert!(parse(&["--wpd-unknown-options=maybe".to_string()]).is_err());
+        // Known but not honourable: refused with the reason.
+        let e = parse(&["--remap-inputs=a.o=b.o".to_string()]).unwrap_err();
+        assert!(e.contains("--remap-inputs") && e.contains("not supported"), "{e}");
+        // Modelled conservatively.
+        assert!(p(&["--just-symbols=syms.o"]).line.unknown.is_some());
+        assert_eq!(p(&["--version-script=v.map"]).line.exports.version_scripts, vec!["v.map"]);
+        assert_eq!(p(&["--exclude-libs=ALL"]).line.exports.exclude_libs, vec!["ALL"]);
     }
 
     #[test]
@@ -631,7 +898,21 @@ mod tests {
         assert_eq!(a.items[0], Item::Pass(vec!["--gc-sections".into()]));
         assert_eq!(a.items[2], Item::Pass(vec!["--icf=all".into()]));
         assert_eq!(a.items[3], Item::Pass(vec!["-z".into(), "now".into()]));
-        assert_eq!(a.items[5], Item::Input("b.a".into()));
+        assert!(matches!(&a.items[5], Item::Input { path, .. } if path == "b.a"));
+    }
+
+    #[test]
+    fn every_option_is_documented() {
+        let doc = include_str!("../../docs/cli.md");
+        for spec in crate::options::OPTIONS {
+            for name in spec.names {
+                let shown = if name.chars().count() == 1 { format!("`-{name}") } else { format!("`--{name}") };
+                assert!(doc.contains(&shown), "docs/cli.md does not list {shown} ({})", spec.effect.describe());
+            }
+        }
+        for (k, _) in crate::options::Z_KEYWORDS {
+            assert!(doc.contains(&format!("`{}", k.trim_end_matches('='))), "docs/cli.md does not list -z {k}");
+        }
     }
 
     #[test]

@@ -1,13 +1,16 @@
 //! `wpd-ld`: the linker clang runs with `--ld-path=wpd-ld`. It scans the ld
-//! command line, classifies the inputs, runs summarize → thin link →
-//! backends in-process on the bitcode, puts native objects (and archives of
-//! them) in place of the bitcode, and runs the real linker.
+//! command line, resolves it as the real linker will (which inputs and
+//! archive members are loaded, what is referenced from outside the
+//! bitcode), runs summarize → thin link → backends in-process on the loaded
+//! bitcode, puts native objects (and archives of them) in place of the
+//! bitcode, and runs the real linker.
 
 mod args;
 mod inputs;
+mod options;
 
 use args::{Item, LinkArgs};
-use inputs::Resolved;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use wpd::codegen::CodegenOptions;
@@ -15,6 +18,8 @@ use wpd::hierarchy::LinkFacts;
 use wpd::input::BitcodeInput;
 use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
+use wpd_link::resolve::InputKind;
+use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId, OutsideRefs};
 
 fn main() -> ExitCode {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -49,44 +54,40 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let mut timings = Timings::default();
     let start = std::time::Instant::now();
     let argv = args::expand_response_files(raw)?;
-    let link = args::parse(&argv)?;
+    let mut link = args::parse(&argv)?;
     let linker = real_linker(&link)?;
-    let (mut resolved, native) = timings.phase("inputs", || inputs::resolve(&link))?;
+    link.line.flavor = linker_flavor(&linker);
+    let mut res = timings.phase("inputs", || inputs::resolve(&link))?;
 
-    if resolved.iter().all(|r| *r == Resolved::Other) {
+    // wpd-ld's private temporary directory (native objects, rebuilt
+    // archives, the real linker's response file): removed when `run`
+    // returns, on errors too, unless --wpd-save-temps keeps it.
+    let tmp = tempfile::Builder::new()
+        .prefix("wpd-ld-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+
+    if !res.has_bitcode() {
         // No bitcode: nothing for wpd to do.
-        return exec_linker(&linker, &final_args(&link, &[]));
+        let code = run_linker(&linker, &final_args(&link, &[]), tmp.path())?;
+        keep_temps(tmp, link.wpd.save_temps);
+        return Ok(code);
     }
     wpd_llvm::Context::set_llvm_options(&link.llvm_options)?;
+    check_profiles(&link.profile)?;
 
-    // Bitcode modules in command-line order; each item knows its range.
-    let mut modules: Vec<BitcodeInput> = Vec::new();
-    let mut ranges: Vec<std::ops::Range<usize>> = Vec::with_capacity(resolved.len());
-    for r in &mut resolved {
-        let from = modules.len();
-        let found = match r {
-            // The object's bytes move into its module; an archive's stay for
-            // rebuilding it.
-            Resolved::BitcodeObject(p, bytes) => {
-                wpd::input::bitcode_inputs(&p.display().to_string(), std::mem::take(bytes))
-            }
-            Resolved::BitcodeArchive(p, bytes) => wpd::input::archive_members(&p.display().to_string(), bytes),
-            Resolved::Other => Ok(Vec::new()),
-        };
-        modules.extend(found.map_err(|e| e.to_string())?);
-        ranges.push(from..modules.len());
-    }
+    // The bitcode modules the link loads, in load order (the linker's
+    // order, and lld's ThinLTO task order).
+    let modules = bitcode_modules(&mut res)?;
+    let model = &res.model;
 
-    let mut refs = native.scan.refs.clone();
-    refs.extend(link.named_symbols.iter().cloned());
+    let unknown = match &model.outside_refs {
+        OutsideRefs::Known(_) => None,
+        OutsideRefs::Unknown(reason) => Some(reason.clone()),
+    };
+    let mut validation = Validation::from_native(&res.scan, unknown);
     // A relocatable output is linked again later, with classes wpd cannot
     // see: nothing about its hierarchies or references is final.
-    let unknown = if link.relocatable {
-        Some("relocatable output (-r): the rest of the program is linked later".to_string())
-    } else {
-        native.unknown.as_ref().map(|u| format!("wpd could not inspect {u}"))
-    };
-    let mut validation = Validation::from_native(&native.scan, unknown.clone());
     validation.always = link.relocatable;
     validation.enabled = link.wpd.validate;
     validation.known_safe = link.wpd.known_safe.clone();
@@ -96,7 +97,8 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         facts: LinkFacts {
             shared: link.shared,
             export_dynamic: link.export_dynamic || link.partial_export,
-            external_refs: unknown.is_none().then_some(refs),
+            exported: Some(model.exported.clone()),
+            external_refs: model.outside_refs.known().cloned(),
         },
         validation,
         speculate: link.wpd.speculate,
@@ -106,115 +108,231 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         cpu: link.cpu.clone(),
         verify: false,
         sections: wpd_llvm::Sections { functions: link.function_sections, data: link.data_sections },
+        machine: link.machine.clone(),
+        profile: link.profile.clone(),
+        dwo_dir: link.dwo_dir.clone(),
+        split_dwarf_file: None,
     };
     let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, link.jobs, &mut timings)
         .map_err(|e| e.to_string())?;
     if link.wpd.remarks {
-        for r in wpd::report::remarks(&out.summaries, &out.plan, &policy) {
+        for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats) {
             eprintln!("{r}");
         }
     }
+    // The backends did something other than the plan said: a wpd bug
+    // (never a miscompile: the backend's own outcomes are what it did).
+    for m in wpd::report::mismatches(&out.summaries, &out.plan, &policy, &out.stats) {
+        eprintln!("wpd-ld: warning: plan and backend disagree: {m}");
+    }
 
-    let tmp = tempfile::Builder::new()
-        .prefix("wpd-ld-")
-        .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let replacements =
-        timings.phase("write", || write_natives(tmp.path(), &resolved, &ranges, &modules, &out.objects))?;
+    let replacements = timings.phase("write", || write_natives(tmp.path(), &link, &res, &out.objects))?;
     let final_argv = final_args(&link, &replacements);
     let link_start = std::time::Instant::now();
-    let status = Command::new(&linker)
-        .args(&final_argv)
-        .status()
-        .map_err(|e| format!("cannot run the real linker {}: {e}", linker.display()))?;
+    let code = run_linker(&linker, &final_argv, tmp.path())?;
     timings.phases.push(("link", link_start.elapsed()));
     timings.phases.push(("total", start.elapsed()));
-
-    if link.wpd.save_temps {
-        let kept = tmp.keep();
-        eprintln!("wpd-ld: temporary files kept in {}", kept.display());
-    }
-    let code = status.code().unwrap_or(1).clamp(0, 255) as u8;
+    keep_temps(tmp, link.wpd.save_temps);
     if let Some(report) = &link.wpd.report
         && code == 0
     {
         let output = link.output.clone().unwrap_or_else(|| "a.out".into());
         let size = std::fs::metadata(&output).ok().map(|m| m.len());
-        let mut json = wpd::report::report(&out.plan, &timings, size);
+        let mut json = wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &timings, size);
         json["linker"] = serde_json::Value::String(linker.display().to_string());
+        json["link_model"] = link_model_json(&res.model);
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
         wpd_summary::container::write_bytes_atomic(text.as_bytes(), report).map_err(|e| e.to_string())?;
     }
     Ok(code)
 }
 
-/// Writes native objects (and rebuilt archives) into `dir`; returns, per
-/// item, the path that replaces it.
+/// The flavor of the real linker: from its name, following a symlink such
+/// as `/usr/bin/ld` → `x86_64-linux-gnu-ld.bfd` (or `ld.gold`).
+fn linker_flavor(linker: &Path) -> Flavor {
+    let named = Flavor::from_linker_path(linker);
+    match std::fs::canonicalize(linker) {
+        Ok(real) if named == Flavor::Bfd => Flavor::from_linker_path(&real),
+        _ => named,
+    }
+}
+
+/// The report's `link_model`: the flavor followed, every unit loaded (as
+/// lld's `--trace` names it) in load order, and whether the outside
+/// references are known.
+fn link_model_json(model: &LinkModel) -> serde_json::Value {
+    serde_json::json!({
+        "flavor": model.flavor.name(),
+        "loaded": model.loaded.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
+        "outside_refs_known": model.outside_refs.is_known(),
+    })
+}
+
+/// The loaded bitcode modules in load order. A member name repeated in one
+/// archive gets `@<n>` in the module's name, so every module is distinct.
+fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>, String> {
+    let model = &res.model;
+    let mut modules = Vec::new();
+    for l in model.bitcode() {
+        let input = model.input(l.input);
+        let path = input.path.display().to_string();
+        let (member, bytes) = match (l.member, &input.kind) {
+            (Some(m), InputKind::Archive { members, .. }) => {
+                let name = &members[m.index()].name;
+                let same = members[..m.index()].iter().filter(|o| o.name == *name).count();
+                let shown = if same == 0 { name.clone() } else { format!("{name}@{}", same + 1) };
+                let bytes = res.source.member_bytes(&input.path, m.index()).map(|b| b.to_vec());
+                (Some(shown), bytes)
+            }
+            _ => (None, res.source.bytes(&input.path).map(|b| b.to_vec())),
+        };
+        let bytes = bytes.ok_or_else(|| format!("{}: input changed while linking", l.name))?;
+        let name = match &member {
+            Some(m) => format!("{path}({m})"),
+            None => path.clone(),
+        };
+        modules.push(BitcodeInput { name, path, member, bytes });
+    }
+    Ok(modules)
+}
+
+/// Writes native objects (and rebuilt archives and scripts) into `dir`;
+/// returns, per command-line item, what replaces it: `Some(None)` drops the
+/// item (a `--start-lib` bitcode object the link does not load),
+/// `Some(Some(p))` puts `p` in its place.
 fn write_natives(
     dir: &Path,
-    resolved: &[Resolved],
-    ranges: &[std::ops::Range<usize>],
-    modules: &[BitcodeInput],
+    link: &LinkArgs,
+    res: &inputs::Resolution<'_>,
     objects: &[Vec<u8>],
-) -> Result<Vec<Option<PathBuf>>, String> {
-    let mut out = vec![None; resolved.len()];
-    for (i, r) in resolved.iter().enumerate() {
-        match r {
-            Resolved::Other => {}
-            Resolved::BitcodeObject(p, _) => {
-                let idx = ranges[i].start;
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "input.o".into());
-                let sub = dir.join(format!("{i}"));
-                std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
-                let path = sub.join(name);
-                std::fs::write(&path, &objects[idx]).map_err(|e| format!("{}: {e}", path.display()))?;
-                out[i] = Some(path);
-            }
-            Resolved::BitcodeArchive(p, bytes) => {
-                out[i] =
-                    Some(rebuild_archive(dir, i, p, bytes, &modules[ranges[i].clone()], &objects[ranges[i].clone()])?);
-            }
+) -> Result<Vec<Option<Option<PathBuf>>>, String> {
+    let model = &res.model;
+    let mut w = Writer { dir, res, native: HashMap::new(), next: 0 };
+    for (l, obj) in model.bitcode().zip(objects) {
+        w.native.insert((l.input, l.member), obj);
+    }
+    let mut out = vec![None; link.items.len()];
+    for (i, item) in link.items.iter().enumerate() {
+        let line = match item {
+            Item::Input { line, .. } | Item::Library { line, .. } => *line,
+            Item::Pass(_) => continue,
+        };
+        if let Some(id) = model.inputs.iter().position(|inp| inp.item == line && !inp.from_script) {
+            out[i] = w.replacement(InputId(id as u32))?;
         }
     }
     Ok(out)
 }
 
-/// An archive like `original` with every bitcode member replaced by its
-/// native object, members in the same order (so the linker selects the same
-/// members), with a symbol index.
+/// Writes what replaces each bitcode-holding input, in its own numbered
+/// folder of the temporary directory.
+struct Writer<'a> {
+    dir: &'a Path,
+    res: &'a inputs::Resolution<'a>,
+    /// The native object of each loaded bitcode unit, by (input, member).
+    native: HashMap<(InputId, Option<MemberId>), &'a [u8]>,
+    next: usize,
+}
+
+impl Writer<'_> {
+    fn folder(&mut self) -> Result<PathBuf, String> {
+        let sub = self.dir.join(format!("{}", self.next));
+        self.next += 1;
+        std::fs::create_dir_all(&sub).map_err(|e| format!("{}: {e}", sub.display()))?;
+        Ok(sub)
+    }
+
+    /// `None`: keep the input; `Some(None)`: drop it; `Some(Some(p))`: `p`
+    /// replaces it.
+    fn replacement(&mut self, id: InputId) -> Result<Option<Option<PathBuf>>, String> {
+        let model = &self.res.model;
+        if !model.holds_bitcode(id) {
+            return Ok(None);
+        }
+        let input = model.input(id);
+        let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        match &input.kind {
+            InputKind::Bitcode => match self.native.get(&(id, None)).copied() {
+                Some(obj) => {
+                    let path = self.folder()?.join(base.unwrap_or_else(|| "input.o".into()));
+                    std::fs::write(&path, obj).map_err(|e| format!("{}: {e}", path.display()))?;
+                    Ok(Some(Some(path)))
+                }
+                None => Ok(Some(None)),
+            },
+            InputKind::Archive { .. } => {
+                let work = self.folder()?;
+                Ok(Some(Some(rebuild_archive(&work, self.res, id, &self.native)?)))
+            }
+            InputKind::Script { script, opened } => {
+                if let Some(unknown) = &script.unknown {
+                    return Err(format!(
+                        "{}: the linker script names LLVM bitcode and has commands wpd-ld cannot rewrite: {unknown}",
+                        input.path.display()
+                    ));
+                }
+                // Every entry the script opened is spelled as an absolute
+                // path (the new script lives elsewhere); bitcode is replaced.
+                let mut spelled: Vec<Option<String>> = Vec::with_capacity(opened.len());
+                for o in opened {
+                    spelled.push(match o {
+                        None => None,
+                        Some(i) => match self.replacement(*i)? {
+                            Some(Some(p)) => Some(p.display().to_string()),
+                            Some(None) => Some(String::new()),
+                            None => Some(absolute(&model.input(*i).path)),
+                        },
+                    });
+                }
+                let text = wpd_link::resolve::script::write(script, |n, _| spelled.get(n).cloned().flatten());
+                let path = self.folder()?.join(base.unwrap_or_else(|| "script.ld".into()));
+                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                Ok(Some(Some(path)))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// `path` made absolute against the working directory.
+fn absolute(path: &Path) -> String {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()).display().to_string()
+}
+
+/// An archive like the original with the native object of every loaded
+/// bitcode member in its place, the bitcode members the link does not load
+/// left out, and every other member kept, in the same order (so the real
+/// linker extracts the same members), with a symbol index.
 fn rebuild_archive(
-    dir: &Path,
-    item: usize,
-    original: &Path,
-    bytes: &[u8],
-    modules: &[BitcodeInput],
-    objects: &[Vec<u8>],
+    work: &Path,
+    res: &inputs::Resolution<'_>,
+    id: InputId,
+    native: &HashMap<(InputId, Option<MemberId>), &[u8]>,
 ) -> Result<PathBuf, String> {
-    let shown = original.display().to_string();
-    let archive = wpd::object::read::archive::ArchiveFile::parse(bytes)
-        .map_err(|e| format!("{shown}: malformed archive: {e}"))?;
-    let work = dir.join(format!("{item}"));
+    let input = res.model.input(id);
+    let shown = input.path.display().to_string();
+    let InputKind::Archive { members: infos, .. } = &input.kind else {
+        return Err(format!("{shown}: not an archive"));
+    };
     let mut members = Vec::new();
-    let mut next = 0usize;
-    for (j, m) in archive.members().enumerate() {
-        let m = m.map_err(|e| format!("{shown}: malformed archive: {e}"))?;
-        let data = m.data(bytes).map_err(|e| format!("{shown}: malformed archive: {e}"))?;
-        let name = String::from_utf8_lossy(m.name()).into_owned();
-        let content: &[u8] = if wpd::input::is_bitcode(data) {
-            let obj = objects.get(next).ok_or_else(|| format!("{shown}: archive changed while linking"))?;
-            debug_assert!(modules[next].member.is_some());
-            next += 1;
-            obj
+    for (j, m) in infos.iter().enumerate() {
+        let member = MemberId(j as u32);
+        let content: &[u8] = if m.kind == LoadedKind::Bitcode {
+            match native.get(&(id, Some(member))) {
+                Some(obj) => obj,
+                // Not loaded: the real linker must not find it either.
+                None => continue,
+            }
         } else {
-            data
+            res.source.member_bytes(&input.path, j).ok_or_else(|| format!("{shown}: archive changed while linking"))?
         };
         let sub = work.join(format!("{j}"));
         std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
-        let path = sub.join(if name.is_empty() { format!("member{j}.o") } else { name });
+        let path = sub.join(member_file_name(&m.name, j));
         std::fs::write(&path, content).map_err(|e| format!("{}: {e}", path.display()))?;
         members.push(path);
     }
-    let base = original.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "lib.a".into());
+    let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "lib.a".into());
     let out = work.join(base);
     let ar = which("llvm-ar-19")
         .or_else(|| which("llvm-ar"))
@@ -234,26 +352,117 @@ fn rebuild_archive(
     Ok(out)
 }
 
-/// The real linker's command line: every item in place, bitcode replaced.
-fn final_args(link: &LinkArgs, replacements: &[Option<PathBuf>]) -> Vec<String> {
+/// The file name a member is written under inside its own directory of the
+/// temporary directory: the member name's last path component, which the
+/// archiver stores as the rebuilt member's name. A member name is never a
+/// path (GNU `ar P` stores `/abs/x.o`, a crafted one `../../x.o`): a name
+/// with nothing usable left becomes `member<j>.o`.
+fn member_file_name(name: &str, j: usize) -> String {
+    let base = name.rsplit('/').next().unwrap_or("");
+    if base.is_empty() || base == "." || base == ".." || base.contains('\0') || base.len() > 255 {
+        format!("member{j}.o")
+    } else {
+        base.to_string()
+    }
+}
+
+/// The real linker's command line: every item in place, bitcode replaced
+/// (or dropped, see [`write_natives`]).
+fn final_args(link: &LinkArgs, replacements: &[Option<Option<PathBuf>>]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, item) in link.items.iter().enumerate() {
-        if let Some(Some(p)) = replacements.get(i) {
-            out.push(p.display().to_string());
-            continue;
-        }
-        match item {
-            Item::Input(p) => out.push(p.clone()),
-            Item::Library { raw, .. } | Item::Pass(raw) => out.extend(raw.iter().cloned()),
+        match replacements.get(i) {
+            Some(Some(Some(p))) => out.push(p.display().to_string()),
+            Some(Some(None)) => {}
+            _ => match item {
+                Item::Input { path, .. } => out.push(path.clone()),
+                Item::Library { raw, .. } | Item::Pass(raw) => out.extend(raw.iter().cloned()),
+            },
         }
     }
     out
 }
 
-fn exec_linker(linker: &Path, argv: &[String]) -> Result<u8, String> {
-    let status = Command::new(linker)
-        .args(argv)
-        .status()
-        .map_err(|e| format!("cannot run the real linker {}: {e}", linker.display()))?;
+/// Above this many bytes of arguments the real linker gets them through a
+/// response file: well below Linux's smallest `ARG_MAX` (128 KiB), which the
+/// environment shares, and below its 128 KiB limit on one argument.
+const INLINE_ARGS_MAX: usize = 64 * 1024;
+
+/// Runs the real linker with `argv` and returns its exit status. A long
+/// command line (an expanded `@file` of thousands of `-L`, say) goes in a
+/// response file in `tmp`, as clang does it, so `exec` cannot fail with
+/// E2BIG.
+fn run_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String> {
+    let bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
+    let mut cmd = Command::new(linker);
+    if bytes > INLINE_ARGS_MAX && argv.iter().all(|a| !a.is_empty()) {
+        let rsp = tmp.join("linker.rsp");
+        std::fs::write(&rsp, args::response_file_text(argv)).map_err(|e| format!("{}: {e}", rsp.display()))?;
+        let mut at = std::ffi::OsString::from("@");
+        at.push(&rsp);
+        cmd.arg(at);
+    } else {
+        cmd.args(argv);
+    }
+    let status = cmd.status().map_err(|e| format!("cannot run the real linker {}: {e}", linker.display()))?;
     Ok(status.code().unwrap_or(1).clamp(0, 255) as u8)
+}
+
+/// Keeps the temporary directory for --wpd-save-temps (else dropping it
+/// removes it).
+fn keep_temps(tmp: tempfile::TempDir, save: bool) {
+    if save {
+        let kept = tmp.keep();
+        eprintln!("wpd-ld: temporary files kept in {}", kept.display());
+    }
+}
+
+/// Profiles the backends read must be readable: a one-line error naming the
+/// option now, not LLVM's diagnostic from a backend later.
+fn check_profiles(profile: &wpd::codegen::Profile) -> Result<(), String> {
+    let inputs = [
+        (profile.sample.as_ref(), "sample-profile"),
+        (profile.cs_profile.as_ref().filter(|_| !profile.cs_generate), "cs-profile-path"),
+    ];
+    for (path, option) in inputs {
+        if let Some(p) = path {
+            std::fs::File::open(p)
+                .map_err(|e| format!("cannot read the profile {} (-plugin-opt={option}=): {e}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_names_are_never_paths() {
+        assert_eq!(member_file_name("answer.o", 0), "answer.o");
+        assert_eq!(member_file_name("/tmp/victim/answer.o", 1), "answer.o");
+        assert_eq!(member_file_name("../../etc/x.o", 2), "x.o");
+        for bad in ["", "/", "..", "a/..", ".", "dir/", "nul\0.o"] {
+            assert_eq!(member_file_name(bad, 7), "member7.o", "{bad:?}");
+        }
+        assert_eq!(member_file_name(&"x".repeat(300), 3), "member3.o");
+    }
+
+    #[test]
+    fn long_command_lines_go_through_a_response_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("args");
+        // A stand-in linker that saves the arguments it gets.
+        let script = dir.path().join("linker");
+        std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n", out.display())).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let short = vec!["a.o".to_string(), "-o".into(), "x y".into()];
+        assert_eq!(run_linker(&script, &short, dir.path()).unwrap(), 0);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "a.o\n-o\nx y\n");
+        let long: Vec<String> = (0..20_000).map(|i| format!("-L/some dir/{i}")).collect();
+        assert_eq!(run_linker(&script, &long, dir.path()).unwrap(), 0);
+        let rsp = dir.path().join("linker.rsp");
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("@{}\n", rsp.display()));
+        assert_eq!(args::split_response(&std::fs::read_to_string(&rsp).unwrap()), long);
+    }
 }

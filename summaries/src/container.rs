@@ -11,9 +11,11 @@
 //! 40  .. bincode body (standard config, fixed-width ints off)
 //! ```
 //! Readers memory-map the file and check all of the above before decoding,
-//! so a truncated or corrupted file is an error naming the file, never a
-//! panic or a silently wrong summary.
+//! then validate the decoded value ([`Validate`]), so a truncated, corrupted
+//! or inconsistent file is an error naming the file, never a panic or a
+//! silently wrong summary.
 
+use crate::validate::Validate;
 use serde::{Serialize, de::DeserializeOwned};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -84,8 +86,17 @@ pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// Decodes a complete file image; `path` is only used in error messages.
-pub fn decode<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+/// Decodes a complete file image and validates the value; `path` is only
+/// used in error messages.
+pub fn decode<T: DeserializeOwned + Validate>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+    let value: T = decode_unchecked(kind, bytes, path)?;
+    value.validate().map_err(|e| err(path, format!("inconsistent {}: {e}", kind.name())))?;
+    Ok(value)
+}
+
+/// Decodes a complete file image without validating the value (for tests
+/// of the container itself; readers use [`decode`]).
+pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
     if bytes.len() < 8 || bytes[..4] != kind.magic()[..4] {
         return Err(err(path, "not a wpd file (bad magic)"));
     }
@@ -123,8 +134,8 @@ pub fn decode<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Path) -> Res
     Ok(value)
 }
 
-/// Reads a wpd file through a memory map.
-pub fn read_file<T: DeserializeOwned>(kind: Kind, path: &Path) -> Result<T, FormatError> {
+/// Reads a wpd file through a memory map, and validates what it holds.
+pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
     let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;
     let len = file.metadata().map_err(|e| err(path, e.to_string()))?.len();
     if len == 0 {
@@ -180,7 +191,7 @@ mod tests {
     #[test]
     fn round_trip() {
         let bytes = sample();
-        let v: (String, u64) = decode(Kind::Summary, &bytes, Path::new("x")).unwrap();
+        let v: (String, u64) = decode_unchecked(Kind::Summary, &bytes, Path::new("x")).unwrap();
         assert_eq!(v, ("hello".to_string(), 42));
     }
 
@@ -188,7 +199,7 @@ mod tests {
     fn every_truncation_is_an_error() {
         let bytes = sample();
         for cut in 0..bytes.len() {
-            let e = decode::<(String, u64)>(Kind::Summary, &bytes[..cut], Path::new("t.wpds")).unwrap_err();
+            let e = decode_unchecked::<(String, u64)>(Kind::Summary, &bytes[..cut], Path::new("t.wpds")).unwrap_err();
             assert!(e.to_string().starts_with("t.wpds: "), "{e}");
         }
     }
@@ -203,7 +214,10 @@ mod tests {
                 if (12..16).contains(&i) {
                     continue; // reserved word is not checked
                 }
-                assert!(decode::<(String, u64)>(Kind::Summary, &b, Path::new("f")).is_err(), "byte {i} bit {bit}");
+                assert!(
+                    decode_unchecked::<(String, u64)>(Kind::Summary, &b, Path::new("f")).is_err(),
+                    "byte {i} bit {bit}"
+                );
             }
         }
     }
@@ -212,20 +226,37 @@ mod tests {
     fn version_and_kind_are_checked() {
         let mut b = sample();
         b[8] = b[8].wrapping_add(1);
-        let e = decode::<(String, u64)>(Kind::Summary, &b, Path::new("v.wpds")).unwrap_err();
+        let e = decode_unchecked::<(String, u64)>(Kind::Summary, &b, Path::new("v.wpds")).unwrap_err();
         assert!(e.to_string().contains("format version"), "{e}");
-        let e = decode::<(String, u64)>(Kind::Plan, &sample(), Path::new("p")).unwrap_err();
+        let e = decode_unchecked::<(String, u64)>(Kind::Plan, &sample(), Path::new("p")).unwrap_err();
         assert!(e.to_string().contains("not a wpd plan file"), "{e}");
+    }
+
+    /// A value that validates when its first field is not zero.
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct Pair(u8, u8);
+    impl Validate for Pair {
+        fn validate(&self) -> Result<(), String> {
+            if self.0 == 0 { Err("first is zero".into()) } else { Ok(()) }
+        }
     }
 
     #[test]
     fn atomic_write_leaves_only_the_result() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.wpds");
-        write_file_atomic(Kind::Summary, &(1u8, 2u8), &p).unwrap();
-        let v: (u8, u8) = read_file(Kind::Summary, &p).unwrap();
-        assert_eq!(v, (1, 2));
+        write_file_atomic(Kind::Summary, &Pair(1, 2), &p).unwrap();
+        let v: Pair = read_file(Kind::Summary, &p).unwrap();
+        assert_eq!(v, Pair(1, 2));
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, vec![std::ffi::OsString::from("a.wpds")]);
+    }
+
+    #[test]
+    fn inconsistent_values_are_one_line_errors() {
+        let bytes = encode(Kind::Plan, &Pair(0, 2)).unwrap();
+        let e = decode::<Pair>(Kind::Plan, &bytes, Path::new("p.wpdp")).unwrap_err();
+        assert_eq!(e.to_string(), "p.wpdp: inconsistent plan: first is zero");
+        assert!(decode_unchecked::<Pair>(Kind::Plan, &bytes, Path::new("p.wpdp")).is_ok());
     }
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 3;
+pub const PLAN_VERSION: u32 = 4;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -66,6 +66,12 @@ pub struct PlanModule {
     /// Local vtables another module compares against (unique return value):
     /// this module adds a hidden alias named `promoted` for `symbol`.
     pub vtable_aliases: Vec<Promotion>,
+    /// Discardable (`linkonce`/`linkonce_odr`) definitions this module must
+    /// keep (as `weak`/`weak_odr`), sorted: a rewritten call or comparison
+    /// in some module now names them, and this module holds the first copy
+    /// in the link. Without it, the module's optimizer may drop its
+    /// unreferenced copy and leave the new reference undefined.
+    pub keep: Vec<String>,
 }
 
 /// Bytes placed around one vtable global.

@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 4;
+pub const SUMMARY_VERSION: u32 = 5;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -258,11 +258,8 @@ pub struct FunctionFacts {
     /// The result as an expression of the integer parameters, when the body
     /// is one straight-line block of supported, memory-free operations.
     pub expr: Option<Expr>,
-    /// The body is nothing but `unreachable`, possibly after `llvm.trap`
-    /// (clang's deleting destructor of an abstract class): never validly
-    /// called, so not a possible target. A body that throws or aborts
-    /// before `unreachable` does not count.
-    pub entry_unreachable: bool,
+    /// What the body does when it is entered (see [`Body`]).
+    pub body: Body,
     pub noinline: bool,
     pub optnone: bool,
     pub cold: bool,
@@ -271,6 +268,24 @@ pub struct FunctionFacts {
     pub calling_conv: u32,
     /// Number of instructions in the body.
     pub instructions: u32,
+}
+
+/// What a function body does on entry, for the rule that removes
+/// never-callable functions from a slot's targets.
+#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[serde(rename_all = "snake_case")]
+pub enum Body {
+    /// Anything else: the function has behaviour and is a target.
+    Code,
+    /// Nothing but `unreachable`: entering it is undefined behaviour, so it
+    /// is never validly called.
+    Unreachable,
+    /// Only `llvm.trap` calls, then `unreachable`. A user's
+    /// `__builtin_trap()` body compiles to this and traps when called, so it
+    /// stays a target; only clang's deleting destructor of an abstract class
+    /// (the same IR) is never callable, which the thin link recognizes by
+    /// the function's name and its vtable.
+    TrapOnly,
 }
 
 /// Kind of a global value.

@@ -1,10 +1,15 @@
 //! Mutation tests for the summary and plan decoders: bodies with flipped,
 //! replaced, inserted and removed bytes — re-sealed with a valid checksum so
-//! they reach the bincode decoder — must decode or fail with an error naming
-//! the file, never panic or allocate without bound.
+//! they reach the bincode decoder and then validation — must fail with a
+//! one-line error naming the file, or decode to a value that keeps what the
+//! consumers rely on (lookups by binary search find every entry, function
+//! slots name their function, expressions are well formed); never panic or
+//! allocate without bound. `tests/mutation_pipeline.rs` (crate wpd-tests)
+//! runs structurally mutated real summaries and plans through `wpd
+//! thin-link` and `wpd backend`.
 
 use std::path::Path;
-use wpd_summary::container::{decode, encode};
+use wpd_summary::container::{decode, decode_unchecked, encode};
 use wpd_summary::*;
 
 fn sample_summary() -> ModuleSummary {
@@ -70,7 +75,7 @@ fn sample_summary() -> ModuleSummary {
             ret_width: 1,
             param_widths: vec![0, 32],
             expr: Some(Expr { nodes: vec![arg, k, cmp] }),
-            entry_unreachable: false,
+            body: wpd_summary::Body::Code,
             noinline: false,
             optnone: false,
             cold: false,
@@ -112,7 +117,15 @@ impl Rng {
     }
 }
 
-fn mutate<T: serde::de::DeserializeOwned + serde::Serialize>(kind: Kind, value: &T, rounds: usize) -> (usize, usize) {
+/// Mutates the body of `value`'s file `rounds` times; each mutant must be
+/// refused with one line naming the file, or decode to a value that passes
+/// `check`. Returns (decoded, refused).
+fn mutate<T: serde::de::DeserializeOwned + serde::Serialize + Validate>(
+    kind: Kind,
+    value: &T,
+    rounds: usize,
+    check: fn(&T),
+) -> (usize, usize) {
     let image = encode(kind, value).unwrap();
     let body = image[40..].to_vec();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -134,9 +147,13 @@ fn mutate<T: serde::de::DeserializeOwned + serde::Serialize>(kind: Kind, value: 
             }
         }
         match decode::<T>(kind, &reseal(&image, &b), Path::new("m.wpds")) {
-            Ok(_) => ok += 1,
+            Ok(v) => {
+                check(&v);
+                ok += 1;
+            }
             Err(e) => {
-                assert!(e.to_string().starts_with("m.wpds: "), "{e}");
+                let e = e.to_string();
+                assert!(e.starts_with("m.wpds: ") && !e.contains('\n'), "{e}");
                 err += 1;
             }
         }
@@ -144,9 +161,60 @@ fn mutate<T: serde::de::DeserializeOwned + serde::Serialize>(kind: Kind, value: 
     (ok, err)
 }
 
+/// What the thin link relies on in a summary that passed validation.
+fn check_summary(s: &ModuleSummary) {
+    for v in &s.vtables {
+        for (i, slot) in v.slots.iter().enumerate() {
+            assert_eq!(v.slots.binary_search_by_key(&slot.offset, |s| s.offset), Ok(i));
+            if slot.kind == SlotKind::Function {
+                assert!(slot.function.is_some());
+            }
+        }
+        assert!(v.type_ids.iter().all(|t| t.offset <= v.size && v.size <= 1 << 32));
+    }
+    assert!(s.module.hash.get(..16).is_some());
+    for f in &s.functions {
+        let Some(e) = &f.expr else { continue };
+        // Well formed: with every parameter known, only poison-prone
+        // operators may fail to evaluate.
+        let args: Vec<Option<u64>> = f.param_widths.iter().map(|_| Some(3)).collect();
+        let partial = e.nodes.iter().any(|n| {
+            matches!(
+                n.op,
+                ExprOp::Shl
+                    | ExprOp::LShr
+                    | ExprOp::AShr
+                    | ExprOp::UDiv
+                    | ExprOp::SDiv
+                    | ExprOp::URem
+                    | ExprOp::SRem
+                    | ExprOp::Abs
+            )
+        });
+        assert!(partial || e.eval(&args).is_some(), "{e:?}");
+        assert_eq!(e.width(), Some(f.ret_width));
+    }
+}
+
+/// What a backend relies on in a plan that passed validation.
+fn check_plan(p: &Plan) {
+    for d in &p.decisions {
+        assert_eq!(p.decision(&d.type_id, d.offset), Some(d));
+        assert_eq!(d.resolution == Resolution::SingleImpl, d.target.is_some());
+        for a in &d.by_args {
+            assert!((1..=64).contains(&a.width) && a.bit.is_none_or(|b| b < 8));
+        }
+    }
+    for l in &p.layouts {
+        assert_eq!(p.layout(&l.symbol, l.module), Some(l));
+        assert!(l.module.is_none_or(|m| (m as usize) < p.modules.len()));
+    }
+}
+
 #[test]
 fn mutated_summaries_never_panic() {
-    let (ok, err) = mutate(Kind::Summary, &sample_summary(), 20_000);
+    assert_eq!(sample_summary().validate(), Ok(()));
+    let (ok, err) = mutate(Kind::Summary, &sample_summary(), 20_000, check_summary);
     // Both outcomes happen: the test really reaches the decoder.
     assert!(ok > 0 && err > 0, "ok {ok} err {err}");
 }
@@ -156,9 +224,10 @@ fn mutated_plans_never_panic() {
     let plan = Plan {
         modules: vec![PlanModule {
             name: "a.o".into(),
-            hash: "00".into(),
+            hash: "00112233445566778899aabbccddeeff".into(),
             promotions: vec![Promotion { symbol: "f".into(), promoted: "f.wpd.00".into() }],
             vtable_aliases: vec![],
+            keep: vec!["g".into()],
         }],
         decisions: vec![SlotDecision {
             type_id: "_ZTS4Base".into(),
@@ -186,16 +255,18 @@ fn mutated_plans_never_panic() {
             speculated: 0,
         }],
         layouts: vec![VtableLayout { symbol: "_ZTV4Base".into(), module: None, before: vec![0; 8], after: vec![] }],
+        stats: PlanStats { call_sites: 3, virtual_const_prop: 3, vtable_bytes_added: 8, ..PlanStats::default() },
         ..Plan::default()
     };
-    let (ok, err) = mutate(Kind::Plan, &plan, 20_000);
+    assert_eq!(plan.validate(), Ok(()));
+    let (ok, err) = mutate(Kind::Plan, &plan, 20_000, check_plan);
     assert!(ok > 0 && err > 0, "ok {ok} err {err}");
 }
 
 #[test]
 fn decoded_expressions_evaluate_without_panicking() {
-    // Whatever a corrupt summary decodes to, evaluating its expressions is
-    // safe (operands are checked against the node order).
+    // Whatever a corrupt summary decodes to, even unvalidated, evaluating
+    // its expressions is safe (operands are checked against the node order).
     let image = encode(Kind::Summary, &sample_summary()).unwrap();
     let body = image[40..].to_vec();
     let mut rng = Rng(42);
@@ -203,7 +274,7 @@ fn decoded_expressions_evaluate_without_panicking() {
         let mut b = body.clone();
         let i = rng.below(b.len());
         b[i] = rng.next() as u8;
-        if let Ok(s) = decode::<ModuleSummary>(Kind::Summary, &reseal(&image, &b), Path::new("e")) {
+        if let Ok(s) = decode_unchecked::<ModuleSummary>(Kind::Summary, &reseal(&image, &b), Path::new("e")) {
             for f in &s.functions {
                 if let Some(e) = &f.expr {
                     let _ = e.eval(&[None, Some(rng.next()), Some(rng.next())]);

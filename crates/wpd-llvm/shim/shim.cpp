@@ -166,9 +166,17 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
   } else {
     return 0;
   }
-  if (found.empty()) return 0;
-  *calls = static_cast<LLVMValueRef *>(std::malloc(sizeof(LLVMValueRef) * found.size()));
-  *offsets = static_cast<uint64_t *>(std::malloc(sizeof(uint64_t) * found.size()));
+  // LLVM 19 walks every use of a constant tested pointer (a vtable address
+  // point forwarded after inlining) in the whole module, and its dominance
+  // check treats blocks of other functions as dominated: keep only calls in
+  // the test's own function, as later LLVM versions do.
+  Function *own = ci->getFunction();
+  std::vector<const DevirtCallSite *> mine;
+  for (const DevirtCallSite &s : found)
+    if (s.CB.getFunction() == own) mine.push_back(&s);
+  if (mine.empty()) return 0;
+  *calls = static_cast<LLVMValueRef *>(std::malloc(sizeof(LLVMValueRef) * mine.size()));
+  *offsets = static_cast<uint64_t *>(std::malloc(sizeof(uint64_t) * mine.size()));
   if (!*calls || !*offsets) {
     std::free(*calls);
     std::free(*offsets);
@@ -176,11 +184,11 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
     *offsets = nullptr;
     return 0;
   }
-  for (size_t i = 0; i < found.size(); ++i) {
-    (*calls)[i] = wrap(&found[i].CB);
-    (*offsets)[i] = found[i].Offset;
+  for (size_t i = 0; i < mine.size(); ++i) {
+    (*calls)[i] = wrap(&mine[i]->CB);
+    (*offsets)[i] = mine[i]->Offset;
   }
-  return found.size();
+  return mine.size();
 }
 
 // Strips casts and constant-offset GEPs from a constant pointer under the
@@ -225,16 +233,79 @@ int wpd_module_flag_int(LLVMModuleRef mod, const char *key, size_t len, uint64_t
   return 1;
 }
 
-// Points a call or invoke at `callee` (a function of the same module).
-void wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
+// The global value named `name` (bytes, any content) of kind `kind`: 0 any,
+// 1 function, 2 global variable; null when absent or of another kind.
+LLVMValueRef wpd_named_global(LLVMModuleRef mod, const char *name, size_t len, int kind) {
+  GlobalValue *gv = unwrap(mod)->getNamedValue(StringRef(name, len));
+  if (!gv) return nullptr;
+  if (kind == 1 && !isa<Function>(gv)) return nullptr;
+  if (kind == 2 && !isa<GlobalVariable>(gv)) return nullptr;
+  return wrap(gv);
+}
+
+// The function or alias named `name` (bytes) in the module of `call`,
+// declared with the call's function type when the module has no global of
+// that name. Clang's constructor and destructor aliases (D1 = D2) are
+// aliases: adding a function of the same name would get a renamed `X.1`
+// that nothing defines. Returns null when the name belongs to a variable or
+// ifunc, or to an alias of something other than a function.
+LLVMValueRef wpd_callee_or_declare(LLVMValueRef call, const char *name, size_t len) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
-  auto *f = dyn_cast<Function>(unwrap(callee));
-  if (cb && f) cb->setCalledOperand(f);
+  if (!cb) return nullptr;
+  Module &m = *cb->getModule();
+  StringRef n(name, len);
+  GlobalValue *gv = m.getNamedValue(n);
+  if (!gv)
+    return wrap(Function::Create(cb->getFunctionType(), GlobalValue::ExternalLinkage, n, &m));
+  if (isa<Function>(gv)) return wrap(gv);
+  if (auto *ga = dyn_cast<GlobalAlias>(gv))
+    if (isa_and_nonnull<Function>(ga->getAliaseeObject())) return wrap(gv);
+  return nullptr;
+}
+
+// Points a call or invoke at `callee` (a function, or an alias of one, of
+// the same module). Returns 0 when the kinds do not fit.
+int wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  auto *gv = dyn_cast<GlobalValue>(unwrap(callee));
+  if (!cb || !gv || !(isa<Function>(gv) || isa<GlobalAlias>(gv))) return 0;
+  if (gv->getParent() != cb->getModule()) return 0;
+  cb->setCalledOperand(gv);
+  return 1;
+}
+
+// Whether every use of the i1 `v` ends in an llvm.assume through value
+// flow that only weakens an assumption when `v` becomes `true`: phi
+// incoming values, select arms (not the condition), `and`/`or` operands.
+// SimplifyCFG produces these when it merges two virtual calls (two type tests
+// meet in a select or phi feeding one assume); LLVM's own type-test lowering
+// replaces such tests by `true`. Anything else (a branch, a comparison, a
+// CFI trap) is a real check.
+static bool only_assumed(Value *v, SmallPtrSetImpl<Value *> &seen) {
+  if (!seen.insert(v).second) return true;
+  for (Use &u : v->uses()) {
+    User *user = u.getUser();
+    if (isa<AssumeInst>(user)) continue;
+    if (isa<PHINode>(user) && only_assumed(user, seen)) continue;
+    if (auto *sel = dyn_cast<SelectInst>(user))
+      if (u.getOperandNo() != 0 && only_assumed(sel, seen)) continue;
+    if (auto *bo = dyn_cast<BinaryOperator>(user))
+      if ((bo->getOpcode() == Instruction::And || bo->getOpcode() == Instruction::Or) &&
+          bo->getType()->isIntegerTy(1) && only_assumed(bo, seen))
+        continue;
+    return false;
+  }
+  return true;
+}
+
+static bool is_assumption(Value *v) {
+  SmallPtrSet<Value *, 8> seen;
+  return only_assumed(v, seen);
 }
 
 // Counts type tests and checked loads whose result is used as a real check
-// (anything but llvm.assume): control-flow integrity, which wpd must not
-// silently drop.
+// (see only_assumed): control-flow integrity, which wpd must not silently
+// drop.
 size_t wpd_count_type_checks(LLVMModuleRef mod) {
   Module &m = *unwrap(mod);
   size_t checks = 0;
@@ -243,8 +314,7 @@ size_t wpd_count_type_checks(LLVMModuleRef mod) {
     if (!f) continue;
     for (User *u : f->users())
       if (auto *ci = dyn_cast<CallInst>(u))
-        for (User *cu : ci->users())
-          if (!isa<AssumeInst>(cu)) { ++checks; break; }
+        if (!is_assumption(ci)) ++checks;
   }
   if (Function *f = m.getFunction(Intrinsic::getName(Intrinsic::type_checked_load))) {
     for (User *u : f->users())
@@ -252,9 +322,7 @@ size_t wpd_count_type_checks(LLVMModuleRef mod) {
         for (User *cu : ci->users()) {
           auto *ev = dyn_cast<ExtractValueInst>(cu);
           if (!ev || ev->getIndices()[0] != 1) continue;
-          bool check = false;
-          for (User *eu : ev->users()) check |= !isa<AssumeInst>(eu);
-          if (check) { ++checks; break; }
+          if (!is_assumption(ev)) { ++checks; break; }
         }
   }
   return checks;
@@ -308,10 +376,10 @@ static void replace_call(CallBase *cb, Value *v) {
   cb->eraseFromParent();
 }
 
-// The vtable pointer a type test or checked load tested.
-static Value *tested_pointer(Value *test) {
-  auto *ci = dyn_cast<CallInst>(test);
-  return ci ? ci->getArgOperand(0)->stripPointerCasts() : nullptr;
+// The vtable pointer a type test or checked load tested (its first
+// argument, as scanned), without casts.
+static Value *tested_pointer(Value *vptr) {
+  return vptr && vptr->getType()->isPointerTy() ? vptr->stripPointerCasts() : nullptr;
 }
 
 // Uniform return value: the call becomes the constant `value`.
@@ -324,10 +392,10 @@ int wpd_rewrite_uniform(LLVMValueRef call, uint64_t value) {
 
 // Unique return value: the call becomes `vptr ==/!= member + offset`,
 // zero-extended to the call's type.
-int wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef test, const char *member, size_t len, uint64_t offset,
+int wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef vptr_arg, const char *member, size_t len, uint64_t offset,
                        int is_one) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
-  Value *vptr = tested_pointer(unwrap(test));
+  Value *vptr = tested_pointer(unwrap(vptr_arg));
   if (!cb || !vptr || !cb->getType()->isIntegerTy()) return 0;
   Module &m = *cb->getModule();
   StringRef name(member, len);
@@ -344,9 +412,9 @@ int wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef test, const char *member,
 
 // Virtual constant propagation: the call becomes a load of the value stored
 // at `vptr + byte_offset` (a bit of it when bit >= 0).
-int wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef test, int64_t byte_offset, int bit, unsigned width) {
+int wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte_offset, int bit, unsigned width) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
-  Value *vptr = tested_pointer(unwrap(test));
+  Value *vptr = tested_pointer(unwrap(vptr_arg));
   if (!cb || !vptr || !cb->getType()->isIntegerTy(width)) return 0;
   IRBuilder<> b(cb);
   Value *addr = b.CreateGEP(b.getInt8Ty(), vptr, b.getInt64(byte_offset));
@@ -420,16 +488,21 @@ int wpd_add_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, con
 
 // Guarded speculative devirtualization: `if (fp == callee) callee(args)
 // else fp(args)`, comparing the loaded function pointer so unknown classes
-// still take the indirect path. LLVM's promoteCallWithIfThenElse keeps
-// invoke unwind edges and PHIs right. Returns 0 when not legal (mismatched
-// prototype) or not an indirect call.
+// still take the indirect path. `callee` is a function or an alias of one
+// (the symbol the vtable holds, so the comparison matches its address).
+// LLVM's versionCallSite keeps invoke unwind edges and PHIs right. Returns 0
+// when not legal (a prototype other than the call's) or not an indirect
+// call.
 int wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
-  auto *f = dyn_cast<Function>(unwrap(callee));
-  if (!cb || !f || cb->getCalledFunction() || cb->isMustTailCall()) return 0;
+  auto *gv = dyn_cast<GlobalValue>(unwrap(callee));
+  if (!cb || !gv || cb->getCalledFunction() || cb->isMustTailCall()) return 0;
+  Function *body = dyn_cast_or_null<Function>(gv->getAliaseeObject());
+  if (!body || body->getFunctionType() != cb->getFunctionType()) return 0;
   const char *why = nullptr;
-  if (!isLegalToPromote(*cb, f, &why)) return 0;
-  promoteCallWithIfThenElse(*cb, f, nullptr);
+  if (!isLegalToPromote(*cb, body, &why)) return 0;
+  CallBase &direct = versionCallSite(*cb, gv, nullptr);
+  direct.setCalledOperand(gv);
   return 1;
 }
 

@@ -1,12 +1,14 @@
 //! Module surgery and code generation: linking split parts, running the
 //! new pass manager pipeline, emitting ELF objects.
 
-use crate::{Module, Value, ffi};
+use crate::{Module, ffi};
 use llvm_sys::core as c;
 use llvm_sys::target as t;
 use llvm_sys::target_machine as tm;
 use llvm_sys::transforms::pass_builder as pb;
 use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::Once;
 
 static INIT: Once = Once::new();
@@ -34,60 +36,9 @@ impl<'c> Module<'c> {
         if failed != 0 { Err("cannot link the two parts of the split LTO unit".into()) } else { Ok(()) }
     }
 
-    /// A function by name.
-    pub fn function(&self, name: &str) -> Option<Value<'_>> {
-        let cname = CString::new(name).ok()?;
-        // SAFETY: valid module and NUL-terminated name.
-        let v = unsafe { c::LLVMGetNamedFunction(self.raw, cname.as_ptr()) };
-        (!v.is_null()).then(|| Value::new(v))
-    }
-
-    /// The function `name`, declared with the callee type of `call` when the
-    /// module does not have it yet.
-    pub fn function_or_declare<'m>(&'m self, name: &str, call: Value<'m>) -> Value<'m> {
-        if let Some(f) = self.function(name) {
-            return f;
-        }
-        let cname = CString::new(name).expect("symbol names have no NUL");
-        // SAFETY: `call` is a call base of this module; its function type
-        // lives in the module's context.
-        let v = unsafe { c::LLVMAddFunction(self.raw, cname.as_ptr(), c::LLVMGetCalledFunctionType(call.raw())) };
-        Value::new(v)
-    }
-
-    /// Guarded speculative call: `if (fp == callee) callee() else fp()`.
-    /// False when not legal (prototype mismatch) or not an indirect call.
-    pub fn speculate(&self, call: Value<'_>, callee: Value<'_>) -> bool {
-        // SAFETY: the shim checks both kinds; both belong to this module.
-        unsafe { ffi::wpd_speculate(call.raw(), callee.raw()) != 0 }
-    }
-
-    /// Uniform return value: `call` becomes the constant `value`.
-    pub fn rewrite_uniform(&self, call: Value<'_>, value: u64) -> bool {
-        // SAFETY: the shim checks that `call` is a call base of integer type.
-        unsafe { ffi::wpd_rewrite_uniform(call.raw(), value) != 0 }
-    }
-
-    /// Unique return value: `call` becomes a comparison of the pointer that
-    /// `test` tested with `member + offset`.
-    pub fn rewrite_unique(&self, call: Value<'_>, test: Value<'_>, member: &str, offset: u64, is_one: bool) -> bool {
-        // SAFETY: the shim checks kinds; strings passed with their lengths.
-        unsafe {
-            ffi::wpd_rewrite_unique(call.raw(), test.raw(), member.as_ptr().cast(), member.len(), offset, is_one as i32)
-                != 0
-        }
-    }
-
-    /// Virtual constant propagation: `call` becomes a load at
-    /// `tested pointer + byte_offset` (one bit of it for 1-bit results).
-    pub fn rewrite_vcp(&self, call: Value<'_>, test: Value<'_>, byte_offset: i64, bit: Option<u8>, width: u32) -> bool {
-        let bit = bit.map_or(-1, i32::from);
-        // SAFETY: the shim checks kinds and the call's width.
-        unsafe { ffi::wpd_rewrite_vcp(call.raw(), test.raw(), byte_offset, bit, width) != 0 }
-    }
-
     /// Rebuilds a vtable with bytes before and after it (see the shim).
     pub fn rebuild_vtable(&self, name: &str, before: &[u8], after: &[u8]) -> VtableRebuild {
+        let name = wpd_summary::name::to_bytes(name);
         // SAFETY: all buffers are passed with their lengths.
         let rc = unsafe {
             ffi::wpd_rebuild_vtable(
@@ -110,7 +61,8 @@ impl<'c> Module<'c> {
     /// Adds a hidden external alias for a local global; false when the
     /// module does not define `symbol`.
     pub fn add_hidden_alias(&self, symbol: &str, alias: &str) -> bool {
-        // SAFETY: strings passed with their lengths.
+        let (symbol, alias) = (wpd_summary::name::to_bytes(symbol), wpd_summary::name::to_bytes(alias));
+        // SAFETY: names passed with their lengths.
         unsafe {
             ffi::wpd_add_hidden_alias(
                 self.raw,
@@ -151,9 +103,34 @@ impl<'c> Module<'c> {
         if broken != 0 { Err(text) } else { Ok(()) }
     }
 
-    /// Runs a new-pass-manager pipeline (e.g. `thinlto<O2>`).
+    /// Runs a new-pass-manager pipeline (e.g. `thinlto<O2>`), with the
+    /// machine's profile when it has one ([`TargetMachine::set_profile`]).
     pub fn run_passes(&self, pipeline: &str, machine: &TargetMachine, vectorize: bool) -> Result<(), String> {
         let cpipe = CString::new(pipeline).map_err(|e| e.to_string())?;
+        if let Some(profile) = &machine.profile {
+            let mut err = std::ptr::null_mut();
+            // SAFETY: live module and machine; NUL-terminated strings alive
+            // for the call; the error is malloc'd by the shim.
+            let rc = unsafe {
+                ffi::wpd_run_passes_with_profile(
+                    self.raw,
+                    cpipe.as_ptr(),
+                    machine.raw,
+                    vectorize as i32,
+                    profile.sample.as_ptr(),
+                    profile.cs_profile.as_ptr(),
+                    profile.cs_generate as i32,
+                    &mut err,
+                )
+            };
+            return if rc == 0 {
+                Ok(())
+            } else {
+                // SAFETY: malloc'd by the shim (or null).
+                Err(unsafe { crate::take_c_string(err) }
+                    .map_or_else(|| "optimization failed".into(), |e| e.trim_end().to_string()))
+            };
+        }
         // SAFETY: options are created and disposed here; module and machine
         // are live.
         unsafe {
@@ -229,9 +206,22 @@ impl Default for Sections {
     }
 }
 
-/// An LLVM target machine for one thread.
+/// An LLVM target machine for one thread, with what lld keeps beside its
+/// machine for one backend task: the profile and the split DWARF file.
 pub struct TargetMachine {
     raw: tm::LLVMTargetMachineRef,
+    profile: Option<Profile>,
+    /// Where the `.dwo` of the next emitted object goes (empty: no split
+    /// DWARF).
+    split_dwarf_file: CString,
+}
+
+/// The profile of a backend, as lld's LTO `Config` holds it (empty strings
+/// mean absent).
+struct Profile {
+    sample: CString,
+    cs_profile: CString,
+    cs_generate: bool,
 }
 
 impl Drop for TargetMachine {
@@ -275,33 +265,107 @@ impl TargetMachine {
             let why = unsafe { crate::take_c_string(err) }.unwrap_or_default();
             return Err(format!("no LLVM target for {triple} ({cpu}): {why}"));
         }
-        Ok(TargetMachine { raw })
+        Ok(TargetMachine { raw, profile: None, split_dwarf_file: CString::default() })
     }
 
-    /// Emits `module` as a relocatable object file.
+    /// `-debugger-tune=`: `gdb`, `lldb`, `sce` or `dbx` (LLVM's spellings).
+    pub fn set_debugger_tuning(&mut self, tuning: &str) -> Result<(), String> {
+        let kind = match tuning {
+            "gdb" => 1,
+            "lldb" => 2,
+            "sce" => 3,
+            "dbx" => 4,
+            _ => return Err(format!("unknown debugger tuning '{tuning}' (gdb, lldb, sce or dbx)")),
+        };
+        // SAFETY: a live machine.
+        unsafe { ffi::wpd_tm_set_debugger_tuning(self.raw, kind) };
+        Ok(())
+    }
+
+    /// `-emulated-tls`: thread-local variables through `__emutls_get_address`.
+    pub fn set_emulated_tls(&mut self, on: bool) {
+        // SAFETY: a live machine.
+        unsafe { ffi::wpd_tm_set_emulated_tls(self.raw, on as i32) };
+    }
+
+    /// `-enable-tlsdesc`: TLS descriptors (`-mtls-dialect=gnu2`).
+    pub fn set_tls_descriptors(&mut self, on: bool) {
+        // SAFETY: a live machine.
+        unsafe { ffi::wpd_tm_set_tls_descriptors(self.raw, on as i32) };
+    }
+
+    /// `-stack-size-section`: a `.stack_sizes` section per function.
+    pub fn set_stack_size_section(&mut self, on: bool) {
+        // SAFETY: a live machine.
+        unsafe { ffi::wpd_tm_set_stack_size_section(self.raw, on as i32) };
+    }
+
+    /// `-split-machine-functions`: blocks the profile calls cold move to
+    /// `.text.split.` sections.
+    pub fn set_split_machine_functions(&mut self, on: bool) {
+        // SAFETY: a live machine.
+        unsafe { ffi::wpd_tm_set_split_machine_functions(self.raw, on as i32) };
+    }
+
+    /// `-enable-jmc-instrument`: Just My Code checks (`-fjmc`).
+    pub fn set_jmc_instrument(&mut self, on: bool) {
+        // SAFETY: a live machine.
+        unsafe { ffi::wpd_tm_set_jmc_instrument(self.raw, on as i32) };
+    }
+
+    /// The profile [`Module::run_passes`] optimizes with, chosen as lld
+    /// chooses it: the sample profile, else context-sensitive
+    /// instrumentation writing to `cs_profile` (`cs_generate`), else the
+    /// context-sensitive profile `cs_profile` to use.
+    pub fn set_profile(
+        &mut self,
+        sample: Option<&Path>,
+        cs_profile: Option<&Path>,
+        cs_generate: bool,
+    ) -> Result<(), String> {
+        if sample.is_none() && cs_profile.is_none() && !cs_generate {
+            self.profile = None;
+            return Ok(());
+        }
+        self.profile =
+            Some(Profile { sample: path_c_string(sample)?, cs_profile: path_c_string(cs_profile)?, cs_generate });
+        Ok(())
+    }
+
+    /// Split DWARF for the next [`TargetMachine::emit_object`]: the object
+    /// keeps a skeleton naming `dwo`, the rest of the DWARF is written there.
+    pub fn set_split_dwarf_file(&mut self, dwo: Option<&Path>) -> Result<(), String> {
+        self.split_dwarf_file = path_c_string(dwo)?;
+        Ok(())
+    }
+
+    /// Emits `module` as a relocatable object file (and its `.dwo`, see
+    /// [`TargetMachine::set_split_dwarf_file`]).
     pub fn emit_object(&self, module: &Module<'_>) -> Result<Vec<u8>, String> {
         let mut err = std::ptr::null_mut();
         let mut buf = std::ptr::null_mut();
-        // SAFETY: live machine and module; the buffer is disposed below.
+        let mut len = 0usize;
+        // SAFETY: live machine and module; the buffer and the error are
+        // malloc'd by the shim and freed below.
         let failed = unsafe {
-            tm::LLVMTargetMachineEmitToMemoryBuffer(
-                self.raw,
-                module.raw,
-                tm::LLVMCodeGenFileType::LLVMObjectFile,
-                &mut err,
-                &mut buf,
-            )
+            ffi::wpd_emit_object(self.raw, module.raw, self.split_dwarf_file.as_ptr(), &mut buf, &mut len, &mut err)
         };
         if failed != 0 {
-            return Err(format!("code generation failed: {}", take_message(err)));
+            // SAFETY: malloc'd by the shim (or null).
+            let why = unsafe { crate::take_c_string(err) }.unwrap_or_default();
+            return Err(format!("code generation failed: {}", why.trim_end()));
         }
-        // SAFETY: a live memory buffer, copied then disposed.
+        // SAFETY: `buf` holds `len` bytes, malloc'd by the shim.
         unsafe {
-            let start = c::LLVMGetBufferStart(buf);
-            let len = c::LLVMGetBufferSize(buf);
-            let bytes = std::slice::from_raw_parts(start.cast::<u8>(), len).to_vec();
-            c::LLVMDisposeMemoryBuffer(buf);
+            let bytes = std::slice::from_raw_parts(buf.cast::<u8>(), len).to_vec();
+            ffi::wpd_free(buf.cast());
             Ok(bytes)
         }
     }
+}
+
+/// A path for the shim; `None` is the empty string.
+fn path_c_string(path: Option<&Path>) -> Result<CString, String> {
+    let Some(p) = path else { return Ok(CString::default()) };
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: a path with a NUL byte", p.display()))
 }

@@ -1,5 +1,5 @@
-//! Declarations of the C++ shim in `shim/shim.cpp`; LLVM's own C API comes
-//! from `llvm-sys`. Only this crate calls either.
+//! Declarations of the C++ shim (`shim/shim.cpp`, `shim/codegen.cpp`);
+//! LLVM's own C API comes from `llvm-sys`. Only this crate calls either.
 
 use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMValueRef};
 use llvm_sys::target_machine::LLVMTargetMachineRef;
@@ -68,8 +68,66 @@ unsafe extern "C" {
         err: *mut *mut c_char,
     ) -> LLVMTargetMachineRef;
     pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
-    pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef);
+    pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
+    pub fn wpd_named_global(module: LLVMModuleRef, name: *const c_char, len: usize, kind: c_int) -> LLVMValueRef;
+    pub fn wpd_callee_or_declare(call: LLVMValueRef, name: *const c_char, len: usize) -> LLVMValueRef;
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
     pub fn wpd_drop_type_tests(module: LLVMModuleRef) -> usize;
     pub fn wpd_strip_const_offset(module: LLVMModuleRef, v: LLVMValueRef, offset: *mut i64) -> LLVMValueRef;
+}
+
+// `shim/codegen.cpp`: code generation as lld's LTO backends do it.
+unsafe extern "C" {
+    pub fn wpd_tm_set_debugger_tuning(tm: LLVMTargetMachineRef, tuning: c_int);
+    pub fn wpd_tm_set_emulated_tls(tm: LLVMTargetMachineRef, on: c_int);
+    pub fn wpd_tm_set_tls_descriptors(tm: LLVMTargetMachineRef, on: c_int);
+    pub fn wpd_tm_set_stack_size_section(tm: LLVMTargetMachineRef, on: c_int);
+    pub fn wpd_tm_set_split_machine_functions(tm: LLVMTargetMachineRef, on: c_int);
+    pub fn wpd_tm_set_jmc_instrument(tm: LLVMTargetMachineRef, on: c_int);
+    pub fn wpd_run_passes_with_profile(
+        module: LLVMModuleRef,
+        pipeline: *const c_char,
+        tm: LLVMTargetMachineRef,
+        vectorize: c_int,
+        sample_profile: *const c_char,
+        cs_profile: *const c_char,
+        cs_generate: c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn wpd_emit_object(
+        tm: LLVMTargetMachineRef,
+        module: LLVMModuleRef,
+        dwo_path: *const c_char,
+        out: *mut *mut c_char,
+        len: *mut usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
+}
+
+// `shim/symtab.cpp`: bitcode symbol tables (LLVM's irsymtab) for resolution.
+unsafe extern "C" {
+    pub fn wpd_symtab_read(data: *const c_char, len: usize, err: *mut *mut c_char) -> *mut c_void;
+    pub fn wpd_symtab_num_symbols(table: *const c_void) -> usize;
+    pub fn wpd_symtab_num_comdats(table: *const c_void) -> usize;
+    pub fn wpd_symtab_num_modules(table: *const c_void) -> usize;
+    pub fn wpd_symtab_symbol(
+        table: *const c_void,
+        i: usize,
+        name: *mut *const c_char,
+        name_len: *mut usize,
+        flags: *mut u32,
+        visibility: *mut u32,
+        comdat: *mut c_int,
+        common_size: *mut u64,
+        common_align: *mut u32,
+    );
+    pub fn wpd_symtab_comdat(
+        table: *const c_void,
+        i: usize,
+        name: *mut *const c_char,
+        name_len: *mut usize,
+        kind: *mut c_int,
+    );
+    pub fn wpd_symtab_free(table: *mut c_void);
+    pub fn wpd_demangle(name: *const c_char, len: usize) -> *mut c_char;
 }

@@ -10,11 +10,15 @@
 
 mod codegen;
 mod ffi;
+mod symtab;
 mod value;
+mod vcall;
 
 pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
-pub use value::{Block, DomTree, MdOperand, Opcode, Type, TypeKind, Value, VirtualCalls};
+pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
+pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
+pub use vcall::{RewriteError, TypeTest, VirtualCall};
 pub use wpd_summary::{Linkage, Visibility};
 
 use llvm_sys::core as c;
@@ -151,6 +155,20 @@ unsafe fn lossy(p: *const std::os::raw::c_char, len: usize) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// Copies an LLVM (pointer, length) name into the lossless text form of
+/// `wpd_summary::name` (non-UTF-8 bytes escaped, never replaced).
+///
+/// # Safety
+/// `p` is null or points to `len` readable bytes.
+unsafe fn name_text(p: *const std::os::raw::c_char, len: usize) -> String {
+    if p.is_null() || len == 0 {
+        return String::new();
+    }
+    // SAFETY: per the contract above.
+    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
+    wpd_summary::name::from_bytes(bytes).into_owned()
+}
+
 /// A module owned by wpd, disposed on drop.
 pub struct Module<'c> {
     raw: LLVMModuleRef,
@@ -201,12 +219,23 @@ impl<'c> Module<'c> {
         unsafe { std::ffi::CStr::from_ptr(c::LLVMGetDataLayoutStr(self.raw)) }.to_string_lossy().into_owned()
     }
 
+    /// The global value of kind `kind` (0 any, 1 function, 2 variable)
+    /// named `name` (text form of `wpd_summary::name`), internal ones too.
+    fn named(&self, name: &str, kind: i32) -> Option<Value<'_>> {
+        let bytes = wpd_summary::name::to_bytes(name);
+        // SAFETY: valid module; the name is passed with its length.
+        let v = unsafe { ffi::wpd_named_global(self.raw, bytes.as_ptr().cast(), bytes.len(), kind) };
+        (!v.is_null()).then(|| Value::new(v))
+    }
+
     /// A global variable by name.
     pub fn global(&self, name: &str) -> Option<Value<'_>> {
-        let cname = CString::new(name).ok()?;
-        // SAFETY: valid module and NUL-terminated name.
-        let v = unsafe { c::LLVMGetNamedGlobal(self.raw, cname.as_ptr()) };
-        (!v.is_null()).then(|| Value::new(v))
+        self.named(name, 2)
+    }
+
+    /// A function by name.
+    pub fn function(&self, name: &str) -> Option<Value<'_>> {
+        self.named(name, 1)
     }
 
     /// Integer value of a module flag, when present and an integer.

@@ -1,6 +1,6 @@
 //! Copyable handles to values, types and blocks of a live module.
 
-use crate::{Linkage, Visibility, ffi, lossy};
+use crate::{Linkage, Visibility, ffi, lossy, name_text};
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMOpcode, LLVMTypeKind, LLVMVisibility};
@@ -121,13 +121,14 @@ impl<'m> Value<'m> {
         self.is_call() || self.is_invoke() || self.is_callbr()
     }
 
-    /// The value's name (empty for unnamed values).
+    /// The value's name (empty for unnamed values), in the lossless text
+    /// form of `wpd_summary::name`.
     pub fn name(self) -> String {
         let mut len = 0usize;
         // SAFETY: returns a pointer/length pair owned by the value.
         let p = unsafe { c::LLVMGetValueName2(self.raw, &mut len) };
         // SAFETY: `p` points to `len` bytes.
-        unsafe { lossy(p, len) }
+        unsafe { name_text(p, len) }
     }
 
     /// The value's type.
@@ -217,7 +218,7 @@ impl<'m> Value<'m> {
         // SAFETY: the shim checks the value is a global object.
         let p = unsafe { ffi::wpd_comdat_name(self.raw, &mut len) };
         // SAFETY: `p` points to `len` bytes owned by the comdat.
-        (!p.is_null()).then(|| unsafe { lossy(p, len) })
+        (!p.is_null()).then(|| unsafe { name_text(p, len) })
     }
 
     /// Metadata attachments of a global object: (kind id, node operands).
@@ -251,13 +252,14 @@ impl<'m> Value<'m> {
         md_operand(self.raw)
     }
 
-    /// String of a metadata string operand.
+    /// String of a metadata string operand (type ids are mangled names:
+    /// the lossless text form of `wpd_summary::name`).
     pub fn md_string(self) -> Option<String> {
         let mut len = 0u32;
         // SAFETY: LLVMGetMDString returns null for non-strings.
         let p = unsafe { c::LLVMGetMDString(self.raw, &mut len) };
         // SAFETY: `p` points to `len` bytes.
-        (!p.is_null()).then(|| unsafe { lossy(p, len as usize) })
+        (!p.is_null()).then(|| unsafe { name_text(p, len as usize) })
     }
 
     /// Zero-extended value of an integer constant of at most 64 bits.
@@ -412,10 +414,12 @@ impl<'m> Value<'m> {
         if self.is_function() { unsafe { c::LLVMGetFunctionCallConv(self.raw) } } else { 0 }
     }
 
-    /// Renames a global value.
+    /// Renames a global value (`name` in the text form of
+    /// `wpd_summary::name`).
     pub fn set_name(self, name: &str) {
+        let bytes = wpd_summary::name::to_bytes(name);
         // SAFETY: name passed with its length.
-        unsafe { c::LLVMSetValueName2(self.raw, name.as_ptr().cast(), name.len()) }
+        unsafe { c::LLVMSetValueName2(self.raw, bytes.as_ptr().cast(), bytes.len()) }
     }
 
     /// Sets the linkage of a global value.
@@ -446,13 +450,6 @@ impl<'m> Value<'m> {
         };
         // SAFETY: callers pass a global value.
         unsafe { c::LLVMSetVisibility(self.raw, v) }
-    }
-
-    /// Makes a call or invoke call `callee` directly.
-    pub fn set_called_function(self, callee: Value<'m>) {
-        debug_assert!(self.is_call_base() && callee.is_function());
-        // SAFETY: the shim checks both kinds; both belong to one module ('m).
-        unsafe { ffi::wpd_set_called_operand(self.raw, callee.raw) }
     }
 
     /// Whether an instruction may read memory (LLVM's own predicate).
@@ -564,66 +561,4 @@ impl<'m> Block<'m> {
         let t = unsafe { c::LLVMGetBasicBlockTerminator(self.raw) };
         (!t.is_null()).then(|| Value::new(t))
     }
-}
-
-/// A dominator tree of one function definition, freed on drop.
-pub struct DomTree<'m> {
-    raw: *mut std::ffi::c_void,
-    _m: PhantomData<&'m ()>,
-}
-
-impl<'m> DomTree<'m> {
-    /// Builds the tree; `None` for declarations.
-    pub fn new(func: Value<'m>) -> Option<DomTree<'m>> {
-        // SAFETY: the shim checks for a function definition.
-        let raw = unsafe { ffi::wpd_domtree_new(func.raw) };
-        (!raw.is_null()).then_some(DomTree { raw, _m: PhantomData })
-    }
-
-    /// The virtual calls guarded by a type test or checked load, found the
-    /// way LLVM's WholeProgramDevirt finds them.
-    pub fn virtual_calls(&self, intrinsic_call: Value<'m>) -> VirtualCalls<'m> {
-        let mut calls: *mut LLVMValueRef = std::ptr::null_mut();
-        let mut offsets: *mut u64 = std::ptr::null_mut();
-        let mut flags = 0;
-        // SAFETY: `intrinsic_call` is an instruction of the function the tree
-        // was built for (callers only pass calls from that function).
-        let n = unsafe { ffi::wpd_devirt_calls(intrinsic_call.raw, self.raw, &mut calls, &mut offsets, &mut flags) };
-        let mut out = VirtualCalls {
-            calls: Vec::with_capacity(n),
-            feeds_assume: flags & 1 != 0,
-            non_call_uses: flags & 2 != 0,
-            checked: flags & 4 != 0,
-        };
-        if n > 0 {
-            // SAFETY: the shim returned two arrays of `n` elements.
-            unsafe {
-                let cs = std::slice::from_raw_parts(calls, n);
-                let os = std::slice::from_raw_parts(offsets, n);
-                out.calls.extend(cs.iter().zip(os).map(|(&c, &o)| (Value::new(c), o)));
-                ffi::wpd_free(calls.cast());
-                ffi::wpd_free(offsets.cast());
-            }
-        }
-        out
-    }
-}
-
-impl Drop for DomTree<'_> {
-    fn drop(&mut self) {
-        // SAFETY: allocated by wpd_domtree_new.
-        unsafe { ffi::wpd_domtree_free(self.raw) }
-    }
-}
-
-/// Result of [`DomTree::virtual_calls`].
-pub struct VirtualCalls<'m> {
-    /// (call or invoke, byte offset of the slot from the address point).
-    pub calls: Vec<(Value<'m>, u64)>,
-    /// A type test whose result feeds `llvm.assume`.
-    pub feeds_assume: bool,
-    /// A checked load with uses other than calls (blocks rewriting).
-    pub non_call_uses: bool,
-    /// A checked load whose check bit guards something (CFI).
-    pub checked: bool,
 }

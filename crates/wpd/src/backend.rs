@@ -1,6 +1,11 @@
 //! backend: one bitcode file + the plan → one native object. Parses both
 //! parts of a split unit, applies the plan to each part, links them, drops
 //! leftover type tests, optimizes and emits code.
+//!
+//! The backend reports what it did to every call site ([`CallOutcome`]):
+//! those outcomes, not the plan's predictions, are what remarks and reports
+//! count, and a link where they differ from the plan is a bug the tests
+//! catch (see `report::mismatches`).
 
 use crate::codegen::{self, CodegenOptions};
 use crate::error::{Error, Result};
@@ -8,23 +13,100 @@ use crate::input::BitcodeInput;
 use crate::policy::Policy;
 use crate::rewrite;
 use crate::summarize;
+use serde::Serialize;
 use wpd_llvm::Context;
-use wpd_summary::{Plan, Resolution};
+use wpd_summary::{CallSite, Plan, Resolution, SlotDecision};
+
+/// What happened to one call site (one summary record, same order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Left indirect (or a type test that guards no call).
+    Indirect,
+    SingleImpl,
+    UniformRetVal,
+    UniqueRetVal,
+    VirtualConstProp,
+    /// Virtual constant propagation of a 1-bit result.
+    VirtualConstProp1Bit,
+    /// Guarded direct calls added; the indirect call stays as the fallback.
+    Speculative,
+}
+
+impl Outcome {
+    /// The word of LLVM's remarks (`speculative` and `indirect` are wpd's).
+    pub fn remark_name(self) -> &'static str {
+        match self {
+            Outcome::Indirect => "indirect",
+            Outcome::SingleImpl => "single-impl",
+            Outcome::UniformRetVal => "uniform-ret-val",
+            Outcome::UniqueRetVal => "unique-ret-val",
+            Outcome::VirtualConstProp => "virtual-const-prop",
+            Outcome::VirtualConstProp1Bit => "virtual-const-prop-1-bit",
+            Outcome::Speculative => "speculative",
+        }
+    }
+
+    /// Rewritten without a guard.
+    pub fn is_devirtualized(self) -> bool {
+        !matches!(self, Outcome::Indirect | Outcome::Speculative)
+    }
+
+    /// What the plan says should happen to call site `c` (the prediction
+    /// the backend's outcome is checked against).
+    pub fn planned(plan: &Plan, c: &CallSite, policy: &Policy) -> Outcome {
+        let (Some(offset), Some(_)) = (c.offset, c.call) else { return Outcome::Indirect };
+        let Some(d) = plan.decision(&c.type_id, offset) else { return Outcome::Indirect };
+        if let Some(o) = Outcome::unguarded(d, c, policy) {
+            return o;
+        }
+        if !d.speculative.is_empty() && c.assumed { Outcome::Speculative } else { Outcome::Indirect }
+    }
+}
+
+impl Outcome {
+    /// The unguarded rewrite decision `d` gives call `c`, if the call
+    /// allows one.
+    pub fn unguarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> Option<Outcome> {
+        policy.call_site_blocker(c).is_none().then_some(())?;
+        if d.resolution == Resolution::SingleImpl {
+            return d.target.as_ref().map(|_| Outcome::SingleImpl);
+        }
+        let a = d.for_args(c.const_args.as_deref())?;
+        match (a.resolution, a.bit) {
+            (Resolution::UniformRetVal, _) => Some(Outcome::UniformRetVal),
+            (Resolution::UniqueRetVal, _) if a.member_symbol.is_some() => Some(Outcome::UniqueRetVal),
+            (Resolution::VirtualConstProp, Some(_)) => Some(Outcome::VirtualConstProp1Bit),
+            (Resolution::VirtualConstProp, None) => Some(Outcome::VirtualConstProp),
+            _ => None,
+        }
+    }
+}
+
+/// One call site and what the backend did to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CallOutcome {
+    /// The call site as the summarizer recorded it.
+    pub site: CallSite,
+    pub outcome: Outcome,
+}
 
 /// What the backend did to one module.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BackendStats {
-    /// Calls rewritten per resolution kind.
-    pub single_impl: u32,
-    pub uniform_ret_val: u32,
-    pub unique_ret_val: u32,
-    pub virtual_const_prop: u32,
-    /// Calls given guarded direct calls.
-    pub speculative: u32,
-    /// Vtables rebuilt with bytes beside them.
-    pub vtables_rebuilt: u32,
+    /// Every call site, in the order of the module's summary.
+    pub calls: Vec<CallOutcome>,
+    /// Plan layouts (indices into `Plan::layouts`) this module rebuilt.
+    pub layouts_rebuilt: Vec<u32>,
     /// Type tests removed before codegen.
     pub type_tests_dropped: u32,
+}
+
+impl BackendStats {
+    /// Call sites with `outcome`.
+    pub fn count(&self, outcome: Outcome) -> u32 {
+        self.calls.iter().filter(|c| c.outcome == outcome).count() as u32
+    }
 }
 
 /// The index of `input`'s module in the plan (by content hash; among equal
@@ -52,30 +134,31 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let mut stats = BackendStats::default();
 
     rewrite::promote::apply(&modules, &plan.modules[index].promotions, &input.name)?;
+    rewrite::promote::keep(&modules, &plan.modules[index].keep, &input.name)?;
     // Aliases first: a unique-return comparison in this very module names
     // the alias, and must not declare that name before it exists. Rebuilding
     // the vtable later retargets the alias (replaceAllUsesWith).
     rewrite::promote::aliases(&modules, &plan.modules[index].vtable_aliases, &input.name)?;
     {
         let scan = summarize::scan(&modules, &hash);
-        for c in &scan.calls {
-            let (Some(call), Some(offset)) = (c.call, c.site.offset) else { continue };
-            let Some(d) = plan.decision(&c.site.type_id, offset) else { continue };
+        for c in scan.calls {
             let part = &modules[c.part];
-            if apply_resolution(part, c, call, d, &policy, &mut stats).map_err(|e| Error::at(&input.name, e))? {
-                continue;
-            }
-            if !d.speculative.is_empty()
-                && c.site.assumed
-                && rewrite::speculative::apply(part, call, &d.speculative) > 0
-            {
-                stats.speculative += 1;
-            }
+            let outcome = match c.call {
+                Some(call) => rewrite::apply(part, call, &c.site, plan, &policy).map_err(|e| {
+                    Error::at(&input.name, format!("cannot apply the plan to a call in {}: {e}", c.site.function))
+                })?,
+                None => Outcome::Indirect,
+            };
+            stats.calls.push(CallOutcome { site: c.site, outcome });
         }
     }
+    // The summary's order: by function, then test, program order within.
+    stats.calls.sort_by(|a, b| (&a.site.function, a.site.test_index).cmp(&(&b.site.function, b.site.test_index)));
     for part in &modules {
-        stats.vtables_rebuilt += rewrite::vtable_layout::apply(part, plan, index as u32) as u32;
+        stats.layouts_rebuilt.extend(rewrite::vtable_layout::apply(part, plan, index as u32));
     }
+    stats.layouts_rebuilt.sort_unstable();
+    stats.layouts_rebuilt.dedup();
 
     let mut module = modules.remove(0);
     for part in modules {
@@ -93,39 +176,4 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
     let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
     Ok((object, stats))
-}
-
-/// Applies the unguarded resolution of `d` to one call; false when the call
-/// is left indirect.
-fn apply_resolution<'m>(
-    part: &'m wpd_llvm::Module<'_>,
-    c: &summarize::ScannedCall<'m>,
-    call: wpd_llvm::Value<'m>,
-    d: &wpd_summary::SlotDecision,
-    policy: &Policy,
-    stats: &mut BackendStats,
-) -> std::result::Result<bool, String> {
-    if policy.call_site_blocker(&c.site).is_some() {
-        return Ok(false);
-    }
-    if d.resolution == Resolution::SingleImpl {
-        let Some(target) = &d.target else { return Ok(false) };
-        rewrite::single_impl::apply(part, call, target);
-        stats.single_impl += 1;
-        return Ok(true);
-    }
-    let Some(a) = d.for_args(c.site.const_args.as_deref()) else { return Ok(false) };
-    let (done, counter) = match a.resolution {
-        Resolution::UniformRetVal => (rewrite::uniform_ret::apply(part, call, a.value), &mut stats.uniform_ret_val),
-        Resolution::UniqueRetVal => (rewrite::unique_ret::apply(part, call, c.test, a), &mut stats.unique_ret_val),
-        Resolution::VirtualConstProp => {
-            (rewrite::virtual_const_prop::apply(part, call, c.test, a), &mut stats.virtual_const_prop)
-        }
-        Resolution::None | Resolution::SingleImpl => return Ok(false),
-    };
-    if !done {
-        return Err(format!("cannot apply the plan to a call in {}", c.site.function));
-    }
-    *counter += 1;
-    Ok(true)
 }

@@ -12,8 +12,8 @@ use crate::layout::{Layout, Member};
 use crate::policy::Policy;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wpd_summary::{
-    ArgDecision, CallSite, FunctionFacts, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind,
-    SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
+    ArgDecision, Body, CallSite, FunctionFacts, Linkage, Plan, PlanModule, PlanOptions, PlanStats, Promotion,
+    Resolution, RetKind, SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -33,7 +33,7 @@ pub struct SlotMember<'a> {
 /// The callable members of slot (`type_id`, `offset`) in the live vtables
 /// carrying the type id: each vtable must be constant, pass `check`, and hold
 /// a function at the slot; `__cxa_pure_virtual` and never-callable functions
-/// (a body of `unreachable` only) are not members.
+/// (see [`never_callable`]) are not members.
 fn slot_members<'a>(
     link: &Link<'a>,
     type_id: &str,
@@ -56,16 +56,19 @@ fn slot_members<'a>(
         if vt.slots.is_empty() {
             return Err(format!("vtable {} has no initializer in the link", vt.symbol));
         }
-        let at = address_point + offset;
+        // Saturating: offsets come from files (no slot lies at u64::MAX).
+        let at = address_point.saturating_add(offset);
         let Some(slot) = link.slot(vref, at) else {
             return Err(format!("vtable {} has no slot at byte {at}", vt.symbol));
         };
         match slot.kind {
             SlotKind::PureVirtual => {}
             SlotKind::Function => {
-                let name = slot.function.as_deref().expect("function slots name their function");
+                let Some(name) = slot.function.as_deref() else {
+                    return Err(format!("vtable {} holds no function at byte {at}", vt.symbol));
+                };
                 let key = link.key(vref.module, name);
-                if !link.function_facts(key).is_some_and(|f| f.entry_unreachable) {
+                if !never_callable(link.function_facts(key), name, vt) {
                     out.push(SlotMember { vtable: vref, address_point, function: key });
                 }
             }
@@ -73,6 +76,28 @@ fn slot_members<'a>(
         }
     }
     Ok(out)
+}
+
+/// Whether the function `name` in a slot of `vt` can never be validly
+/// called through it: a body of nothing but `unreachable`, or clang's
+/// deleting destructor of an abstract class (a `D0` whose body only traps,
+/// in a vtable with a pure virtual slot; nothing of that dynamic type is
+/// ever deleted). Any other trapping body, a user's `__builtin_trap()`
+/// override included, has behaviour and stays a target (LLVM 19 drops it,
+/// and the program then runs another override instead of trapping).
+fn never_callable(facts: Option<&FunctionFacts>, name: &str, vt: &Vtable) -> bool {
+    match facts.map(|f| f.body) {
+        Some(Body::Unreachable) => true,
+        Some(Body::TrapOnly) => {
+            is_deleting_destructor(name) && vt.slots.iter().any(|s| s.kind == SlotKind::PureVirtual)
+        }
+        Some(Body::Code) | None => false,
+    }
+}
+
+/// An Itanium deleting destructor (`...D0Ev`), or a thunk to one.
+fn is_deleting_destructor(name: &str) -> bool {
+    name.starts_with("_Z") && name.ends_with("D0Ev")
 }
 
 /// The members of a slot for unguarded devirtualization, LLVM's rules: the
@@ -116,7 +141,7 @@ fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<Ve
 
 /// Name used for a local symbol once promoted to a hidden global.
 fn promoted_name(name: &str, hash: &str, module: u32, clash: bool) -> String {
-    let short = &hash[..hash.len().min(16)];
+    let short = hash.get(..16).unwrap_or(hash);
     if clash { format!("{name}.wpd.{short}.{module}") } else { format!("{name}.wpd.{short}") }
 }
 
@@ -151,6 +176,8 @@ struct Decider<'l, 'a> {
     vtable_index: HashMap<VtableRef, usize>,
     promotions: Vec<BTreeSet<Promotion>>,
     aliases: Vec<BTreeSet<Promotion>>,
+    /// Per module, discardable definitions it must keep (see `keep_defined`).
+    keep: Vec<BTreeSet<String>>,
     hash_count: BTreeMap<&'a str, u32>,
     open: BTreeMap<&'a str, String>,
     stats: PlanStats,
@@ -159,12 +186,40 @@ struct Decider<'l, 'a> {
 impl<'a> Decider<'_, 'a> {
     /// The name other modules use for local symbol `key` (promoting it).
     fn export_local(&mut self, key: SymKey<'a>, vtable: bool) -> String {
-        let Some(m) = key.module else { return key.name.to_string() };
+        let Some(m) = key.module else {
+            self.keep_defined(key.name);
+            return key.name.to_string();
+        };
         let hash = self.link.summaries[m as usize].module.hash.as_str();
         let p = promoted_name(key.name, hash, m, self.hash_count[hash] > 1);
         let set = if vtable { &mut self.aliases[m as usize] } else { &mut self.promotions[m as usize] };
         set.insert(Promotion { symbol: key.name.to_string(), promoted: p.clone() });
         p
+    }
+
+    /// A rewritten call now names the external symbol `name`: when every
+    /// bitcode definition of it is discardable (`linkonce`), the first one in
+    /// link order must be kept, or its module's optimizer may drop it as
+    /// unreferenced there (ThinLTO makes exported linkonce_odr copies
+    /// weak_odr for the same reason).
+    fn keep_defined(&mut self, name: &'a str) {
+        let mut first_discardable = None;
+        for (m, s) in self.link.summaries.iter().enumerate() {
+            let Ok(i) = s.globals.binary_search_by(|g| g.name.as_str().cmp(name)) else { continue };
+            match s.globals[i].linkage {
+                Linkage::LinkonceAny | Linkage::LinkonceOdr => {
+                    first_discardable.get_or_insert(m);
+                }
+                Linkage::AvailableExternally => {}
+                // A definition that is always emitted (or a local of the
+                // same name, which is another symbol).
+                _ if !s.globals[i].linkage.is_local() => return,
+                _ => {}
+            }
+        }
+        if let Some(m) = first_discardable {
+            self.keep[m].insert(name.to_string());
+        }
     }
 
     fn slot(&mut self, type_id: &'a str, offset: u64, sites: &[&CallSite]) -> SlotDecision {
@@ -199,8 +254,10 @@ impl<'a> Decider<'_, 'a> {
         if limit == 0 || d.resolution == Resolution::SingleImpl && d.devirtualized == d.call_sites {
             return;
         }
-        let left: u32 =
-            sites.iter().filter(|c| c.assumed && !crate::report::resolved(d, c, self.policy)).count() as u32;
+        let left: u32 = sites
+            .iter()
+            .filter(|c| c.assumed && crate::backend::Outcome::unguarded(d, c, self.policy).is_none())
+            .count() as u32;
         if left == 0 {
             return;
         }
@@ -362,11 +419,20 @@ impl<'a> Decider<'_, 'a> {
         }
         // Virtual constant propagation: every vtable must keep the field
         // naturally aligned (LLVM: alignment at least the value's size).
+        // Bytes before a vtable are padded to its alignment, so a vtable
+        // aligned beyond the padding limit cannot take them.
         for m in members {
             let vt = link.vtable(m.vtable);
             let align = if vt.align == 0 { 8 } else { vt.align };
-            if align * 8 < u64::from(a.width) || m.address_point % 8 != 0 {
+            if align.saturating_mul(8) < u64::from(a.width) || m.address_point % 8 != 0 {
                 a.reason = Some(format!("vtable {} is too little aligned for a {}-bit value", vt.symbol, a.width));
+                return;
+            }
+            if align > MAX_PADDING {
+                a.reason = Some(format!(
+                    "vtable {} is aligned to {align} bytes: padding it would add more than {MAX_PADDING} bytes",
+                    vt.symbol
+                ));
                 return;
             }
         }
@@ -413,6 +479,7 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
         vtable_index: link.vtables.iter().enumerate().map(|(i, (_, r))| (*r, i)).collect(),
         promotions: vec![BTreeSet::new(); summaries.len()],
         aliases: vec![BTreeSet::new(); summaries.len()],
+        keep: vec![BTreeSet::new(); summaries.len()],
         hash_count,
         open: policy.open_type_ids(link),
         stats: PlanStats {
@@ -459,11 +526,13 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
             .iter()
             .zip(decider.promotions)
             .zip(decider.aliases)
-            .map(|((s, p), a)| PlanModule {
+            .zip(decider.keep)
+            .map(|(((s, p), a), k)| PlanModule {
                 name: s.module.name.clone(),
                 hash: s.module.hash.clone(),
                 promotions: p.into_iter().collect(),
                 vtable_aliases: a.into_iter().collect(),
+                keep: k.into_iter().collect(),
             })
             .collect(),
         decisions,

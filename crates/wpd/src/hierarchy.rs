@@ -27,6 +27,11 @@ pub struct LinkFacts {
     pub shared: bool,
     /// `--export-dynamic`.
     pub export_dynamic: bool,
+    /// The symbols the output exports to the dynamic linker, when the link
+    /// model knows them exactly (version scripts, dynamic lists,
+    /// `--exclude-libs`). `None`: every default-visibility symbol is
+    /// exported when `shared` or `export_dynamic`.
+    pub exported: Option<BTreeSet<String>>,
     /// Symbols referenced from native objects, shared libraries or the
     /// command line (`-u`, `-e`). `None` when unknown: then every externally
     /// visible symbol counts as referenced.
@@ -154,7 +159,10 @@ impl<'a> Link<'a> {
                 let from = self.key(m, &g.name);
                 edges.entry(from).or_default().extend(g.refs.iter().map(|r| self.key(m, r)));
                 if !g.linkage.is_local() {
-                    let exported = (facts.shared || facts.export_dynamic) && g.visibility != Visibility::Hidden;
+                    let exported = match &facts.exported {
+                        Some(set) => set.contains(&g.name),
+                        None => (facts.shared || facts.export_dynamic) && g.visibility != Visibility::Hidden,
+                    };
                     let external = match &facts.external_refs {
                         None => true,
                         Some(refs) => refs.contains(&g.name),

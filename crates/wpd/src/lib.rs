@@ -60,12 +60,28 @@ pub fn devirtualize_and_compile(
 ) -> Result<LinkOutput> {
     let summaries = timings.phase("summarize", || summarize_all(inputs, jobs))?;
     let plan = timings.phase("thin-link", || thin_link(&summaries, policy));
+    if let Some(dir) = &codegen.dwo_dir {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
+        })?;
+    }
     let compiled = timings.phase("backend", || -> Result<Vec<(Vec<u8>, backend::BackendStats)>> {
-        let results: Vec<Result<_>> =
-            with_jobs(jobs, || inputs.par_iter().map(|i| backend::backend(i, &plan, codegen)).collect())?;
+        let results: Vec<Result<_>> = with_jobs(jobs, || {
+            inputs.par_iter().enumerate().map(|(k, i)| backend::backend(i, &plan, &codegen.for_module(k))).collect()
+        })?;
         results.into_iter().collect()
     })?;
-    let (objects, stats) = compiled.into_iter().unzip();
+    let (objects, stats): (Vec<_>, Vec<backend::BackendStats>) = compiled.into_iter().unzip();
+    // Calls were rewritten to load bytes beside this vtable: a layout that
+    // no module applied would make them read whatever lies there.
+    let rebuilt: std::collections::BTreeSet<u32> =
+        stats.iter().flat_map(|s| s.layouts_rebuilt.iter().copied()).collect();
+    if let Some((_, l)) = plan.layouts.iter().enumerate().find(|(i, _)| !rebuilt.contains(&(*i as u32))) {
+        return Err(Error::msg(format!(
+            "vtable {} was laid out for virtual constant propagation, but no module of the link defines it",
+            l.symbol
+        )));
+    }
     Ok(LinkOutput { summaries, plan, objects, stats })
 }
 

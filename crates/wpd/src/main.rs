@@ -163,7 +163,12 @@ fn run(cli: Cli) -> Result<()> {
             external.extend(scan.refs.iter().cloned());
             let policy = Policy {
                 whole_program_visibility,
-                facts: LinkFacts { shared, export_dynamic, external_refs: refs_complete.then_some(external) },
+                facts: LinkFacts {
+                    shared,
+                    export_dynamic,
+                    exported: None,
+                    external_refs: refs_complete.then_some(external),
+                },
                 validation,
                 speculate,
             };
@@ -226,7 +231,7 @@ fn thin_link(
     let plan = timings.phase("thin-link", || wpd::thin_link(&summaries, policy));
     timings.phase("write", || wpd_summary::write_file_atomic(Kind::Plan, &plan, out))?;
     if remarks {
-        for r in wpd::report::remarks(&summaries, &plan, policy) {
+        for r in wpd::report::planned_remarks(&summaries, &plan, policy) {
             println!("{r}");
         }
     }

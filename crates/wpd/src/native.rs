@@ -90,9 +90,12 @@ impl NativeScan {
         let dynamic = file.kind() == object::ObjectKind::Dynamic;
         let symbols: Vec<_> = if dynamic { file.dynamic_symbols().collect() } else { file.symbols().collect() };
         for sym in &symbols {
-            let Ok(raw) = sym.name() else { continue };
+            let Ok(bytes) = sym.name_bytes() else { continue };
+            // Names as the bitcode side spells them (lossless, see
+            // `wpd_summary::name`): a reference must match its definition.
+            let raw = wpd_summary::name::from_bytes(bytes);
             // Versioned dynamic names ("f@GLIBC_2.2.5") denote the bare name.
-            let n = raw.split('@').next().unwrap_or(raw);
+            let n = raw.split('@').next().unwrap_or(&raw);
             if n.is_empty() {
                 continue;
             }
@@ -132,7 +135,8 @@ impl NativeScan {
         let mut by_index: std::collections::HashMap<SymbolIndex, String> = std::collections::HashMap::new();
         let mut defined: Vec<(object::SectionIndex, u64, u64, String)> = Vec::new();
         for sym in file.symbols() {
-            let Ok(n) = sym.name() else { continue };
+            let Ok(bytes) = sym.name_bytes() else { continue };
+            let n = wpd_summary::name::from_bytes(bytes);
             if let Some(class) = n.strip_prefix("_ZTI") {
                 by_index.insert(sym.index(), class.to_string());
                 if let Some(sec) = sym.section_index() {

@@ -117,7 +117,13 @@ impl Policy {
     /// Whether the vtable's symbol is exported to the dynamic linker, where
     /// other modules may derive from it or replace it.
     pub fn dynamically_exported(&self, v: &Vtable) -> bool {
-        (self.facts.shared || self.facts.export_dynamic) && !v.linkage.is_local() && v.visibility != Visibility::Hidden
+        if v.linkage.is_local() || v.visibility == Visibility::Hidden {
+            return false;
+        }
+        match &self.facts.exported {
+            Some(set) => set.contains(&v.symbol),
+            None => self.facts.shared || self.facts.export_dynamic,
+        }
     }
 
     /// The vtable's vcall visibility after the policy: whole-program
@@ -148,8 +154,10 @@ impl Policy {
     /// Classes of bitcode vtables without type metadata (TUs built without
     /// `-fwhole-program-vtables`) and, through their typeinfos' references,
     /// every base class of them: code the type-id index cannot see derives
-    /// from those.
-    fn untyped_classes(&self, link: &Link<'_>, classes: &mut BTreeMap<String, String>) {
+    /// from those. An untyped vtable whose typeinfo no bitcode module
+    /// defines (`-fno-rtti`) hides its bases: then the whole link is
+    /// unknown, and the reason is returned.
+    fn untyped_classes(&self, link: &Link<'_>, classes: &mut BTreeMap<String, String>) -> Option<String> {
         let mut typeinfo_refs: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for s in link.summaries {
             for g in &s.globals {
@@ -159,6 +167,7 @@ impl Policy {
                 }
             }
         }
+        let mut unknown = None;
         for s in link.summaries {
             for vt in &s.untyped_vtables {
                 let Some(class) = vt.strip_prefix("_ZTV") else { continue };
@@ -166,6 +175,11 @@ impl Policy {
                     "{vt} in {} has no type metadata (not built with -flto=thin -fwhole-program-vtables)",
                     s.module.name
                 );
+                if !typeinfo_refs.contains_key(format!("_ZTI{class}").as_str()) {
+                    unknown.get_or_insert_with(|| {
+                        format!("{why} and no typeinfo (-fno-rtti), so the classes it derives from cannot be known")
+                    });
+                }
                 let mut stack = vec![format!("_ZTI{class}")];
                 let mut seen = std::collections::BTreeSet::new();
                 while let Some(ti) = stack.pop() {
@@ -181,6 +195,7 @@ impl Policy {
                 }
             }
         }
+        unknown
     }
 
     /// Open type ids of the link with the reason for each.
@@ -229,15 +244,17 @@ impl Policy {
                 });
             }
         }
+        let mut unknown = v.unknown.clone().filter(|_| v.enabled || v.always);
         if v.enabled {
-            self.untyped_classes(link, &mut classes);
+            let hidden_bases = self.untyped_classes(link, &mut classes);
+            unknown = unknown.or(hidden_bases);
             classes.retain(|class, _| !v.known_safe.iter().any(|g| glob_match(g, &format!("_ZTV{class}"))));
         }
         // Type ids of open classes: their own, their member-function-pointer
         // ids, and everything their bitcode vtables carry.
         let all_ids: Vec<&'a str> = link.by_type_id.keys().copied().collect();
         for id in &all_ids {
-            if let Some(unknown) = v.unknown.as_ref().filter(|_| v.enabled || v.always)
+            if let Some(unknown) = &unknown
                 && id.starts_with("_ZTS")
             {
                 open.insert(id, unknown.clone());
@@ -246,8 +263,10 @@ impl Policy {
             let class = id.strip_prefix("_ZTSM").or_else(|| id.strip_prefix("_ZTS"));
             if let Some(rest) = class {
                 // `_ZTS<X>` exactly, or `_ZTSM<X><function type>.virtual`.
+                // Prefixes end on character boundaries: UTF-8 identifiers
+                // are mangled as their bytes.
                 let found = if id.starts_with("_ZTSM") {
-                    (1..rest.len()).find_map(|k| classes.get_key_value(&rest[..k]))
+                    rest.char_indices().skip(1).find_map(|(k, _)| classes.get_key_value(&rest[..k]))
                 } else {
                     classes.get_key_value(rest)
                 };

@@ -1,59 +1,163 @@
 //! Remarks (one line per devirtualized call, in LLVM's wording) and the JSON
 //! report for CI (`wpd-report/1`; key names are a stable interface).
+//!
+//! Both count what the backends did ([`BackendStats::calls`]); the plan's
+//! predictions are kept beside them (`planned`) and every call site where the
+//! two differ is listed (`mismatches`), which the tests require to be empty.
 
+use crate::backend::{BackendStats, Outcome};
 use crate::policy::Policy;
 use crate::timing::Timings;
 use serde_json::{Value, json};
-use wpd_summary::{CallSite, ModuleSummary, Plan, Resolution, SlotDecision};
+use std::collections::BTreeMap;
+use wpd_summary::{CallSite, ModuleSummary, Plan};
 
-/// One remark per rewritten call, in module and program order.
-pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec<String> {
+/// Where a call site is, for messages: its source location, else its
+/// function and module.
+fn at(c: &CallSite, module: &str) -> String {
+    match &c.location {
+        Some(loc) => format!(" ({loc})"),
+        None => format!(" (in {}, {module})", c.function),
+    }
+}
+
+/// The remark for call `c` with `outcome`, if it gets one.
+fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str) -> Option<String> {
+    let d = plan.decision(&c.type_id, c.offset?)?;
+    let at = at(c, module);
+    match outcome {
+        Outcome::Indirect => None,
+        Outcome::Speculative => Some(format!("speculative: guarded direct call to {}{at}", d.speculative.join(" or "))),
+        o => {
+            let callee = d.targets.first().map(String::as_str).unwrap_or("?");
+            Some(format!("{}: devirtualized a call to {callee}{at}", o.remark_name()))
+        }
+    }
+}
+
+/// One remark per call the backends rewrote, in module and program order.
+pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (s, st) in summaries.iter().zip(stats) {
+        out.extend(st.calls.iter().filter_map(|c| remark(plan, &c.site, c.outcome, &s.module.name)));
+    }
+    out
+}
+
+/// The plan's prediction of [`remarks`] (for `wpd thin-link --remarks`,
+/// where no backend has run).
+pub fn planned_remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec<String> {
     let mut out = Vec::new();
     for s in summaries {
         for c in &s.call_sites {
-            let Some(off) = c.offset else { continue };
-            let Some(d) = plan.decision(&c.type_id, off) else { continue };
-            let at = match &c.location {
-                Some(loc) => format!(" ({loc})"),
-                None => format!(" (in {}, {})", c.function, s.module.name),
-            };
-            if resolved(d, c, policy) {
-                let kind = call_resolution(d, c).unwrap_or("?");
-                let callee = d.targets.first().map(String::as_str).unwrap_or("?");
-                out.push(format!("{kind}: devirtualized a call to {callee}{at}"));
-            } else if !d.speculative.is_empty() && c.assumed {
-                out.push(format!("speculative: guarded direct call to {}{at}", d.speculative.join(" or ")));
-            }
+            out.extend(remark(plan, c, Outcome::planned(plan, c, policy), &s.module.name));
         }
     }
     out
 }
 
-/// Whether call `c` of slot decision `d` is rewritten unguarded.
-pub fn resolved(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-    policy.call_site_blocker(c).is_none() && call_resolution(d, c).is_some()
+/// Every call site where a backend did something else than the plan says,
+/// one line each naming the call site; also a module whose backend saw other
+/// call sites than its summary, and a vtable laid out for virtual constant
+/// propagation that no module rebuilt.
+pub fn mismatches(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy, stats: &[BackendStats]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (s, st) in summaries.iter().zip(stats) {
+        let module = &s.module.name;
+        if s.call_sites.len() != st.calls.len() {
+            out.push(format!(
+                "{module}: the summary has {} call site records, the backend found {}",
+                s.call_sites.len(),
+                st.calls.len()
+            ));
+            continue;
+        }
+        for (c, done) in s.call_sites.iter().zip(&st.calls) {
+            let planned = Outcome::planned(plan, c, policy);
+            if done.site != *c {
+                out.push(format!("{module}: call site{} differs between summary and backend", at(c, module)));
+            } else if planned != done.outcome {
+                out.push(format!(
+                    "{module}: call to slot ({}, {:?}){} planned {}, backend did {}",
+                    c.type_id,
+                    c.offset,
+                    at(c, module),
+                    planned.remark_name(),
+                    done.outcome.remark_name()
+                ));
+            }
+        }
+    }
+    let rebuilt: std::collections::BTreeSet<u32> =
+        stats.iter().flat_map(|s| s.layouts_rebuilt.iter().copied()).collect();
+    for (i, l) in plan.layouts.iter().enumerate() {
+        if !rebuilt.contains(&(i as u32)) {
+            out.push(format!(
+                "vtable {} was laid out for virtual constant propagation but no module rebuilt it",
+                l.symbol
+            ));
+        }
+    }
+    out
 }
 
-/// The remark word for how call `c` of slot decision `d` is resolved.
-pub fn call_resolution(d: &SlotDecision, c: &CallSite) -> Option<&'static str> {
-    if d.resolution == Resolution::SingleImpl {
-        return Some(Resolution::SingleImpl.remark_name());
+/// Counts of call sites (records with a call) by outcome.
+fn counts<'a>(outcomes: impl Iterator<Item = (&'a CallSite, Outcome)>) -> Value {
+    let mut n: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut total = 0;
+    for (c, o) in outcomes {
+        if c.call.is_none() {
+            continue;
+        }
+        total += 1;
+        let key = match o {
+            Outcome::Indirect => "not_devirtualized",
+            Outcome::SingleImpl => "single_impl",
+            Outcome::UniformRetVal => "uniform_ret_val",
+            Outcome::UniqueRetVal => "unique_ret_val",
+            Outcome::VirtualConstProp | Outcome::VirtualConstProp1Bit => "virtual_const_prop",
+            Outcome::Speculative => "speculative",
+        };
+        *n.entry(key).or_default() += 1;
     }
-    let a = d.for_args(c.const_args.as_deref())?;
-    match (a.resolution, a.bit) {
-        (Resolution::None, _) => None,
-        (Resolution::VirtualConstProp, Some(_)) => Some("virtual-const-prop-1-bit"),
-        (r, _) => Some(r.remark_name()),
-    }
+    let get = |k: &str| n.get(k).copied().unwrap_or(0);
+    json!({
+        "total": total,
+        "single_impl": get("single_impl"),
+        "uniform_ret_val": get("uniform_ret_val"),
+        "unique_ret_val": get("unique_ret_val"),
+        "virtual_const_prop": get("virtual_const_prop"),
+        "speculative": get("speculative"),
+        "not_devirtualized": get("not_devirtualized"),
+    })
 }
 
-/// The JSON report of a link.
-pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Value {
+/// The JSON report of a link: counts from the backends' outcomes, the
+/// plan's predictions beside them, and the mismatches between the two.
+pub fn report(
+    summaries: &[ModuleSummary],
+    plan: &Plan,
+    policy: &Policy,
+    stats: &[BackendStats],
+    timings: &Timings,
+    output_bytes: Option<u64>,
+) -> Value {
     let s = &plan.stats;
+    // Per slot, what the backends did.
+    let mut done: BTreeMap<(&str, u64), (u32, u32)> = BTreeMap::new();
+    for st in stats {
+        for c in &st.calls {
+            let Some(off) = c.site.offset else { continue };
+            let e = done.entry((c.site.type_id.as_str(), off)).or_default();
+            e.0 += u32::from(c.outcome.is_devirtualized());
+            e.1 += u32::from(c.outcome == Outcome::Speculative);
+        }
+    }
     let decisions: Vec<Value> = plan
         .decisions
         .iter()
         .map(|d| {
+            let (devirtualized, speculated) = done.get(&(d.type_id.as_str(), d.offset)).copied().unwrap_or_default();
             json!({
                 "type_id": d.type_id,
                 "offset": d.offset,
@@ -62,30 +166,33 @@ pub fn report(plan: &Plan, timings: &Timings, output_bytes: Option<u64>) -> Valu
                 "target": d.target,
                 "vtables": d.vtables,
                 "call_sites": d.call_sites,
-                "devirtualized": d.devirtualized,
+                "devirtualized": devirtualized,
                 "reason": d.reason,
                 "by_args": d.by_args,
                 "speculative": d.speculative,
-                "speculated": d.speculated,
+                "speculated": speculated,
             })
         })
         .collect();
     let timings_ms: serde_json::Map<String, Value> =
         timings.phases.iter().map(|(name, d)| (name.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
+    let done = counts(stats.iter().flat_map(|st| st.calls.iter().map(|c| (&c.site, c.outcome))));
+    let planned =
+        counts(summaries.iter().flat_map(|m| m.call_sites.iter().map(|c| (c, Outcome::planned(plan, c, policy)))));
     json!({
         "schema": "wpd-report/1",
-        "call_sites": {
-            "total": s.call_sites,
-            "single_impl": s.single_impl,
-            "uniform_ret_val": s.uniform_ret_val,
-            "unique_ret_val": s.unique_ret_val,
-            "virtual_const_prop": s.virtual_const_prop,
-            "speculative": s.speculative,
-            "not_devirtualized": s.not_devirtualized,
-        },
+        "call_sites": done,
+        "planned": planned,
+        "mismatches": mismatches(summaries, plan, policy, stats),
         "options": plan.options,
         "modules": s.modules,
-        "vtables": { "total": s.vtables, "live": s.live_vtables, "bytes_added": s.vtable_bytes_added },
+        "vtables": {
+            "total": s.vtables,
+            "live": s.live_vtables,
+            "bytes_added": s.vtable_bytes_added,
+            "rebuilt": stats.iter().map(|st| st.layouts_rebuilt.len()).sum::<usize>(),
+        },
+        "type_tests_dropped": stats.iter().map(|st| u64::from(st.type_tests_dropped)).sum::<u64>(),
         "decisions": decisions,
         "open_type_ids": plan.open_type_ids,
         "size": { "output_bytes": output_bytes },

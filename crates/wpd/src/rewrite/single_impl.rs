@@ -2,10 +2,10 @@
 //! direct call of the slot's only target. The type test, assume and slot
 //! load become dead and are removed by `type_tests` and the pipeline.
 
-use wpd_llvm::{Module, Value};
+use wpd_llvm::{Module, RewriteError, VirtualCall};
 
-/// Points `call` at `target`, declaring it in `module` when needed.
-pub fn apply<'m>(module: &'m Module<'_>, call: Value<'m>, target: &str) {
-    let callee = module.function_or_declare(target, call);
-    call.set_called_function(callee);
+/// Points `call` at `target` (a function or an alias of one, declared in
+/// `module` when absent).
+pub fn apply(module: &Module<'_>, call: VirtualCall<'_>, target: &str) -> Result<(), RewriteError> {
+    module.rewrite_direct(call, &wpd_summary::name::to_bytes(target))
 }

@@ -4,17 +4,12 @@
 //! function (a class in a shared library, a dlopen'ed plugin) still takes
 //! the original indirect call.
 
-use wpd_llvm::{Module, Value};
+use wpd_llvm::{Module, RewriteError, VirtualCall};
 
 /// Guards `call` with direct calls to `targets` (in order); returns how many
 /// guards were added.
-pub fn apply<'m>(module: &'m Module<'_>, call: Value<'m>, targets: &[String]) -> u32 {
-    let mut added = 0;
-    for t in targets {
-        let f = module.function_or_declare(t, call);
-        if module.speculate(call, f) {
-            added += 1;
-        }
-    }
-    added
+pub fn apply(module: &Module<'_>, call: VirtualCall<'_>, targets: &[String]) -> Result<u32, RewriteError> {
+    let bytes: Vec<std::borrow::Cow<'_, [u8]>> = targets.iter().map(|t| wpd_summary::name::to_bytes(t)).collect();
+    let names: Vec<&[u8]> = bytes.iter().map(|b| b.as_ref()).collect();
+    module.rewrite_speculative(call, &names)
 }

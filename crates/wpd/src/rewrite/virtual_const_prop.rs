@@ -2,10 +2,10 @@
 //! stored beside it (see `layout` and `vtable_layout`), so the call is a
 //! load at a fixed offset from the object's vtable pointer.
 
-use wpd_llvm::{Module, Value};
+use wpd_llvm::{Module, RewriteError, VirtualCall};
 use wpd_summary::ArgDecision;
 
-/// Replaces `call` (guarded by `test`) by the load `decision` places.
-pub fn apply(module: &Module<'_>, call: Value<'_>, test: Value<'_>, decision: &ArgDecision) -> bool {
-    module.rewrite_vcp(call, test, decision.byte_offset, decision.bit, decision.width)
+/// Replaces `call` by the load `decision` places.
+pub fn apply(module: &Module<'_>, call: VirtualCall<'_>, decision: &ArgDecision) -> Result<(), RewriteError> {
+    module.rewrite_vcp(call, decision.byte_offset, decision.bit, decision.width)
 }

@@ -8,11 +8,14 @@ use wpd_llvm::{Module, VtableRebuild};
 use wpd_summary::Plan;
 
 /// Applies the plan's layouts to the vtables of `module` (part of plan
-/// module `index`); returns how many were rebuilt.
-pub fn apply(module: &Module<'_>, plan: &Plan, index: u32) -> usize {
+/// module `index`); returns the indices (in `plan.layouts`) of the layouts
+/// it rebuilt.
+pub fn apply(module: &Module<'_>, plan: &Plan, index: u32) -> Vec<u32> {
     plan.layouts
         .iter()
-        .filter(|l| l.module.is_none_or(|m| m == index))
-        .filter(|l| module.rebuild_vtable(&l.symbol, &l.before, &l.after) == VtableRebuild::Rebuilt)
-        .count()
+        .enumerate()
+        .filter(|(_, l)| l.module.is_none_or(|m| m == index))
+        .filter(|(_, l)| module.rebuild_vtable(&l.symbol, &l.before, &l.after) == VtableRebuild::Rebuilt)
+        .map(|(i, _)| i as u32)
+        .collect()
 }

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use wpd_llvm::{Context, IntPredicate, Module, Opcode, TypeKind, Value};
-use wpd_summary::{CmpPred, Expr, ExprNode, ExprOp, FunctionFacts, Linkage, RetKind};
+use wpd_summary::{Body, CmpPred, Expr, ExprNode, ExprOp, FunctionFacts, Linkage, RetKind};
 
 /// Largest expression recorded (nodes); bigger bodies are not worth folding.
 const MAX_EXPR_NODES: usize = 64;
@@ -74,17 +74,7 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
             count += 1;
         }
     }
-    // Only a body that is nothing but `unreachable` (possibly after
-    // `llvm.trap`, clang's body for the deleting destructor of an abstract
-    // class) is never validly called. An entry block that throws or aborts
-    // first (`__cxa_throw; unreachable`) has behaviour: LLVM 19's
-    // mustBeUnreachableFunction dropped such functions as targets and
-    // miscompiled (reverted in LLVM 20).
-    let entry_unreachable = blocks.first().is_some_and(|b| {
-        b.instructions()
-            .find(|i| i.called_function().is_none_or(|f| f.name() != "llvm.trap"))
-            .is_some_and(|i| i.opcode() == Some(Opcode::LLVMUnreachable))
-    });
+    let body = body_kind(blocks.first().copied());
     FunctionFacts {
         name,
         linkage: f.linkage(),
@@ -96,7 +86,7 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
         ret_width,
         param_widths: fty.param_types().iter().map(|t| t.int_width().unwrap_or(0)).collect(),
         expr: if reads || writes { None } else { build_expr(f, &params) },
-        entry_unreachable,
+        body,
         noinline: f.has_fn_attr(attrs.noinline),
         optnone: f.has_fn_attr(attrs.optnone),
         cold: f.has_fn_attr(attrs.cold),
@@ -104,6 +94,26 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
         calling_conv: f.calling_conv(),
         instructions: count,
     }
+}
+
+/// What the entry block does: nothing but `unreachable`, `llvm.trap` calls
+/// then `unreachable`, or anything else. A block that throws or aborts
+/// before `unreachable` is code: LLVM 19's mustBeUnreachableFunction
+/// dropped such functions as targets and miscompiled (reverted in LLVM 20).
+fn body_kind(entry: Option<wpd_llvm::Block<'_>>) -> Body {
+    let Some(entry) = entry else { return Body::Code };
+    let mut traps = 0;
+    for i in entry.instructions() {
+        if i.opcode() == Some(Opcode::LLVMUnreachable) {
+            return if traps == 0 { Body::Unreachable } else { Body::TrapOnly };
+        }
+        if i.called_function().is_some_and(|f| f.name() == "llvm.trap") {
+            traps += 1;
+            continue;
+        }
+        return Body::Code;
+    }
+    Body::Code
 }
 
 /// The returned value as an expression, when the body is a single block of

@@ -16,7 +16,7 @@ mod vtables;
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use wpd_llvm::{Context, MdOperand, Module, Value};
+use wpd_llvm::{Context, MdOperand, Module};
 use wpd_summary::{CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeIdInfo};
 
 /// Summarizes one bitcode input.
@@ -93,12 +93,11 @@ pub(crate) struct Scan<'m> {
     pub ids: TypeIdNamer,
 }
 
-/// A call site and, when it guards a call, that call (and the module part).
+/// A call site and, when it guards a call, the only handle to that call
+/// (rewrites consume it), with the module part holding it.
 pub(crate) struct ScannedCall<'m> {
     pub site: CallSite,
-    pub call: Option<Value<'m>>,
-    /// The type test or checked load guarding it.
-    pub test: Value<'m>,
+    pub call: Option<wpd_llvm::VirtualCall<'m>>,
     /// Index of the part (module of the file) holding the call.
     pub part: usize,
 }

@@ -1,0 +1,153 @@
+//! Symbol tables of native ELF inputs, read as lld reads them: the global
+//! symbols of a relocatable object (`SHT_SYMTAB`, with the comdat group of
+//! each definition's section), or the dynamic symbols of a shared library
+//! (`SHT_DYNSYM`, without the hidden non-default versions) and its soname.
+
+use super::symbols::{Comdat, Definition, Symbol, SymbolTable, Visibility};
+use object::elf;
+use object::read::elf::{ElfFile32, ElfFile64, FileHeader, SectionHeader, Sym};
+use object::{Endianness, SectionIndex, SymbolIndex};
+use std::collections::HashMap;
+
+/// What an ELF file is to the linker.
+#[derive(Debug)]
+pub enum ElfInput {
+    Relocatable(SymbolTable),
+    Shared {
+        soname: Option<String>,
+        symbols: SymbolTable,
+    },
+    /// An executable or core file: not something ld links against.
+    Other(&'static str),
+}
+
+/// Reads an ELF file's symbol table. Errors are static strings naming what
+/// is malformed.
+pub fn read(data: &[u8]) -> Result<ElfInput, String> {
+    let is64 = data.get(4) == Some(&elf::ELFCLASS64); // e_ident[EI_CLASS]
+    if is64 {
+        let file = ElfFile64::<Endianness>::parse(data).map_err(|e| format!("malformed ELF file: {e}"))?;
+        read_file(file.elf_header(), file.endian(), data)
+    } else {
+        let file = ElfFile32::<Endianness>::parse(data).map_err(|e| format!("malformed ELF file: {e}"))?;
+        read_file(file.elf_header(), file.endian(), data)
+    }
+}
+
+fn read_file<Elf: FileHeader<Endian = Endianness>>(
+    header: &Elf,
+    endian: Endianness,
+    data: &[u8],
+) -> Result<ElfInput, String> {
+    let bad = |e: object::Error| format!("malformed ELF file: {e}");
+    let sections = header.sections(endian, data).map_err(bad)?;
+    match header.e_type(endian) {
+        elf::ET_REL => {
+            // Comdat groups: section index → group, first by signature.
+            let symtab = sections.symbols(endian, data, elf::SHT_SYMTAB).map_err(bad)?;
+            let mut comdats: Vec<Comdat> = Vec::new();
+            let mut section_group: HashMap<usize, u32> = HashMap::new();
+            for (index, section) in sections.enumerate() {
+                let Some((flags, members)) = section.group(endian, data).map_err(bad)? else { continue };
+                if flags & elf::GRP_COMDAT == 0 {
+                    continue;
+                }
+                let signature = symtab
+                    .symbol(SymbolIndex(section.sh_info(endian) as usize))
+                    .and_then(|s| symtab.symbol_name(endian, s))
+                    .map_err(|e| format!("malformed ELF group section {}: {e}", index.0))?;
+                let id = comdats.len() as u32;
+                comdats.push(Comdat { name: wpd_summary::name::from_bytes(signature).into_owned(), deduplicate: true });
+                for m in members {
+                    section_group.insert(m.get(endian) as usize, id);
+                }
+            }
+            let mut symbols = Vec::new();
+            for (index, sym) in symtab.enumerate() {
+                let bind = sym.st_bind();
+                if !matches!(bind, elf::STB_GLOBAL | elf::STB_WEAK | elf::STB_GNU_UNIQUE) {
+                    continue;
+                }
+                let name = symtab.symbol_name(endian, sym).map_err(bad)?;
+                if name.is_empty() {
+                    continue;
+                }
+                let shndx = sym.st_shndx(endian);
+                let (definition, comdat) = if shndx == elf::SHN_UNDEF {
+                    (Definition::Undefined, None)
+                } else if shndx == elf::SHN_COMMON {
+                    (Definition::Common { size: sym.st_size(endian).into() }, None)
+                } else {
+                    let section = symtab.symbol_section(endian, sym, index).map_err(bad)?;
+                    (Definition::Defined, section.and_then(|SectionIndex(s)| section_group.get(&s).copied()))
+                };
+                symbols.push(Symbol {
+                    name: wpd_summary::name::from_bytes(name).into_owned(),
+                    definition,
+                    // GNU_UNIQUE resolves like weak: the first copy wins.
+                    weak: bind != elf::STB_GLOBAL,
+                    visibility: visibility(sym.st_visibility()),
+                    comdat,
+                });
+            }
+            Ok(ElfInput::Relocatable(SymbolTable { symbols, comdats }))
+        }
+        elf::ET_DYN => {
+            let dynsym = sections.symbols(endian, data, elf::SHT_DYNSYM).map_err(bad)?;
+            let versions = sections.versions(endian, data).map_err(bad)?;
+            let mut symbols = Vec::new();
+            for (index, sym) in dynsym.enumerate() {
+                if index.0 == 0 || sym.st_bind() == elf::STB_LOCAL {
+                    continue;
+                }
+                let name = dynsym.symbol_name(endian, sym).map_err(bad)?;
+                if name.is_empty() {
+                    continue;
+                }
+                let undefined = sym.st_shndx(endian) == elf::SHN_UNDEF;
+                // A definition of a hidden (non-default) version answers only
+                // references that ask for that version.
+                if !undefined && versions.as_ref().is_some_and(|v| v.version_index(endian, index).is_hidden()) {
+                    continue;
+                }
+                symbols.push(Symbol {
+                    name: wpd_summary::name::from_bytes(name).into_owned(),
+                    definition: if undefined { Definition::Undefined } else { Definition::Defined },
+                    weak: sym.st_bind() == elf::STB_WEAK,
+                    visibility: visibility(sym.st_visibility()),
+                    comdat: None,
+                });
+            }
+            Ok(ElfInput::Shared { soname: soname(&sections, endian, data)?, symbols: SymbolTable::new(symbols) })
+        }
+        elf::ET_EXEC => Ok(ElfInput::Other("an ELF executable")),
+        _ => Ok(ElfInput::Other("an ELF file that is neither an object nor a shared library")),
+    }
+}
+
+fn soname<Elf: FileHeader<Endian = Endianness>>(
+    sections: &object::read::elf::SectionTable<'_, Elf>,
+    endian: Endianness,
+    data: &[u8],
+) -> Result<Option<String>, String> {
+    use object::read::elf::Dyn;
+    let bad = |e: object::Error| format!("malformed ELF dynamic section: {e}");
+    let Some((entries, link)) = sections.dynamic(endian, data).map_err(bad)? else { return Ok(None) };
+    let strings = sections.strings(endian, data, link).map_err(bad)?;
+    for d in entries {
+        if d.tag32(endian) == Some(elf::DT_SONAME) {
+            let name = d.string(endian, strings).map_err(bad)?;
+            return Ok(Some(String::from_utf8_lossy(name).into_owned()));
+        }
+    }
+    Ok(None)
+}
+
+fn visibility(v: u8) -> Visibility {
+    match v {
+        elf::STV_PROTECTED => Visibility::Protected,
+        elf::STV_HIDDEN => Visibility::Hidden,
+        elf::STV_INTERNAL => Visibility::Internal,
+        _ => Visibility::Default,
+    }
+}

@@ -1,0 +1,221 @@
+//! What the output exports to the dynamic linker, symbol by symbol: every
+//! default-visibility definition of a `-shared` output except those a
+//! version script makes local (`local:`) or `--exclude-libs` hides; in an
+//! executable, everything with `--export-dynamic`, else what
+//! `--dynamic-list` / `--export-dynamic-symbol(-list)` name. Patterns are
+//! globs; `extern "C++"` ones match demangled names (the caller's
+//! demangler; without one, a C++ pattern is assumed to match when that
+//! exports more, never when it would hide).
+
+use super::glob_match;
+
+/// One pattern of a version script or dynamic list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    pub text: String,
+    /// Inside `extern "C++" { ... }`: matches the demangled name.
+    pub cpp: bool,
+    /// Quoted: an exact name, no glob.
+    pub exact: bool,
+}
+
+impl Pattern {
+    fn is_wildcard(&self) -> bool {
+        !self.exact && self.text.contains(['*', '?', '['])
+    }
+
+    /// Whether the pattern matches (`None`: a C++ pattern and no demangled
+    /// name).
+    fn matches(&self, name: &str, demangled: Option<&str>) -> Option<bool> {
+        let subject = if self.cpp { demangled? } else { name };
+        Some(if self.exact || !self.is_wildcard() { subject == self.text } else { glob_match(&self.text, subject) })
+    }
+}
+
+/// The `global:` and `local:` patterns of a version script (all versions
+/// together), or the patterns of a dynamic list (all global).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PatternList {
+    pub global: Vec<Pattern>,
+    pub local: Vec<Pattern>,
+}
+
+/// Parses a version script or dynamic list. Errors name what is malformed.
+pub fn parse(text: &str) -> Result<PatternList, String> {
+    let toks = tokens(text);
+    let mut out = PatternList::default();
+    let mut local = false;
+    let mut cpp = false;
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < toks.len() {
+        let t = toks[i].as_str();
+        match t {
+            "{" => {
+                depth += 1;
+                if depth == 1 {
+                    local = false;
+                }
+            }
+            "}" => {
+                if cpp && depth == 2 {
+                    cpp = false;
+                }
+                depth = depth.checked_sub(1).ok_or("unbalanced '}'")?;
+            }
+            ";" => {}
+            "global:" => local = false,
+            "local:" => local = true,
+            "extern" => {
+                let lang = toks.get(i + 1).map(String::as_str).unwrap_or("");
+                cpp = lang == "\"C++\"";
+                if lang != "\"C++\"" && lang != "\"C\"" {
+                    return Err(format!("unknown language {lang} after extern"));
+                }
+                i += 1;
+            }
+            _ if depth == 0 => {} // a version name or dependency
+            _ => {
+                let (text, exact) = match t.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+                    Some(q) => (q.to_string(), true),
+                    None => (t.to_string(), false),
+                };
+                let p = Pattern { text, cpp, exact };
+                if local { out.local.push(p) } else { out.global.push(p) }
+            }
+        }
+        i += 1;
+    }
+    if depth != 0 {
+        return Err("unbalanced '{'".into());
+    }
+    Ok(out)
+}
+
+/// Words, `{`, `}`, `;`, labels with their colon, quoted strings (kept
+/// with their quotes); `#` and `/* */` comments dropped.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.chars().peekable();
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        if !cur.is_empty() {
+            out.push(std::mem::take(cur));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => {
+                flush(&mut cur, &mut out);
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                flush(&mut cur, &mut out);
+                chars.next();
+                let mut prev = ' ';
+                for c in chars.by_ref() {
+                    if prev == '*' && c == '/' {
+                        break;
+                    }
+                    prev = c;
+                }
+            }
+            '"' => {
+                flush(&mut cur, &mut out);
+                let mut q = String::from("\"");
+                for c in chars.by_ref() {
+                    q.push(c);
+                    if c == '"' {
+                        break;
+                    }
+                }
+                out.push(q);
+            }
+            '{' | '}' | ';' => {
+                flush(&mut cur, &mut out);
+                out.push(c.to_string());
+            }
+            ':' if cur == "global" || cur == "local" => {
+                cur.push(':');
+                flush(&mut cur, &mut out);
+            }
+            c if c.is_whitespace() => flush(&mut cur, &mut out),
+            c => cur.push(c),
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// Whether a version script leaves `name` global: exact patterns first
+/// (global before local), then wildcards other than a lone `*`, then `*`
+/// (lld's order); a name no pattern matches stays global.
+pub fn version_global(list: &PatternList, name: &str, demangled: Option<&str>) -> bool {
+    // None (cannot tell) counts as a match for global patterns only.
+    let any = |ps: &[Pattern], pick: &dyn Fn(&Pattern) -> bool, unknown: bool| {
+        ps.iter().filter(|p| pick(p)).any(|p| p.matches(name, demangled).unwrap_or(unknown))
+    };
+    let exact = |p: &Pattern| !p.is_wildcard();
+    let wild = |p: &Pattern| p.is_wildcard() && p.text != "*";
+    let star = |p: &Pattern| p.is_wildcard() && p.text == "*";
+    for pick in [&exact as &dyn Fn(&Pattern) -> bool, &wild, &star] {
+        if any(&list.global, pick, true) {
+            return true;
+        }
+        if any(&list.local, pick, false) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether a dynamic list (or `--export-dynamic-symbol` patterns) names
+/// `name`; an unknown C++ match counts as a match.
+pub fn listed(list: &PatternList, name: &str, demangled: Option<&str>) -> bool {
+    list.global.iter().any(|p| p.matches(name, demangled).unwrap_or(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_script_with_cpp_patterns() {
+        let text = r#"
+            VERS_1 {
+              global:
+                extern "C++" {
+                  PublicShape::*;
+                  "vtable for PublicShape";
+                };
+                api_*;   # C names
+              local: *;
+            };"#;
+        let l = parse(text).unwrap();
+        assert_eq!(l.global.len(), 3);
+        assert_eq!(l.local, vec![Pattern { text: "*".into(), cpp: false, exact: false }]);
+        let g = |name: &str, d: Option<&str>| version_global(&l, name, d);
+        assert!(g("_ZTV11PublicShape", Some("vtable for PublicShape")));
+        assert!(g("_ZNK11PublicShape5sidesEv", Some("PublicShape::sides() const")));
+        assert!(g("api_open", None));
+        assert!(!g("_ZTV6Helper", Some("vtable for Helper")));
+        // Without a demangler a C++ global pattern may match: exported.
+        assert!(g("_ZTV6Helper", None));
+        // Exact local beats wildcard global.
+        let l2 = parse("{ global: f*; local: foo; };").unwrap();
+        assert!(!version_global(&l2, "foo", None) && version_global(&l2, "fab", None));
+    }
+
+    #[test]
+    fn dynamic_list() {
+        let l = parse("{ main_hook; extern \"C++\" { \"ns::f(int)\"; }; };").unwrap();
+        assert!(listed(&l, "main_hook", None));
+        assert!(listed(&l, "_ZN2ns1fEi", Some("ns::f(int)")));
+        assert!(!listed(&l, "_ZN2ns1gEi", Some("ns::g(int)")));
+        assert!(parse("{ a; ").is_err());
+    }
+}

@@ -1,0 +1,195 @@
+//! The result of resolution: what the linker links, in its order, which
+//! bitcode definitions prevail, and what code outside the bitcode can
+//! reference.
+
+use super::line::Flavor;
+use super::script::Script;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::PathBuf;
+
+/// A file the link opened (object, archive, shared library, script), an
+/// index into [`LinkModel::inputs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct InputId(pub u32);
+
+/// A member of an archive, by its position in the archive (from 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MemberId(pub u32);
+
+impl InputId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl MemberId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// What kind of file an input is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    Object,
+    Bitcode,
+    Shared,
+    Archive {
+        thin: bool,
+        members: Vec<Member>,
+    },
+    /// A linker script: what it says, and the input each of its file
+    /// entries opened, in order (`None`: not found).
+    Script {
+        script: Script,
+        opened: Vec<Option<InputId>>,
+    },
+    /// Raw data or a file wpd cannot read symbols from.
+    Opaque,
+}
+
+/// One archive member and whether the link loads it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    pub name: String,
+    /// `Other`: neither an object nor bitcode (linkers skip it).
+    pub kind: LoadedKind,
+    pub loaded: bool,
+}
+
+/// One file the link opened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// The path as the linker opens it (as given, or as found by `-l`
+    /// search or through a script).
+    pub path: PathBuf,
+    pub kind: InputKind,
+    /// The [`super::Item`] of the link line that named it (directly, or
+    /// through a script, a group in it or `-l`).
+    pub item: usize,
+    /// Named by a linker script rather than by the command line.
+    pub from_script: bool,
+}
+
+/// What a loaded unit is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadedKind {
+    Object,
+    Bitcode,
+    Shared,
+    /// An archive member that is neither (never loaded), or opaque data.
+    Other,
+}
+
+/// One unit the link loads: a file, or a member of an archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    pub input: InputId,
+    pub member: Option<MemberId>,
+    pub kind: LoadedKind,
+    /// As lld's `--trace` prints it: the path, or `archive(member)`.
+    pub name: String,
+    /// For bitcode: the defined symbols of this module that prevail (the
+    /// linker keeps this copy), sorted.
+    pub prevailing: BTreeSet<String>,
+}
+
+/// The symbols code outside the bitcode can reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OutsideRefs {
+    Known(BTreeSet<String>),
+    /// Something the model cannot see into (a script command, a library not
+    /// found): every externally visible bitcode symbol may be referenced.
+    Unknown(String),
+}
+
+impl OutsideRefs {
+    pub fn is_known(&self) -> bool {
+        matches!(self, OutsideRefs::Known(_))
+    }
+
+    pub fn known(&self) -> Option<&BTreeSet<String>> {
+        match self {
+            OutsideRefs::Known(s) => Some(s),
+            OutsideRefs::Unknown(_) => None,
+        }
+    }
+}
+
+/// The link as the linker that will run sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkModel {
+    pub flavor: Flavor,
+    /// Every file opened, in the order it was opened.
+    pub inputs: Vec<Input>,
+    /// Every unit loaded, in load order (lld's `--trace` order).
+    pub loaded: Vec<Loaded>,
+    pub outside_refs: OutsideRefs,
+    /// `--wrap` symbols: a reference to `X` binds to `__wrap_X`, and one to
+    /// `__real_X` binds to `X`.
+    pub wraps: Vec<String>,
+    /// The bitcode definitions the output exports to the dynamic linker
+    /// (code outside the link can reference, derive from or interpose
+    /// them). Conservative: a symbol wpd cannot rule out is in.
+    pub exported: BTreeSet<String>,
+    /// Symbols the command line defines (`--defsym`): no bitcode copy of
+    /// them prevails.
+    pub defined_by_command_line: BTreeSet<String>,
+    /// Things that are not errors but may matter (a library not found).
+    pub notes: Vec<String>,
+}
+
+impl LinkModel {
+    pub fn input(&self, id: InputId) -> &Input {
+        &self.inputs[id.index()]
+    }
+
+    /// The loaded bitcode units, in load order.
+    pub fn bitcode(&self) -> impl Iterator<Item = &Loaded> {
+        self.loaded.iter().filter(|l| l.kind == LoadedKind::Bitcode)
+    }
+
+    /// Whether an input holds bitcode: a bitcode object, an archive with a
+    /// bitcode member, or a script naming one of those.
+    pub fn holds_bitcode(&self, id: InputId) -> bool {
+        match &self.input(id).kind {
+            InputKind::Bitcode => true,
+            InputKind::Archive { members, .. } => members.iter().any(|m| m.kind == LoadedKind::Bitcode),
+            InputKind::Script { opened, .. } => opened.iter().flatten().any(|&i| self.holds_bitcode(i)),
+            _ => false,
+        }
+    }
+
+    /// Whether a member of an archive is loaded.
+    pub fn member_loaded(&self, input: InputId, member: MemberId) -> bool {
+        match &self.input(input).kind {
+            InputKind::Archive { members, .. } => members.get(member.index()).is_some_and(|m| m.loaded),
+            _ => false,
+        }
+    }
+
+    /// The `--wrap` target of a reference to `name` from an object:
+    /// `__wrap_X` for `X`, `X` for `__real_X`, else `name`.
+    pub fn wrapped<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.wraps.iter().any(|w| w == name) {
+            return format!("__wrap_{name}").into();
+        }
+        if let Some(x) = name.strip_prefix("__real_")
+            && self.wraps.iter().any(|w| w == x)
+        {
+            return x.to_string().into();
+        }
+        name.into()
+    }
+}
+
+impl fmt::Display for LinkModel {
+    /// One line per loaded unit, as `--trace` prints them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for l in &self.loaded {
+            writeln!(f, "{}", l.name)?;
+        }
+        Ok(())
+    }
+}

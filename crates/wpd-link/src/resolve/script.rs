@@ -1,0 +1,258 @@
+//! Linker scripts, as far as they choose inputs: `INPUT`, `GROUP` and
+//! `AS_NEEDED` lists (such as glibc's `libc.so`), `SEARCH_DIR`, `ENTRY`, and
+//! the commands that change nothing about symbols (`OUTPUT_FORMAT`,
+//! `OUTPUT_ARCH`, `TARGET`, `OUTPUT`). Any other command (assignments,
+//! `SECTIONS`, `PROVIDE`, `INCLUDE`, …) may define or keep symbols: it makes
+//! the outside references unknown.
+
+/// What a script contributes to the link, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Script {
+    pub commands: Vec<Command>,
+    /// The first command wpd does not model.
+    pub unknown: Option<String>,
+}
+
+/// A command wpd models.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// `INPUT(...)` (`group` false) or `GROUP(...)`.
+    Inputs {
+        group: bool,
+        entries: Vec<Entry>,
+    },
+    SearchDir(String),
+    Entry(String),
+    /// `OUTPUT_FORMAT`, `OUTPUT_ARCH`, `TARGET`, `OUTPUT`: kept as written.
+    Keep {
+        name: String,
+        args: Vec<String>,
+    },
+}
+
+/// A file of an `INPUT` or `GROUP` list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    File { name: String, as_needed: bool },
+    Library { spec: String, as_needed: bool },
+}
+
+impl Script {
+    /// The file entries, in order.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.commands.iter().flat_map(|c| match c {
+            Command::Inputs { entries, .. } => entries.as_slice(),
+            _ => &[],
+        })
+    }
+}
+
+/// Splits script text into words and the punctuation `(`, `)`, `{`, `}`,
+/// `;`, `,`, `=`; comments are dropped and quotes group.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = text.chars().peekable();
+    let flush = |cur: &mut String, out: &mut Vec<String>| {
+        if !cur.is_empty() {
+            out.push(std::mem::take(cur));
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'*') => {
+                flush(&mut cur, &mut out);
+                chars.next();
+                let mut prev = ' ';
+                for c in chars.by_ref() {
+                    if prev == '*' && c == '/' {
+                        break;
+                    }
+                    prev = c;
+                }
+            }
+            '"' => {
+                for c in chars.by_ref() {
+                    if c == '"' {
+                        break;
+                    }
+                    cur.push(c);
+                }
+            }
+            '(' | ')' | '{' | '}' | ';' | ',' | '=' => {
+                flush(&mut cur, &mut out);
+                out.push(c.to_string());
+            }
+            c if c.is_whitespace() => flush(&mut cur, &mut out),
+            c => cur.push(c),
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// Parses a script; `shown` names it in the reason of an unknown command.
+pub fn parse(text: &str, shown: &str) -> Script {
+    let toks = tokens(text);
+    let mut s = Script::default();
+    let mut i = 0;
+    // The parenthesized words after toks[i] (the command), nested lists kept
+    // as their own words.
+    let args = |i: &mut usize| -> Vec<String> {
+        let mut words = Vec::new();
+        if toks.get(*i + 1).map(String::as_str) != Some("(") {
+            *i += 1;
+            return words;
+        }
+        let mut depth = 0;
+        *i += 1;
+        while let Some(t) = toks.get(*i) {
+            *i += 1;
+            match t.as_str() {
+                "(" => {
+                    depth += 1;
+                    if depth > 1 {
+                        words.push(t.clone());
+                    }
+                }
+                ")" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                    words.push(t.clone());
+                }
+                "," => {}
+                _ => words.push(t.clone()),
+            }
+        }
+        words
+    };
+    while i < toks.len() {
+        let cmd = toks[i].clone();
+        match cmd.as_str() {
+            "INPUT" | "GROUP" | "STARTUP" => {
+                let words = args(&mut i);
+                let mut entries = Vec::new();
+                let mut as_needed = false;
+                let mut k = 0;
+                while k < words.len() {
+                    let w = &words[k];
+                    match w.as_str() {
+                        "AS_NEEDED" => {
+                            as_needed = true;
+                            k += 1; // its "("
+                        }
+                        ")" => as_needed = false,
+                        "(" => {}
+                        _ => entries.push(match w.strip_prefix("-l") {
+                            Some(spec) => Entry::Library { spec: spec.to_string(), as_needed },
+                            None => Entry::File { name: w.clone(), as_needed },
+                        }),
+                    }
+                    k += 1;
+                }
+                s.commands.push(Command::Inputs { group: cmd == "GROUP", entries });
+            }
+            "SEARCH_DIR" => s.commands.extend(args(&mut i).into_iter().map(Command::SearchDir)),
+            "ENTRY" => s.commands.extend(args(&mut i).into_iter().take(1).map(Command::Entry)),
+            "OUTPUT_FORMAT" | "OUTPUT_ARCH" | "TARGET" | "OUTPUT" => {
+                let args = args(&mut i);
+                s.commands.push(Command::Keep { name: cmd, args });
+            }
+            ";" => i += 1,
+            _ => {
+                s.unknown.get_or_insert_with(|| format!("linker script {shown} (command {cmd})"));
+                i += 1;
+            }
+        }
+    }
+    s
+}
+
+/// Writes a script back (only the commands wpd models), with each file
+/// entry spelled as `spell` says (`None`: as written; `Some("")`: left
+/// out).
+pub fn write(script: &Script, mut spell: impl FnMut(usize, &Entry) -> Option<String>) -> String {
+    let quote = |w: &str| {
+        if w.chars().any(|c| c.is_whitespace() || "(),;=\"".contains(c)) { format!("\"{w}\"") } else { w.to_string() }
+    };
+    let mut out = String::new();
+    let mut n = 0;
+    for c in &script.commands {
+        match c {
+            Command::Inputs { group, entries } => {
+                out.push_str(if *group { "GROUP(" } else { "INPUT(" });
+                let mut in_as_needed = false;
+                for e in entries {
+                    let (word, as_needed) = match e {
+                        Entry::File { name, as_needed } => (name.clone(), *as_needed),
+                        Entry::Library { spec, as_needed } => (format!("-l{spec}"), *as_needed),
+                    };
+                    let word = spell(n, e).unwrap_or(word);
+                    n += 1;
+                    if word.is_empty() {
+                        continue;
+                    }
+                    if as_needed != in_as_needed {
+                        out.push_str(if as_needed { " AS_NEEDED(" } else { " )" });
+                        in_as_needed = as_needed;
+                    }
+                    out.push(' ');
+                    out.push_str(&quote(&word));
+                }
+                if in_as_needed {
+                    out.push_str(" )");
+                }
+                out.push_str(" )\n");
+            }
+            Command::SearchDir(d) => out.push_str(&format!("SEARCH_DIR({})\n", quote(d))),
+            Command::Entry(e) => out.push_str(&format!("ENTRY({})\n", quote(e))),
+            Command::Keep { name, args } => {
+                let args: Vec<String> = args.iter().map(|a| quote(a)).collect();
+                out.push_str(&format!("{name}({})\n", args.join(", ")));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glibc_scripts() {
+        let libc = "/* GNU ld script\n   Use the shared library. */\nOUTPUT_FORMAT(elf64-x86-64)\nGROUP ( /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libc_nonshared.a  AS_NEEDED ( /lib64/ld-linux-x86-64.so.2 ) )\n";
+        let s = parse(libc, "libc.so");
+        assert_eq!(s.unknown, None);
+        assert_eq!(
+            s.entries().cloned().collect::<Vec<_>>(),
+            vec![
+                Entry::File { name: "/lib/x86_64-linux-gnu/libc.so.6".into(), as_needed: false },
+                Entry::File { name: "/usr/lib/x86_64-linux-gnu/libc_nonshared.a".into(), as_needed: false },
+                Entry::File { name: "/lib64/ld-linux-x86-64.so.2".into(), as_needed: true },
+            ]
+        );
+        assert!(matches!(s.commands[1], Command::Inputs { group: true, .. }));
+        let gcc_s = parse("/* GNU ld script */\nGROUP ( libgcc_s.so.1 -lgcc )", "libgcc_s.so");
+        assert_eq!(gcc_s.entries().nth(1), Some(&Entry::Library { spec: "gcc".into(), as_needed: false }));
+        // Written back, it reads the same.
+        let again = parse(&write(&s, |_, _| None), "again");
+        assert_eq!(again, s);
+        let renamed = write(&s, |n, _| (n == 1).then(|| "/tmp/x y/native.a".to_string()));
+        assert!(renamed.contains("\"/tmp/x y/native.a\" AS_NEEDED( /lib64"), "{renamed}");
+    }
+
+    #[test]
+    fn other_commands_are_unknown() {
+        let s = parse(
+            "SEARCH_DIR(\"=/usr/lib\") ENTRY(go) INPUT(a.o, b.o) foo = bar; SECTIONS { .text : { *(.text) } }",
+            "t.ld",
+        );
+        assert_eq!(s.commands[0], Command::SearchDir("=/usr/lib".into()));
+        assert_eq!(s.commands[1], Command::Entry("go".into()));
+        assert_eq!(s.entries().count(), 2);
+        assert_eq!(s.unknown.as_deref(), Some("linker script t.ld (command foo)"));
+    }
+}

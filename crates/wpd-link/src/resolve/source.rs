@@ -1,0 +1,238 @@
+//! Where resolution gets its inputs: a [`Source`] answers whether a path is
+//! a file (library search) and what a file holds, already reduced to symbol
+//! tables. [`DiskSource`] reads real files and keeps their bytes for the
+//! caller; tests use a map of synthetic inputs.
+
+use super::Error;
+use super::elf::{self, ElfInput};
+use super::symbols::SymbolTable;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// What a file holds, as far as resolution cares.
+#[derive(Clone, Debug)]
+pub enum Content {
+    /// A native relocatable object.
+    Object(SymbolTable),
+    /// An LLVM bitcode object (every module of the file together).
+    Bitcode(SymbolTable),
+    /// A shared library: its dynamic symbols.
+    Shared { soname: Option<String>, symbols: SymbolTable },
+    /// An `ar` archive: its members in order.
+    Archive { thin: bool, members: Vec<MemberContent> },
+    /// Text that may be a linker script.
+    Script(String),
+    /// Something wpd cannot read symbols from (raw `--format=binary` data,
+    /// an executable): what it references is unknown.
+    Opaque(String),
+}
+
+/// One archive member.
+#[derive(Clone, Debug)]
+pub struct MemberContent {
+    /// The name as the archive stores it (a path for thin archives and GNU
+    /// `ar P`).
+    pub name: String,
+    pub kind: MemberKind,
+}
+
+#[derive(Clone, Debug)]
+pub enum MemberKind {
+    Object(SymbolTable),
+    Bitcode(SymbolTable),
+    /// Neither (a symbol index, a text file): linkers skip it.
+    Other,
+}
+
+/// The files of a link.
+pub trait Source {
+    /// Whether `path` names a regular file (library search tries paths).
+    fn is_file(&self, path: &Path) -> bool;
+    /// Reads `path`. `binary` is the `--format=binary` state.
+    fn load(&mut self, path: &Path, binary: bool) -> Result<Content, Error>;
+    /// The demangled form of a C++ symbol name, for `extern "C++"`
+    /// patterns of version scripts and dynamic lists.
+    fn demangle(&self, _name: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Reads bitcode symbol tables: the caller's (LLVM's irsymtab in wpd-ld).
+pub type BitcodeReader<'a> = dyn FnMut(&str, &[u8]) -> Result<SymbolTable, String> + 'a;
+
+/// Demangles symbol names: the caller's (LLVM's demangler in wpd-ld).
+pub type Demangler<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
+/// Where an archive member's bytes are.
+#[derive(Clone, Debug)]
+enum MemberBytes {
+    Inline(Range<usize>),
+    /// A thin archive's member: a file of its own.
+    File(PathBuf),
+}
+
+/// Real files, read once; their bytes stay available to the caller
+/// ([`DiskSource::bytes`], [`DiskSource::member_bytes`]) for summarizing and
+/// rebuilding archives.
+pub struct DiskSource<'a> {
+    bitcode: Box<BitcodeReader<'a>>,
+    demangler: Option<Box<Demangler<'a>>>,
+    files: HashMap<PathBuf, Vec<u8>>,
+    members: HashMap<PathBuf, Vec<MemberBytes>>,
+}
+
+impl<'a> DiskSource<'a> {
+    pub fn new(bitcode: impl FnMut(&str, &[u8]) -> Result<SymbolTable, String> + 'a) -> DiskSource<'a> {
+        DiskSource { bitcode: Box::new(bitcode), demangler: None, files: HashMap::new(), members: HashMap::new() }
+    }
+
+    /// Sets the demangler for `extern "C++"` patterns.
+    pub fn with_demangler(mut self, demangle: impl Fn(&str) -> Option<String> + 'a) -> DiskSource<'a> {
+        self.demangler = Some(Box::new(demangle));
+        self
+    }
+
+    /// The bytes of a file [`Source::load`] read.
+    pub fn bytes(&self, path: &Path) -> Option<&[u8]> {
+        self.files.get(path).map(|v| v.as_slice())
+    }
+
+    /// The bytes of member `index` of an archive [`Source::load`] read.
+    pub fn member_bytes(&self, archive: &Path, index: usize) -> Option<&[u8]> {
+        match self.members.get(archive)?.get(index)? {
+            MemberBytes::Inline(r) => self.files.get(archive)?.get(r.clone()),
+            MemberBytes::File(p) => self.files.get(p).map(|v| v.as_slice()),
+        }
+    }
+
+    /// Takes a file's bytes out (a bitcode object's bytes move into its
+    /// module instead of being copied).
+    pub fn take_bytes(&mut self, path: &Path) -> Option<Vec<u8>> {
+        self.files.remove(path)
+    }
+
+    fn read(&mut self, path: &Path) -> Result<&[u8], Error> {
+        if !self.files.contains_key(path) {
+            let bytes =
+                std::fs::read(path).map_err(|e| Error::at(path.display().to_string(), format!("cannot open: {e}")))?;
+            self.files.insert(path.to_path_buf(), bytes);
+        }
+        Ok(&self.files[path])
+    }
+
+    fn archive(&mut self, path: &Path) -> Result<Content, Error> {
+        let shown = path.display().to_string();
+        let bytes = self.read(path)?;
+        let archive = object::read::archive::ArchiveFile::parse(bytes)
+            .map_err(|e| Error::at(&shown, format!("malformed archive: {e}")))?;
+        let thin = archive.is_thin();
+        let mut places = Vec::new();
+        for member in archive.members() {
+            let member = member.map_err(|e| Error::at(&shown, format!("malformed archive: {e}")))?;
+            let name = wpd_summary::name::from_bytes(member.name()).into_owned();
+            if thin {
+                // A thin archive's member names a file relative to the archive.
+                let p = path.parent().unwrap_or(Path::new("")).join(String::from_utf8_lossy(member.name()).as_ref());
+                places.push((name, MemberBytes::File(p)));
+            } else {
+                let (start, size) = member.file_range();
+                places.push((name, MemberBytes::Inline(start as usize..(start + size) as usize)));
+            }
+        }
+        // Thin members are files of their own: read them first, then look
+        // at every member's bytes in place.
+        for (name, place) in &places {
+            if let MemberBytes::File(p) = place {
+                self.read(p).map_err(|e| e.context(format!("{shown}({name})")))?;
+            }
+        }
+        let (files, bitcode) = (&self.files, &mut self.bitcode);
+        let mut members = Vec::with_capacity(places.len());
+        for (name, place) in &places {
+            let shown_member = format!("{shown}({name})");
+            let data: &[u8] = match place {
+                MemberBytes::Inline(r) => {
+                    files[path].get(r.clone()).ok_or_else(|| Error::at(&shown_member, "truncated archive member"))?
+                }
+                MemberBytes::File(p) => &files[p],
+            };
+            let kind = match classify(data) {
+                Kind::Bitcode => {
+                    MemberKind::Bitcode(bitcode(&shown_member, data).map_err(|e| Error::at(&shown_member, e))?)
+                }
+                Kind::Elf => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
+                    ElfInput::Relocatable(t) => MemberKind::Object(t),
+                    _ => MemberKind::Other,
+                },
+                _ => MemberKind::Other,
+            };
+            members.push(MemberContent { name: name.clone(), kind });
+        }
+        self.members.insert(path.to_path_buf(), places.into_iter().map(|(_, p)| p).collect());
+        Ok(Content::Archive { thin, members })
+    }
+}
+
+impl Source for DiskSource<'_> {
+    fn is_file(&self, path: &Path) -> bool {
+        path.is_file()
+    }
+
+    fn demangle(&self, name: &str) -> Option<String> {
+        self.demangler.as_ref().and_then(|d| d(name))
+    }
+
+    fn load(&mut self, path: &Path, binary: bool) -> Result<Content, Error> {
+        let shown = path.display().to_string();
+        let bytes = self.read(path)?;
+        if binary {
+            return Ok(Content::Opaque("raw data (--format=binary)".into()));
+        }
+        match classify(bytes) {
+            Kind::Bitcode => {
+                let bytes = &self.files[path];
+                Ok(Content::Bitcode((self.bitcode)(&shown, bytes).map_err(|e| Error::at(&shown, e))?))
+            }
+            Kind::Archive | Kind::ThinArchive => self.archive(path),
+            Kind::Elf => match elf::read(bytes).map_err(|e| Error::at(&shown, e))? {
+                ElfInput::Relocatable(t) => Ok(Content::Object(t)),
+                ElfInput::Shared { soname, symbols } => Ok(Content::Shared { soname, symbols }),
+                ElfInput::Other(what) => Ok(Content::Opaque(what.to_string())),
+            },
+            Kind::Empty => Err(Error::at(shown, "empty input file")),
+            Kind::Other => match std::str::from_utf8(bytes) {
+                Ok(text) => Ok(Content::Script(text.to_string())),
+                Err(_) => Ok(Content::Opaque("an unrecognised file format".into())),
+            },
+        }
+    }
+}
+
+#[derive(PartialEq, Eq)]
+enum Kind {
+    Bitcode,
+    Archive,
+    ThinArchive,
+    Elf,
+    Empty,
+    Other,
+}
+
+/// Classifies a file by its magic bytes (raw or wrapped bitcode, `ar`,
+/// thin `ar`, ELF).
+fn classify(bytes: &[u8]) -> Kind {
+    if bytes.is_empty() {
+        Kind::Empty
+    } else if bytes.starts_with(b"BC\xC0\xDE") || bytes.starts_with(&0x0B17_C0DEu32.to_le_bytes()) {
+        Kind::Bitcode
+    } else if bytes.starts_with(b"!<arch>\n") {
+        Kind::Archive
+    } else if bytes.starts_with(b"!<thin>\n") {
+        Kind::ThinArchive
+    } else if bytes.starts_with(b"\x7fELF") {
+        Kind::Elf
+    } else {
+        Kind::Other
+    }
+}

@@ -1,0 +1,90 @@
+//! Symbol tables of link inputs, reduced to what resolution reads: each
+//! global symbol's name (in `wpd_summary::name`'s lossless text form),
+//! whether it is defined, weak or common, its visibility and its comdat
+//! group. Native ELF tables are read in `elf.rs`; bitcode tables come from
+//! the caller (LLVM's irsymtab, through `wpd-llvm`).
+
+/// How a symbol is defined in its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Definition {
+    Undefined,
+    Defined,
+    /// A common symbol (`-fcommon` tentative definition): the largest wins.
+    Common {
+        size: u64,
+    },
+}
+
+/// ELF symbol visibility (`STV_*`; LLVM's `GlobalValue::VisibilityTypes`
+/// maps onto it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Visibility {
+    #[default]
+    Default,
+    Protected,
+    Hidden,
+    Internal,
+}
+
+/// One global (or weak) symbol of an input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    pub definition: Definition,
+    pub weak: bool,
+    pub visibility: Visibility,
+    /// Index into [`SymbolTable::comdats`] when the definition belongs to a
+    /// comdat group.
+    pub comdat: Option<u32>,
+}
+
+impl Symbol {
+    /// A strong defined symbol of default visibility.
+    pub fn defined(name: &str) -> Symbol {
+        Symbol {
+            name: name.to_string(),
+            definition: Definition::Defined,
+            weak: false,
+            visibility: Visibility::Default,
+            comdat: None,
+        }
+    }
+
+    /// A strong undefined reference.
+    pub fn undefined(name: &str) -> Symbol {
+        Symbol { definition: Definition::Undefined, ..Symbol::defined(name) }
+    }
+
+    /// The same symbol, weak.
+    pub fn weak(self) -> Symbol {
+        Symbol { weak: true, ..self }
+    }
+
+    pub fn is_undefined(&self) -> bool {
+        self.definition == Definition::Undefined
+    }
+}
+
+/// A comdat group: the first input that defines one keeps it; the group's
+/// definitions in later inputs are discarded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comdat {
+    pub name: String,
+    /// `false` for LLVM's `nodeduplicate` comdats, which are never merged.
+    pub deduplicate: bool,
+}
+
+/// The global symbols of one input, in the file's own order (the order the
+/// linker visits them in, which decides which archive member a reference
+/// extracts first).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SymbolTable {
+    pub symbols: Vec<Symbol>,
+    pub comdats: Vec<Comdat>,
+}
+
+impl SymbolTable {
+    pub fn new(symbols: Vec<Symbol>) -> SymbolTable {
+        SymbolTable { symbols, comdats: Vec::new() }
+    }
+}

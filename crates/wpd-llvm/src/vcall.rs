@@ -1,0 +1,273 @@
+//! Virtual calls and their rewrites.
+//!
+//! [`Module::type_tests`] scans a module once and hands out one
+//! [`VirtualCall`] per call instruction, however many type tests dominate it
+//! (LLVM's WholeProgramDevirt keeps an `OptimizedCalls` set for the same
+//! reason). A `VirtualCall` is neither `Clone` nor `Copy`, and every rewrite
+//! takes it by value: a rewrite that erases the call consumes the only
+//! handle to it, so an erased instruction cannot be touched again.
+
+use crate::{Module, Value, ffi};
+use llvm_sys::prelude::LLVMValueRef;
+use std::collections::HashSet;
+use std::marker::PhantomData;
+use wpd_summary::TestKind;
+
+/// One `llvm.type.test`, `llvm.public.type.test` or `llvm.type.checked.load`
+/// and the virtual calls it guards that no earlier test of the module
+/// already claimed.
+pub struct TypeTest<'m> {
+    /// The intrinsic call.
+    pub inst: Value<'m>,
+    /// The function holding it (and its calls).
+    pub function: Value<'m>,
+    pub kind: TestKind,
+    /// (call, byte offset of the slot from the address point), in LLVM's
+    /// order; only calls of `function`.
+    pub calls: Vec<(VirtualCall<'m>, u64)>,
+    /// A type test whose result feeds `llvm.assume` directly.
+    pub feeds_assume: bool,
+    /// A checked load with uses other than calls (blocks rewriting).
+    pub non_call_uses: bool,
+    /// A checked load whose check bit guards something (CFI).
+    pub checked: bool,
+}
+
+/// A virtual call found by [`Module::type_tests`]: the only handle to that
+/// call instruction. Rewrites consume it.
+pub struct VirtualCall<'m> {
+    call: Value<'m>,
+    /// The vtable pointer the guarding test tested.
+    vptr: Value<'m>,
+    _unique: PhantomData<*mut ()>,
+}
+
+/// Why a rewrite did not apply; the call is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RewriteError {
+    /// The call's type does not fit the rewrite (e.g. not an integer of the
+    /// planned width).
+    CallType,
+    /// The target name belongs to a variable, an ifunc or an alias of
+    /// something other than a function.
+    NotAFunction(String),
+    /// The target's prototype differs from the call's (speculation only).
+    Prototype(String),
+}
+
+impl std::fmt::Display for RewriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RewriteError::CallType => write!(f, "the call's type does not fit the planned rewrite"),
+            RewriteError::NotAFunction(n) => write!(f, "{n} is not a function in this module"),
+            RewriteError::Prototype(n) => write!(f, "{n} has another prototype than the call"),
+        }
+    }
+}
+
+impl<'m> VirtualCall<'m> {
+    /// The call instruction, for read-only queries (arguments, type,
+    /// location). Rewrites go through the consuming methods of [`Module`].
+    pub fn inst(&self) -> Value<'m> {
+        self.call
+    }
+}
+
+impl<'c> Module<'c> {
+    /// Every type test and checked load of every function definition, in
+    /// program order, with the calls each guards. A call dominated by
+    /// several tests belongs to the first of them only.
+    pub fn type_tests(&self) -> Vec<TypeTest<'_>> {
+        let mut out = Vec::new();
+        let mut claimed: HashSet<usize> = HashSet::new();
+        for f in self.functions() {
+            if f.is_declaration() {
+                continue;
+            }
+            let mut tree: Option<DomTree<'_>> = None;
+            for block in f.blocks() {
+                for inst in block.instructions() {
+                    let Some(kind) = test_kind(inst) else { continue };
+                    let tree = match &tree {
+                        Some(t) => t,
+                        None => tree.insert(DomTree::new(f)),
+                    };
+                    let found = tree.virtual_calls(inst);
+                    let vptr = inst.call_args().first().copied().unwrap_or(inst);
+                    let calls = found
+                        .calls
+                        .into_iter()
+                        .filter(|(call, _)| claimed.insert(call.id()))
+                        .map(|(call, offset)| (VirtualCall { call, vptr, _unique: PhantomData }, offset))
+                        .collect();
+                    out.push(TypeTest {
+                        inst,
+                        function: f,
+                        kind,
+                        calls,
+                        feeds_assume: found.feeds_assume,
+                        non_call_uses: found.non_call_uses,
+                        checked: found.checked,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The call targets `name` directly (single implementation). `name` is
+    /// looked up as any global value, so a constructor or destructor alias
+    /// is called as the alias; it is declared with the call's type when
+    /// absent.
+    pub fn rewrite_direct(&self, call: VirtualCall<'_>, name: &[u8]) -> Result<(), RewriteError> {
+        let callee = callee_or_declare(call.call, name)?;
+        // SAFETY: both belong to this module; the shim checks their kinds.
+        let ok = unsafe { ffi::wpd_set_called_operand(call.call.raw(), callee) };
+        if ok == 0 { Err(RewriteError::NotAFunction(wpd_summary::name::from_bytes(name).into_owned())) } else { Ok(()) }
+    }
+
+    /// Guards the call with `if (fp == target) target(...)` for each of
+    /// `targets` in order (guarded speculative devirtualization); returns how
+    /// many guards were added. The original indirect call stays on the
+    /// fallback path.
+    pub fn rewrite_speculative(&self, call: VirtualCall<'_>, targets: &[&[u8]]) -> Result<u32, RewriteError> {
+        let mut added = 0;
+        for name in targets {
+            let callee = callee_or_declare(call.call, name)?;
+            // SAFETY: the call is live (this handle is its only one and
+            // versioning keeps the original instruction); the shim checks
+            // kinds and prototypes.
+            if unsafe { ffi::wpd_speculate(call.call.raw(), callee) } != 0 {
+                added += 1;
+            }
+        }
+        Ok(added)
+    }
+
+    /// Uniform return value: the call becomes the constant `value`.
+    pub fn rewrite_uniform(&self, call: VirtualCall<'_>, value: u64) -> Result<(), RewriteError> {
+        // SAFETY: the handle guarantees a live call; the shim checks that it
+        // is a call base of integer type and erases it.
+        let ok = unsafe { ffi::wpd_rewrite_uniform(call.call.raw(), value) };
+        if ok == 0 { Err(RewriteError::CallType) } else { Ok(()) }
+    }
+
+    /// Unique return value: the call becomes a comparison of the tested
+    /// vtable pointer with `member + offset` (`==` when `is_one`, else `!=`).
+    pub fn rewrite_unique(
+        &self,
+        call: VirtualCall<'_>,
+        member: &[u8],
+        offset: u64,
+        is_one: bool,
+    ) -> Result<(), RewriteError> {
+        // SAFETY: a live call (see above); the member name is passed with its
+        // length.
+        let ok = unsafe {
+            ffi::wpd_rewrite_unique(
+                call.call.raw(),
+                call.vptr.raw(),
+                member.as_ptr().cast(),
+                member.len(),
+                offset,
+                is_one as i32,
+            )
+        };
+        if ok == 0 { Err(RewriteError::CallType) } else { Ok(()) }
+    }
+
+    /// Virtual constant propagation: the call becomes a load at `tested
+    /// pointer + byte_offset` (one bit of it for 1-bit results).
+    pub fn rewrite_vcp(
+        &self,
+        call: VirtualCall<'_>,
+        byte_offset: i64,
+        bit: Option<u8>,
+        width: u32,
+    ) -> Result<(), RewriteError> {
+        let bit = bit.map_or(-1, i32::from);
+        // SAFETY: a live call (see above); the shim checks its width.
+        let ok = unsafe { ffi::wpd_rewrite_vcp(call.call.raw(), call.vptr.raw(), byte_offset, bit, width) };
+        if ok == 0 { Err(RewriteError::CallType) } else { Ok(()) }
+    }
+}
+
+/// The function or alias `name` in the call's module, declared when absent.
+fn callee_or_declare(call: Value<'_>, name: &[u8]) -> Result<LLVMValueRef, RewriteError> {
+    // SAFETY: `call` is a live call base; the name is passed with its length.
+    let v = unsafe { ffi::wpd_callee_or_declare(call.raw(), name.as_ptr().cast(), name.len()) };
+    if v.is_null() { Err(RewriteError::NotAFunction(wpd_summary::name::from_bytes(name).into_owned())) } else { Ok(v) }
+}
+
+fn test_kind(inst: Value<'_>) -> Option<TestKind> {
+    if !inst.is_call() {
+        return None;
+    }
+    match inst.called_function()?.name().as_str() {
+        "llvm.type.test" => Some(TestKind::TypeTest),
+        "llvm.public.type.test" => Some(TestKind::PublicTypeTest),
+        "llvm.type.checked.load" => Some(TestKind::TypeCheckedLoad),
+        _ => None,
+    }
+}
+
+/// A dominator tree of one function definition, freed on drop.
+struct DomTree<'m> {
+    raw: *mut std::ffi::c_void,
+    _m: PhantomData<&'m ()>,
+}
+
+impl<'m> DomTree<'m> {
+    /// Builds the tree of a function definition (callers check).
+    fn new(func: Value<'m>) -> DomTree<'m> {
+        // SAFETY: the shim checks for a function definition (null
+        // otherwise, which `virtual_calls` treats as "no calls").
+        let raw = unsafe { ffi::wpd_domtree_new(func.raw()) };
+        DomTree { raw, _m: PhantomData }
+    }
+
+    /// The virtual calls guarded by a type test or checked load, found the
+    /// way LLVM's WholeProgramDevirt finds them, limited to the test's own
+    /// function.
+    fn virtual_calls(&self, intrinsic_call: Value<'m>) -> Found<'m> {
+        let mut calls: *mut LLVMValueRef = std::ptr::null_mut();
+        let mut offsets: *mut u64 = std::ptr::null_mut();
+        let mut flags = 0;
+        // SAFETY: `intrinsic_call` is an instruction of the function the tree
+        // was built for (the scan passes calls from that function); the
+        // shim returns 0 for a null tree.
+        let n = unsafe { ffi::wpd_devirt_calls(intrinsic_call.raw(), self.raw, &mut calls, &mut offsets, &mut flags) };
+        let mut out = Found {
+            calls: Vec::with_capacity(n),
+            feeds_assume: flags & 1 != 0,
+            non_call_uses: flags & 2 != 0,
+            checked: flags & 4 != 0,
+        };
+        if n > 0 {
+            // SAFETY: the shim returned two malloc'd arrays of `n` elements.
+            unsafe {
+                let cs = std::slice::from_raw_parts(calls, n);
+                let os = std::slice::from_raw_parts(offsets, n);
+                out.calls.extend(cs.iter().zip(os).map(|(&c, &o)| (Value::new(c), o)));
+                ffi::wpd_free(calls.cast());
+                ffi::wpd_free(offsets.cast());
+            }
+        }
+        out
+    }
+}
+
+impl Drop for DomTree<'_> {
+    fn drop(&mut self) {
+        // SAFETY: allocated by wpd_domtree_new (deleting null is a no-op).
+        unsafe { ffi::wpd_domtree_free(self.raw) }
+    }
+}
+
+/// What the shim found for one test.
+struct Found<'m> {
+    calls: Vec<(Value<'m>, u64)>,
+    feeds_assume: bool,
+    non_call_uses: bool,
+    checked: bool,
+}

@@ -1,0 +1,255 @@
+//! Programs whose meaning depends on how the linker resolves the link line
+//! (`fixtures/link_model/`): archive members extracted or not, `--wrap`,
+//! `--defsym`, `--push-state`, group rescans, weak references, `-u`. Each
+//! case is built at test time (native `-O0` objects and archives for the
+//! reference; bitcode objects and archives for wpd-ld), linked through
+//! wpd-ld once per real linker (ld.lld-19, GNU ld, gold), run, and compared
+//! with the `-O0` program; lines the program must not print (a constructor
+//! of a member the linker leaves out) and the report's `link_model` (members
+//! loaded and not loaded, the flavor) are checked too.
+
+use libtest_mimic::{Arguments, Trial};
+use std::path::Path;
+use std::process::Command;
+use wpd_tests::link::{RunResult, read_report, run_program, same_run, wpd_ld_bin};
+use wpd_tests::{CLANGXX, Check, LLVM_AR, mkdir, repo_root, run, temp_dir};
+
+/// One object: its name, source and extra compile flags.
+type Object = (&'static str, &'static str, &'static [&'static str]);
+
+/// One case: how to build it and what to expect. In `link`, `@` stands for
+/// the build directory (native objects for `-O0`, bitcode for wpd-ld).
+struct Case {
+    name: &'static str,
+    objects: &'static [Object],
+    /// Archives: file name and member objects, in order.
+    archives: &'static [(&'static str, &'static [&'static str])],
+    /// Native shared libraries every build links against: file name,
+    /// source, flags.
+    shared: &'static [Object],
+    link: &'static [&'static str],
+    /// wpd-ld flags (each link also gets `--wpd-report`).
+    wpd_flags: &'static [&'static str],
+    /// Output lines that would mean a member ran that the link leaves out.
+    absent: &'static [&'static str],
+    /// `link_model.loaded` entries that must end with these (e.g.
+    /// `libcodecs.a(identity.o)`), and entries none may end with.
+    loaded: &'static [&'static str],
+    not_loaded: &'static [&'static str],
+}
+
+const WPV: &str = "-Wl,--lto-whole-program-visibility";
+
+const CASES: &[Case] = &[
+    Case {
+        name: "unreferenced_plugin",
+        objects: &[("main.o", "main.cpp", &[]), ("identity.o", "identity.cpp", &[]), ("rot.o", "rot.cpp", &[])],
+        archives: &[("libcodecs.a", &["identity.o", "rot.o"])],
+        shared: &[],
+        link: &["@/main.o", "@/libcodecs.a"],
+        wpd_flags: &["-Wl,--wpd-speculate=2"],
+        absent: &["rot13"],
+        loaded: &["libcodecs.a(identity.o)"],
+        not_loaded: &["libcodecs.a(rot.o)"],
+    },
+    Case {
+        name: "wrap_double",
+        objects: &[("main.o", "main.cpp", &[]), ("sink.o", "sink.cpp", &[]), ("fake.o", "fake.cpp", &[])],
+        archives: &[],
+        shared: &[],
+        link: &["@/main.o", "@/sink.o", "@/fake.o", "-Wl,--wrap=_Z9make_sinkv"],
+        wpd_flags: &[WPV],
+        absent: &[],
+        loaded: &["fake.o"],
+        not_loaded: &[],
+    },
+    Case {
+        name: "defsym_alias",
+        objects: &[("main.o", "main.cpp", &[]), ("fixed.o", "fixed.cpp", &[])],
+        archives: &[],
+        shared: &[],
+        link: &["@/main.o", "@/fixed.o", "-Wl,--defsym=_Z12system_clockv=fixed_clock"],
+        wpd_flags: &[WPV],
+        absent: &[],
+        loaded: &["fixed.o"],
+        not_loaded: &[],
+    },
+    Case {
+        name: "push_pop_state",
+        objects: &[
+            ("main.o", "main.cpp", &[]),
+            ("counter.o", "counter.cpp", &[]),
+            ("greeter.o", "greeter.cpp", &["-DGREETING=\"static\""]),
+        ],
+        archives: &[("libcounter.a", &["counter.o"]), ("libgreeter.a", &["greeter.o"])],
+        shared: &[("libgreeter.so", "greeter.cpp", &["-DGREETING=\"dynamic\""])],
+        link: &[
+            "@/main.o",
+            "-L@",
+            "-Wl,-rpath,@",
+            "-Wl,--push-state,-Bstatic",
+            "-lcounter",
+            "-Wl,--pop-state",
+            "-lgreeter",
+        ],
+        wpd_flags: &[],
+        absent: &["static"],
+        loaded: &["libcounter.a(counter.o)", "libgreeter.so"],
+        not_loaded: &["libgreeter.a(greeter.o)"],
+    },
+    Case {
+        name: "group_rescan",
+        objects: &[
+            ("main.o", "main.cpp", &[]),
+            ("square.o", "square.cpp", &[]),
+            ("total.o", "total.cpp", &[]),
+            ("triangle.o", "triangle.cpp", &[]),
+        ],
+        archives: &[("libback.a", &["total.o", "triangle.o"]), ("libfront.a", &["square.o"])],
+        shared: &[],
+        link: &["@/main.o", "-Wl,--start-group", "@/libback.a", "@/libfront.a", "-Wl,--end-group"],
+        wpd_flags: &[WPV, "-Wl,--wpd-speculate=2"],
+        absent: &["triangle"],
+        loaded: &["libfront.a(square.o)", "libback.a(total.o)"],
+        not_loaded: &["libback.a(triangle.o)"],
+    },
+    Case {
+        name: "weak_reference",
+        objects: &[("main.o", "main.cpp", &[]), ("french.o", "french.cpp", &[])],
+        archives: &[("libfrench.a", &["french.o"])],
+        shared: &[],
+        link: &["@/main.o", "@/libfrench.a"],
+        wpd_flags: &[],
+        absent: &["french", "bonjour"],
+        loaded: &[],
+        not_loaded: &["libfrench.a(french.o)"],
+    },
+    Case {
+        name: "undefined_flag",
+        objects: &[("main.o", "main.cpp", &[]), ("upper.o", "upper.cpp", &[]), ("lower.o", "lower.cpp", &[])],
+        archives: &[("libplugins.a", &["lower.o", "upper.o"])],
+        shared: &[],
+        link: &["-Wl,-u,link_upper", "@/main.o", "@/libplugins.a"],
+        wpd_flags: &["-Wl,--wpd-speculate=2"],
+        absent: &["lower"],
+        loaded: &["libplugins.a(upper.o)"],
+        not_loaded: &["libplugins.a(lower.o)"],
+    },
+];
+
+/// The real linkers, by the flavor wpd-ld should report for each.
+const LINKERS: &[(&str, Option<&str>)] = &[("lld", None), ("bfd", Some("ld.bfd")), ("gold", Some("ld.gold"))];
+
+fn main() {
+    let args = Arguments::from_args();
+    let trials =
+        CASES.iter().map(|c| Trial::test(c.name, move || check(c).map_err(|e| format!("{}: {e}", c.name).into())));
+    libtest_mimic::run(&args, trials.collect()).exit();
+}
+
+fn with_dir(arg: &str, dir: &Path) -> String {
+    arg.replace('@', &dir.display().to_string())
+}
+
+/// Compiles the objects and archives of `case` into `dir`: native `-O0`
+/// (`bitcode` false) or ThinLTO bitcode.
+fn build(case: &Case, src: &Path, dir: &Path, bitcode: bool) -> Check {
+    mkdir(dir)?;
+    let flags: &[&str] = if bitcode { &["-O2", "-flto=thin", "-fwhole-program-vtables"] } else { &["-O0"] };
+    for (obj, source, extra) in case.objects {
+        run(Command::new(CLANGXX)
+            .args(flags)
+            .args(*extra)
+            .arg("-c")
+            .arg(src.join(source))
+            .arg("-o")
+            .arg(dir.join(obj)))?;
+    }
+    for (lib, members) in case.archives {
+        let ar = if bitcode { LLVM_AR } else { "ar" };
+        run(Command::new(ar).arg("rcs").arg(dir.join(lib)).args(members.iter().map(|m| dir.join(m))))?;
+    }
+    for (lib, source, extra) in case.shared {
+        run(Command::new(CLANGXX)
+            .args(["-O0", "-fPIC", "-shared"])
+            .args(*extra)
+            .arg(src.join(source))
+            .arg("-o")
+            .arg(dir.join(lib)))?;
+    }
+    Ok(())
+}
+
+fn check(case: &Case) -> Check {
+    let src = repo_root().join("fixtures/link_model").join(case.name);
+    let tmp = temp_dir(&format!("link-model-{}", case.name))?;
+    let (native, lto) = (tmp.path().join("native"), tmp.path().join("lto"));
+    build(case, &src, &native, false)?;
+    build(case, &src, &lto, true)?;
+
+    let reference = native.join("prog");
+    let link_args = |dir: &Path| case.link.iter().map(|a| with_dir(a, dir)).collect::<Vec<_>>();
+    run(Command::new(CLANGXX).arg("-O0").args(link_args(&native)).arg("-o").arg(&reference))?;
+    let want = run_program(&reference, &native)?;
+    if want.code != Some(0) {
+        return Err(format!("the -O0 program ended with {}", want.exit()));
+    }
+    for absent in case.absent {
+        if want.stdout.contains(absent) {
+            return Err(format!("the -O0 program prints {absent:?}; the fixture is wrong"));
+        }
+    }
+
+    let wpd_ld = wpd_ld_bin()?;
+    for (flavor, linker) in LINKERS {
+        let exe = lto.join(format!("prog-{flavor}"));
+        let report = lto.join(format!("report-{flavor}.json"));
+        let mut cmd = Command::new(CLANGXX);
+        cmd.current_dir(&lto)
+            .env("TMPDIR", tmp.path())
+            .arg("-flto=thin")
+            .arg(format!("--ld-path={}", wpd_ld.display()))
+            .args(case.wpd_flags)
+            .arg(format!("-Wl,--wpd-report={}", report.display()));
+        if let Some(l) = linker {
+            cmd.arg(format!("-Wl,--wpd-linker={l}"));
+        }
+        cmd.args(link_args(&lto)).arg("-o").arg(&exe);
+        run(&mut cmd).map_err(|e| format!("[{flavor}] {e}"))?;
+        let got = run_program(&exe, &lto)?;
+        same_run(&format!("[{flavor}] wpd-ld"), &want, &got)?;
+        check_absent(case, flavor, &got)?;
+        check_model(case, flavor, &report)?;
+    }
+    Ok(())
+}
+
+fn check_absent(case: &Case, flavor: &str, got: &RunResult) -> Check {
+    match case.absent.iter().find(|a| got.stdout.contains(*a)) {
+        Some(a) => Err(format!("[{flavor}] the program prints {a:?}: a member the linker leaves out was linked in")),
+        None => Ok(()),
+    }
+}
+
+fn check_model(case: &Case, flavor: &str, report: &Path) -> Check {
+    let r = read_report(report)?;
+    let model = &r["link_model"];
+    if model["flavor"] != *flavor {
+        return Err(format!("[{flavor}] report link_model.flavor is {}", model["flavor"]));
+    }
+    let loaded: Vec<&str> = model["loaded"].as_array().into_iter().flatten().filter_map(|v| v.as_str()).collect();
+    for want in case.loaded {
+        if !loaded.iter().any(|l| l.ends_with(want)) {
+            return Err(format!("[{flavor}] link_model.loaded lacks {want}: {loaded:?}"));
+        }
+    }
+    for unwanted in case.not_loaded {
+        if loaded.iter().any(|l| l.ends_with(unwanted)) {
+            return Err(format!("[{flavor}] link_model.loaded has {unwanted}: {loaded:?}"));
+        }
+    }
+    if model["outside_refs_known"] != true {
+        return Err(format!("[{flavor}] outside references unknown: {model}"));
+    }
+    Ok(())
+}
