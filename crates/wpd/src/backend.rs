@@ -15,73 +15,9 @@ use crate::rewrite;
 use crate::summarize;
 use serde::Serialize;
 use wpd_llvm::Context;
-use wpd_summary::{CallSite, Plan, Resolution, SlotDecision};
+use wpd_summary::{CallSite, Plan};
 
-/// What happened to one call site (one summary record, same order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// Left indirect (or a type test that guards no call).
-    Indirect,
-    SingleImpl,
-    UniformRetVal,
-    UniqueRetVal,
-    VirtualConstProp,
-    /// Virtual constant propagation of a 1-bit result.
-    VirtualConstProp1Bit,
-    /// Guarded direct calls added; the indirect call stays as the fallback.
-    Speculative,
-}
-
-impl Outcome {
-    /// The word of LLVM's remarks (`speculative` and `indirect` are wpd's).
-    pub fn remark_name(self) -> &'static str {
-        match self {
-            Outcome::Indirect => "indirect",
-            Outcome::SingleImpl => "single-impl",
-            Outcome::UniformRetVal => "uniform-ret-val",
-            Outcome::UniqueRetVal => "unique-ret-val",
-            Outcome::VirtualConstProp => "virtual-const-prop",
-            Outcome::VirtualConstProp1Bit => "virtual-const-prop-1-bit",
-            Outcome::Speculative => "speculative",
-        }
-    }
-
-    /// Rewritten without a guard.
-    pub fn is_devirtualized(self) -> bool {
-        !matches!(self, Outcome::Indirect | Outcome::Speculative)
-    }
-
-    /// What the plan says should happen to call site `c` (the prediction
-    /// the backend's outcome is checked against).
-    pub fn planned(plan: &Plan, c: &CallSite, policy: &Policy) -> Outcome {
-        let (Some(offset), Some(_)) = (c.offset, c.call) else { return Outcome::Indirect };
-        let Some(d) = plan.decision(&c.type_id, offset) else { return Outcome::Indirect };
-        if let Some(o) = Outcome::unguarded(d, c, policy) {
-            return o;
-        }
-        if !d.speculative.is_empty() && c.assumed { Outcome::Speculative } else { Outcome::Indirect }
-    }
-}
-
-impl Outcome {
-    /// The unguarded rewrite decision `d` gives call `c`, if the call
-    /// allows one.
-    pub fn unguarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> Option<Outcome> {
-        policy.call_site_blocker(c).is_none().then_some(())?;
-        if d.resolution == Resolution::SingleImpl {
-            return d.target.as_ref().map(|_| Outcome::SingleImpl);
-        }
-        let a = d.for_args(c.const_args.as_deref())?;
-        match (a.resolution, a.bit) {
-            (Resolution::UniformRetVal, _) => Some(Outcome::UniformRetVal),
-            (Resolution::UniqueRetVal, _) if a.member_symbol.is_some() => Some(Outcome::UniqueRetVal),
-            (Resolution::VirtualConstProp, Some(_)) => Some(Outcome::VirtualConstProp1Bit),
-            (Resolution::VirtualConstProp, None) => Some(Outcome::VirtualConstProp),
-            _ => None,
-        }
-    }
-}
+pub use wpd_link::outcome::Outcome;
 
 /// One call site and what the backend did to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -40,4 +40,10 @@ impl From<wpd_summary::FormatError> for Error {
     }
 }
 
+impl From<wpd_link::Error> for Error {
+    fn from(e: wpd_link::Error) -> Error {
+        Error { input: e.input, message: e.message }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,15 +1,16 @@
 //! wpd: a link-time whole-program devirtualizer for C++.
 //!
-//! The pipeline (DESIGN.md §1), one phase per module:
+//! The pipeline (DESIGN.md §1); the phases that need LLVM are modules of
+//! this crate, the thin link is the LLVM-free crate `wpd-link`:
 //!
 //! ```text
+//! resolve     wpd_link::resolve: which inputs and members the linker links (wpd-ld)
 //! input       bitcode objects / archives  ──► BitcodeInput (bytes + identity)
 //! summarize   BitcodeInput ──► ModuleSummary (.wpds)      parallel, one LLVM context per task
-//! hierarchy   summaries ──► Link: symbols, liveness, type id → vtables
-//! policy      link facts + --whole-program-visibility ──► which vtables and calls are closed
-//! decide      Link + Policy ──► Plan (.wpdp): one decision per slot
-//! backend     bitcode + Plan ──► rewrite/ (promote, single_impl, type_tests) ──► codegen ──► ELF object
-//! report      Plan ──► remarks and the JSON report
+//! thin link   wpd_link::{hierarchy, policy, decide, layout}: summaries ──► Plan (.wpdp)
+//! backend     bitcode + Plan ──► rewrite/ (promote, single_impl, …, type_tests) ──► codegen ──► ELF object,
+//!             and what it did to every call site
+//! report      backend outcomes + Plan ──► remarks and the JSON report
 //! ```
 //!
 //! [`devirtualize_and_compile`] runs summarize → thin link → backend as the
@@ -17,19 +18,17 @@
 
 pub mod backend;
 pub mod codegen;
-pub mod decide;
 pub mod error;
-pub mod hierarchy;
 pub mod input;
-pub mod layout;
-pub mod native;
-pub mod policy;
 pub mod report;
 pub mod rewrite;
 pub mod summarize;
 pub mod timing;
 
 pub use object;
+/// The thin link's modules, re-exported where the pipeline's users look for
+/// them; they live in the LLVM-free crate `wpd-link`.
+pub use wpd_link::{decide, hierarchy, layout, native, policy};
 
 use error::{Error, Result};
 use input::BitcodeInput;
@@ -131,8 +130,7 @@ pub fn summary_path(summary: &ModuleSummary, out_dir: Option<&Path>) -> PathBuf 
 
 /// The thin link: merge the summaries, apply the policy, decide every slot.
 pub fn thin_link(summaries: &[ModuleSummary], policy: &policy::Policy) -> Plan {
-    let link = hierarchy::Link::new(summaries, &policy.facts);
-    decide::decide(&link, policy)
+    wpd_link::thin_link(summaries, policy)
 }
 
 /// Reads summaries (memory-mapped, in parallel), in the order given.

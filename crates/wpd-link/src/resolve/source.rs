@@ -209,6 +209,8 @@ impl Source for DiskSource<'_> {
     }
 }
 
+/// What the resolver distinguishes of [`crate::file_kind::FileKind`]:
+/// plain and wrapped bitcode alike, anything unrecognised as `Other`.
 #[derive(PartialEq, Eq)]
 enum Kind {
     Bitcode,
@@ -219,20 +221,14 @@ enum Kind {
     Other,
 }
 
-/// Classifies a file by its magic bytes (raw or wrapped bitcode, `ar`,
-/// thin `ar`, ELF).
 fn classify(bytes: &[u8]) -> Kind {
-    if bytes.is_empty() {
-        Kind::Empty
-    } else if bytes.starts_with(b"BC\xC0\xDE") || bytes.starts_with(&0x0B17_C0DEu32.to_le_bytes()) {
-        Kind::Bitcode
-    } else if bytes.starts_with(b"!<arch>\n") {
-        Kind::Archive
-    } else if bytes.starts_with(b"!<thin>\n") {
-        Kind::ThinArchive
-    } else if bytes.starts_with(b"\x7fELF") {
-        Kind::Elf
-    } else {
-        Kind::Other
+    use crate::file_kind::{FileKind, classify};
+    match classify(bytes) {
+        FileKind::Bitcode | FileKind::WrappedBitcode => Kind::Bitcode,
+        FileKind::Archive => Kind::Archive,
+        FileKind::ThinArchive => Kind::ThinArchive,
+        FileKind::Elf => Kind::Elf,
+        FileKind::Empty => Kind::Empty,
+        FileKind::Unknown => Kind::Other,
     }
 }

@@ -256,7 +256,7 @@ impl<'a> Decider<'_, 'a> {
         }
         let left: u32 = sites
             .iter()
-            .filter(|c| c.assumed && crate::backend::Outcome::unguarded(d, c, self.policy).is_none())
+            .filter(|c| c.assumed && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none())
             .count() as u32;
         if left == 0 {
             return;

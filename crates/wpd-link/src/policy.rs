@@ -14,6 +14,7 @@
 
 use crate::hierarchy::{Link, LinkFacts};
 use crate::native::NativeScan;
+pub use crate::resolve::glob_match;
 use std::collections::BTreeMap;
 use wpd_summary::{CallSite, SlotKind, TestKind, VcallVisibility, Visibility, Vtable};
 
@@ -76,41 +77,6 @@ pub struct Policy {
     /// Guarded speculative devirtualization: at most this many targets
     /// (0: off).
     pub speculate: u8,
-}
-
-/// Shell-style glob match (`*`, `?`, `[...]`), for symbol patterns.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    fn go(p: &[u8], t: &[u8]) -> bool {
-        match p.first() {
-            None => t.is_empty(),
-            Some(b'*') => (0..=t.len()).any(|i| go(&p[1..], &t[i..])),
-            Some(b'?') => !t.is_empty() && go(&p[1..], &t[1..]),
-            Some(b'[') => {
-                let Some(end) = p.iter().skip(2).position(|&c| c == b']').map(|e| e + 2) else {
-                    return t.first() == Some(&b'[') && go(&p[1..], &t[1..]);
-                };
-                let Some(&c) = t.first() else { return false };
-                let (neg, set) = match p[1] {
-                    b'!' | b'^' => (true, &p[2..end]),
-                    _ => (false, &p[1..end]),
-                };
-                let mut hit = false;
-                let mut i = 0;
-                while i < set.len() {
-                    if i + 2 < set.len() && set[i + 1] == b'-' {
-                        hit |= set[i] <= c && c <= set[i + 2];
-                        i += 3;
-                    } else {
-                        hit |= set[i] == c;
-                        i += 1;
-                    }
-                }
-                hit != neg && go(&p[end + 1..], &t[1..])
-            }
-            Some(&c) => t.first() == Some(&c) && go(&p[1..], &t[1..]),
-        }
-    }
-    go(pattern.as_bytes(), text.as_bytes())
 }
 
 impl Policy {
