@@ -5,7 +5,8 @@
 #
 # Environment: GEN_ARGS (extra gen.py options, e.g. "--native 1 --shared"),
 # WPD_LD (default target/release/wpd-ld, snapshotted for the batch),
-# SAN=1 (always build a sanitized -O0 too), LLD=0 (skip lld's ThinLTO),
+# SAN=1 (always build a sanitized -O0 too; SAN=never: not even after a
+# failure), LLD=0 (skip lld's ThinLTO),
 # KEEP_ALL=1 (keep every seed's directory in the work dir), WPD_FLAGS (extra
 # -Wl, flags for the wpd-ld links).
 set -u
