@@ -2,7 +2,9 @@
 //! but not `-flto`): its classes are as invisible to the type-id index as
 //! native ones, so validation opens them and their bases. Without validation
 //! (`--wpd-no-validate`, LLVM's behaviour) the base's slot looks like it has
-//! a single implementation.
+//! a single implementation. The same module built with `-fno-rtti` has no
+//! typeinfo to find its bases through: then every externally named
+//! hierarchy of the link is open.
 
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
@@ -13,7 +15,7 @@ fn report(path: &std::path::Path) -> Check<serde_json::Value> {
     serde_json::from_slice(&bytes).map_err(|e| e.to_string())
 }
 
-fn check() -> Check {
+fn check(rtti: bool) -> Check {
     let src = repo_root().join("fixtures/untyped_bitcode");
     let dir = temp_dir("untyped")?;
     let d = dir.path();
@@ -24,6 +26,7 @@ fn check() -> Check {
         .arg(d.join("main.o")))?;
     run(Command::new(CLANGXX)
         .args(["-O2", "-emit-llvm", "-c"])
+        .args(if rtti { &[][..] } else { &["-fno-rtti"][..] })
         .arg(src.join("other.cpp"))
         .arg("-o")
         .arg(d.join("other.o")))?;
@@ -63,6 +66,9 @@ fn check() -> Check {
     if !reason.contains("other.o") || !reason.contains("no type metadata") {
         return Err(format!("reason does not name the untyped module: {reason}"));
     }
+    if !rtti && !reason.contains("no typeinfo") {
+        return Err(format!("reason does not say the untyped module has no typeinfo: {reason}"));
+    }
     let unguarded = |r: &serde_json::Value| {
         ["single_impl", "uniform_ret_val", "unique_ret_val", "virtual_const_prop"]
             .iter()
@@ -82,6 +88,9 @@ fn check() -> Check {
 
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let trials = vec![libtest_mimic::Trial::test("untyped_bitcode_opens_its_bases", || check().map_err(Into::into))];
+    let trials = vec![
+        libtest_mimic::Trial::test("untyped_bitcode_opens_its_bases", || check(true).map_err(Into::into)),
+        libtest_mimic::Trial::test("untyped_norrti_bitcode_opens_every_hierarchy", || check(false).map_err(Into::into)),
+    ];
     libtest_mimic::run(&args, trials).exit();
 }
