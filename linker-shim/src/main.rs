@@ -122,7 +122,8 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     }
     // The backends did something other than the plan said: a wpd bug
     // (never a miscompile: the backend's own outcomes are what it did).
-    for m in wpd::report::mismatches(&out.summaries, &out.plan, &policy, &out.stats) {
+    let mismatches = wpd::report::mismatches(&out.summaries, &out.plan, &policy, &out.stats);
+    for m in &mismatches {
         eprintln!("wpd-ld: warning: plan and backend disagree: {m}");
     }
 
@@ -138,7 +139,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     {
         let output = link.output.clone().unwrap_or_else(|| "a.out".into());
         let size = std::fs::metadata(&output).ok().map(|m| m.len());
-        let mut json = wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &timings, size);
+        let mut json = wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, size);
         json["linker"] = serde_json::Value::String(linker.display().to_string());
         json["link_model"] = link_model_json(&res.model);
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;

@@ -178,6 +178,9 @@ struct Decider<'l, 'a> {
     aliases: Vec<BTreeSet<Promotion>>,
     /// Per module, discardable definitions it must keep (see `keep_defined`).
     keep: Vec<BTreeSet<String>>,
+    /// Per external name, the module of its first discardable copy (None:
+    /// some copy is always emitted); built by `keep_defined` on first use.
+    discardable: Option<HashMap<&'a str, Option<usize>>>,
     hash_count: BTreeMap<&'a str, u32>,
     open: BTreeMap<&'a str, String>,
     stats: PlanStats,
@@ -203,21 +206,28 @@ impl<'a> Decider<'_, 'a> {
     /// unreferenced there (ThinLTO makes exported linkonce_odr copies
     /// weak_odr for the same reason).
     fn keep_defined(&mut self, name: &'a str) {
-        let mut first_discardable = None;
-        for (m, s) in self.link.summaries.iter().enumerate() {
-            let Ok(i) = s.globals.binary_search_by(|g| g.name.as_str().cmp(name)) else { continue };
-            match s.globals[i].linkage {
-                Linkage::LinkonceAny | Linkage::LinkonceOdr => {
-                    first_discardable.get_or_insert(m);
+        let summaries = self.link.summaries;
+        // Built on first use, in one pass over every module's globals: per
+        // external name, the first discardable copy, or None when some
+        // definition is always emitted.
+        let index = self.discardable.get_or_insert_with(|| {
+            let mut index: HashMap<&'a str, Option<usize>> = HashMap::new();
+            for (m, s) in summaries.iter().enumerate() {
+                for g in s.globals.iter().filter(|g| !g.linkage.is_local()) {
+                    match g.linkage {
+                        Linkage::LinkonceAny | Linkage::LinkonceOdr => {
+                            index.entry(g.name.as_str()).or_insert(Some(m));
+                        }
+                        Linkage::AvailableExternally => {}
+                        _ => {
+                            index.insert(g.name.as_str(), None);
+                        }
+                    }
                 }
-                Linkage::AvailableExternally => {}
-                // A definition that is always emitted (or a local of the
-                // same name, which is another symbol).
-                _ if !s.globals[i].linkage.is_local() => return,
-                _ => {}
             }
-        }
-        if let Some(m) = first_discardable {
+            index
+        });
+        if let Some(&Some(m)) = index.get(name) {
             self.keep[m].insert(name.to_string());
         }
     }
@@ -480,6 +490,7 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
         promotions: vec![BTreeSet::new(); summaries.len()],
         aliases: vec![BTreeSet::new(); summaries.len()],
         keep: vec![BTreeSet::new(); summaries.len()],
+        discardable: None,
         hash_count,
         open: policy.open_type_ids(link),
         stats: PlanStats {

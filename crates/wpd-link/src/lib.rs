@@ -18,6 +18,7 @@
 //! `wpd` crate (summarize, backend) is the only LLVM user of the pipeline.
 
 pub mod decide;
+pub mod error;
 pub mod file_kind;
 pub mod hierarchy;
 pub mod layout;

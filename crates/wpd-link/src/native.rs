@@ -4,10 +4,9 @@
 //! vtable `_ZTV*` symbols, and the base typeinfos a relocatable typeinfo
 //! object points to), so the policy can tell which hierarchies are open.
 
+use crate::error::{Error, Result};
 use crate::file_kind::{FileKind, classify};
-use crate::resolve::Error;
 
-type Result<T> = std::result::Result<T, Error>;
 use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SymbolIndex};
 use std::collections::{BTreeMap, BTreeSet};
 

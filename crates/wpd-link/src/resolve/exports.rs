@@ -8,6 +8,7 @@
 //! exports more, never when it would hide).
 
 use super::glob_match;
+use super::script::Syntax;
 
 /// One pattern of a version script or dynamic list.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,60 +96,9 @@ pub fn parse(text: &str) -> Result<PatternList, String> {
 /// Words, `{`, `}`, `;`, labels with their colon, quoted strings (kept
 /// with their quotes); `#` and `/* */` comments dropped.
 fn tokens(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut chars = text.chars().peekable();
-    let flush = |cur: &mut String, out: &mut Vec<String>| {
-        if !cur.is_empty() {
-            out.push(std::mem::take(cur));
-        }
-    };
-    while let Some(c) = chars.next() {
-        match c {
-            '#' => {
-                flush(&mut cur, &mut out);
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                flush(&mut cur, &mut out);
-                chars.next();
-                let mut prev = ' ';
-                for c in chars.by_ref() {
-                    if prev == '*' && c == '/' {
-                        break;
-                    }
-                    prev = c;
-                }
-            }
-            '"' => {
-                flush(&mut cur, &mut out);
-                let mut q = String::from("\"");
-                for c in chars.by_ref() {
-                    q.push(c);
-                    if c == '"' {
-                        break;
-                    }
-                }
-                out.push(q);
-            }
-            '{' | '}' | ';' => {
-                flush(&mut cur, &mut out);
-                out.push(c.to_string());
-            }
-            ':' if cur == "global" || cur == "local" => {
-                cur.push(':');
-                flush(&mut cur, &mut out);
-            }
-            c if c.is_whitespace() => flush(&mut cur, &mut out),
-            c => cur.push(c),
-        }
-    }
-    flush(&mut cur, &mut out);
-    out
+    const VERSION_SCRIPT: Syntax =
+        Syntax { punct: &['{', '}', ';'], hash_comments: true, keep_quotes: true, labels: true };
+    super::script::tokens(text, &VERSION_SCRIPT)
 }
 
 /// Whether a version script leaves `name` global: exact patterns first

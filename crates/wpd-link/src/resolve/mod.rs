@@ -38,47 +38,7 @@ pub use script::Script;
 pub use source::{BitcodeReader, Content, DiskSource, MemberContent, MemberKind, Source};
 pub use symbols::{Comdat, Definition, Symbol, SymbolTable, Visibility};
 
-use std::fmt;
-
-/// A resolution error: one line, naming the input (and symbol) concerned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    /// The file or `archive(member)` concerned.
-    pub input: Option<String>,
-    pub message: String,
-}
-
-impl Error {
-    pub fn at(input: impl Into<String>, message: impl Into<String>) -> Error {
-        Error { input: Some(input.into()), message: message.into() }
-    }
-
-    pub fn msg(message: impl Into<String>) -> Error {
-        Error { input: None, message: message.into() }
-    }
-
-    /// The same error, reached through `outer` (an archive member's file,
-    /// a script's input): the message keeps the inner input.
-    pub fn context(self, outer: impl Into<String>) -> Error {
-        let outer = outer.into();
-        match self.input {
-            Some(inner) => Error { input: Some(outer), message: format!("{inner}: {}", self.message) },
-            None => Error { input: Some(outer), message: self.message },
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = self.message.replace('\n', " ");
-        match &self.input {
-            Some(input) => write!(f, "{input}: {message}"),
-            None => f.write_str(&message),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
+pub use crate::error::Error;
 
 /// Resolves the link line against the files of `source`.
 pub fn resolve(line: &LinkLine, source: &mut dyn Source) -> Result<LinkModel, Error> {

@@ -47,9 +47,27 @@ impl Script {
     }
 }
 
-/// Splits script text into words and the punctuation `(`, `)`, `{`, `}`,
-/// `;`, `,`, `=`; comments are dropped and quotes group.
-fn tokens(text: &str) -> Vec<String> {
+/// The token syntax of one kind of linker-script text.
+pub(super) struct Syntax {
+    /// Characters that are tokens of their own.
+    pub punct: &'static [char],
+    /// `#` starts a comment to the end of the line (version scripts).
+    pub hash_comments: bool,
+    /// Quoted strings stay one token with their quotes (version-script
+    /// patterns); else quotes only group.
+    pub keep_quotes: bool,
+    /// `global:` and `local:` are one token each (version scripts), while
+    /// other colons (`ns::f*`) stay inside words.
+    pub labels: bool,
+}
+
+/// Input scripts: words and `(`, `)`, `{`, `}`, `;`, `,`, `=`.
+const SCRIPT: Syntax =
+    Syntax { punct: &['(', ')', '{', '}', ';', ',', '='], hash_comments: false, keep_quotes: false, labels: false };
+
+/// Splits script text into words and the punctuation of `syntax`; `/* */`
+/// comments are dropped and quotes group.
+pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = text.chars().peekable();
@@ -60,6 +78,10 @@ fn tokens(text: &str) -> Vec<String> {
     };
     while let Some(c) = chars.next() {
         match c {
+            '#' if syntax.hash_comments => {
+                flush(&mut cur, &mut out);
+                chars.by_ref().find(|&c| c == '\n');
+            }
             '/' if chars.peek() == Some(&'*') => {
                 flush(&mut cur, &mut out);
                 chars.next();
@@ -72,14 +94,26 @@ fn tokens(text: &str) -> Vec<String> {
                 }
             }
             '"' => {
+                if syntax.keep_quotes {
+                    flush(&mut cur, &mut out);
+                    cur.push('"');
+                }
                 for c in chars.by_ref() {
                     if c == '"' {
                         break;
                     }
                     cur.push(c);
                 }
+                if syntax.keep_quotes {
+                    cur.push('"');
+                    flush(&mut cur, &mut out);
+                }
             }
-            '(' | ')' | '{' | '}' | ';' | ',' | '=' => {
+            ':' if syntax.labels && (cur == "global" || cur == "local") => {
+                cur.push(':');
+                flush(&mut cur, &mut out);
+            }
+            c if syntax.punct.contains(&c) => {
                 flush(&mut cur, &mut out);
                 out.push(c.to_string());
             }
@@ -93,7 +127,7 @@ fn tokens(text: &str) -> Vec<String> {
 
 /// Parses a script; `shown` names it in the reason of an unknown command.
 pub fn parse(text: &str, shown: &str) -> Script {
-    let toks = tokens(text);
+    let toks = tokens(text, &SCRIPT);
     let mut s = Script::default();
     let mut i = 0;
     // The parenthesized words after toks[i] (the command), nested lists kept

@@ -24,11 +24,11 @@ pub mod vtable_layout;
 use crate::backend::Outcome;
 use crate::policy::Policy;
 use wpd_llvm::{Module, RewriteError, VirtualCall};
-use wpd_summary::{CallSite, Plan, Resolution};
+use wpd_summary::{CallSite, Plan};
 
-/// Applies the plan to one call (recorded as `site`): the unguarded
-/// resolution when the slot and the call allow it, else guarded speculation
-/// when planned; returns what was done.
+/// Applies the plan to one call (recorded as `site`): carries out what
+/// [`Outcome::planned`] says (the one place that decides), and returns what
+/// was done — `Indirect` where a guard could not be added.
 pub fn apply(
     module: &Module<'_>,
     call: VirtualCall<'_>,
@@ -36,37 +36,26 @@ pub fn apply(
     plan: &Plan,
     policy: &Policy,
 ) -> Result<Outcome, RewriteError> {
+    let planned = Outcome::planned(plan, site, policy);
     let Some(d) = site.offset.and_then(|off| plan.decision(&site.type_id, off)) else {
         return Ok(Outcome::Indirect);
     };
-    if policy.call_site_blocker(site).is_none() {
-        if d.resolution == Resolution::SingleImpl
-            && let Some(target) = &d.target
-        {
-            single_impl::apply(module, call, target)?;
-            return Ok(Outcome::SingleImpl);
+    let by_args = d.for_args(site.const_args.as_deref());
+    match (planned, &d.target, by_args) {
+        (Outcome::SingleImpl, Some(target), _) => single_impl::apply(module, call, target)?,
+        (Outcome::UniformRetVal, _, Some(a)) => uniform_ret::apply(module, call, a.value)?,
+        (Outcome::UniqueRetVal, _, Some(a)) => unique_ret::apply(module, call, a)?,
+        (Outcome::VirtualConstProp | Outcome::VirtualConstProp1Bit, _, Some(a)) => {
+            virtual_const_prop::apply(module, call, a)?
         }
-        if let Some(a) = d.for_args(site.const_args.as_deref()) {
-            match a.resolution {
-                Resolution::UniformRetVal => {
-                    uniform_ret::apply(module, call, a.value)?;
-                    return Ok(Outcome::UniformRetVal);
-                }
-                Resolution::UniqueRetVal if a.member_symbol.is_some() => {
-                    unique_ret::apply(module, call, a)?;
-                    return Ok(Outcome::UniqueRetVal);
-                }
-                Resolution::VirtualConstProp => {
-                    virtual_const_prop::apply(module, call, a)?;
-                    let one_bit = a.bit.is_some();
-                    return Ok(if one_bit { Outcome::VirtualConstProp1Bit } else { Outcome::VirtualConstProp });
-                }
-                _ => {}
-            }
+        (Outcome::Speculative, _, _) => {
+            return Ok(if speculative::apply(module, call, &d.speculative)? > 0 {
+                Outcome::Speculative
+            } else {
+                Outcome::Indirect
+            });
         }
+        _ => return Ok(Outcome::Indirect),
     }
-    if !d.speculative.is_empty() && site.assumed && speculative::apply(module, call, &d.speculative)? > 0 {
-        return Ok(Outcome::Speculative);
-    }
-    Ok(Outcome::Indirect)
+    Ok(planned)
 }
