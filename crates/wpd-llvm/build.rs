@@ -19,6 +19,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/shim.cpp");
     println!("cargo:rerun-if-changed=shim/codegen.cpp");
     println!("cargo:rerun-if-changed=shim/symtab.cpp");
+    println!("cargo:rerun-if-changed=shim/lto.cpp");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
     build
@@ -26,6 +27,7 @@ fn main() {
         .file("shim/shim.cpp")
         .file("shim/codegen.cpp")
         .file("shim/symtab.cpp")
+        .file("shim/lto.cpp")
         .flag("-fno-rtti")
         .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {

@@ -64,6 +64,8 @@ pub struct LinkArgs {
     pub shared: bool,
     /// `-r`: the output is an object for a later link.
     pub relocatable: bool,
+    /// `-pie`: a position-independent executable.
+    pub pie: bool,
     pub export_dynamic: bool,
     /// `--dynamic-list`, `--export-dynamic-symbol(-list)` (and, outside
     /// `-shared`, `--version-script`): some symbols are exported; wpd
@@ -98,6 +100,7 @@ impl Default for LinkArgs {
             output: None,
             shared: false,
             relocatable: false,
+            pie: false,
             export_dynamic: false,
             partial_export: false,
             whole_program_visibility: false,
@@ -434,6 +437,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             },
             Action::Shared => out.shared = true,
             Action::Relocatable => out.relocatable = true,
+            Action::Pie(on) => out.pie = on,
             Action::ExportDynamic(on) => out.export_dynamic = on,
             Action::DynamicList => {
                 out.partial_export = true;

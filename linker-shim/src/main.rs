@@ -112,8 +112,23 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         profile: link.profile.clone(),
         dwo_dir: link.dwo_dir.clone(),
         split_dwarf_file: None,
+        reloc: if link.relocatable {
+            wpd_llvm::LtoReloc::Module
+        } else if link.pie || link.shared {
+            wpd_llvm::LtoReloc::Pic
+        } else {
+            wpd_llvm::LtoReloc::Static
+        },
     };
-    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, link.jobs, &mut timings)
+    // LLVM's ThinLTO gets the resolutions of the same model.
+    let output = wpd_link::lto::OutputKind {
+        shared: link.shared,
+        relocatable: link.relocatable,
+        export_dynamic: link.export_dynamic,
+    };
+    let symbols = wpd_link::lto::LtoSymbols::new(model, output);
+    let backends = wpd::Backends::ThinLto(&symbols);
+    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, backends, link.jobs, &mut timings)
         .map_err(|e| e.to_string())?;
     if link.wpd.remarks {
         for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats) {

@@ -88,6 +88,8 @@ pub enum Action {
     Defsym,
     Shared,
     Relocatable,
+    /// `-pie` / `-no-pie`: position-independent executable (PIC code).
+    Pie(bool),
     ExportDynamic(bool),
     /// `--dynamic-list` and the like: some symbols are exported.
     DynamicList,
@@ -225,7 +227,8 @@ pub const OPTIONS: &[Spec] = &[
     o(&["no-fat-lto-objects"], Flag, Lto, A::Pass),
     // Output only.
     o(&["o", "output"], Value, Output, A::Output),
-    o(&["pie", "pic-executable", "no-pie", "no-pic-executable"], Flag, Output, A::Pass),
+    o(&["pie", "pic-executable"], Flag, Output, A::Pie(true)),
+    o(&["no-pie", "no-pic-executable"], Flag, Output, A::Pie(false)),
     o(&["m"], Value, Output, A::Pass),
     o(&["A", "architecture", "G", "gpsize", "hash-size", "spare-dynamic-tags"], Value, Output, A::Pass),
     o(&["EL", "EB"], Flag, Output, A::Pass),

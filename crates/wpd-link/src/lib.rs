@@ -22,6 +22,7 @@ pub mod error;
 pub mod file_kind;
 pub mod hierarchy;
 pub mod layout;
+pub mod lto;
 pub mod native;
 pub mod outcome;
 pub mod policy;

@@ -486,6 +486,27 @@ int wpd_add_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, con
   return 1;
 }
 
+// Gives the local global `symbol` the name of its hidden alias `alias`
+// (added by wpd_add_hidden_alias, possibly through a vtable rebuilt since):
+// one name for one object. With two names, code that cross-module import
+// brings into another module could compare the addresses of two distinct
+// declarations, which LLVM folds to "different". Returns 0 when `alias` is
+// not an alias of `symbol`.
+int wpd_merge_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, const char *alias, size_t alen) {
+  Module &m = *unwrap(mod);
+  GlobalValue *g = m.getNamedValue(StringRef(symbol, slen));
+  auto *a = dyn_cast_or_null<GlobalAlias>(m.getNamedValue(StringRef(alias, alen)));
+  if (!g || !a || a->getAliasee() != g || !g->hasLocalLinkage()) return 0;
+  a->replaceAllUsesWith(g);
+  std::string name = a->getName().str();
+  a->eraseFromParent();
+  g->setName(name);
+  g->setLinkage(GlobalValue::ExternalLinkage);
+  g->setVisibility(GlobalValue::HiddenVisibility);
+  g->setDSOLocal(true);
+  return 1;
+}
+
 // Guarded speculative devirtualization: `if (fp == callee) callee(args)
 // else fp(args)`, comparing the loaded function pointer so unknown classes
 // still take the indirect path. `callee` is a function or an alias of one

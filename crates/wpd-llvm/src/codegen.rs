@@ -14,7 +14,7 @@ use std::sync::Once;
 static INIT: Once = Once::new();
 
 /// Registers the native (x86-64) target once per process.
-fn init_native_target() {
+pub(crate) fn init_native_target() {
     INIT.call_once(|| {
         // SAFETY: LLVM's target initializers are idempotent and run once here.
         unsafe {
@@ -65,6 +65,24 @@ impl<'c> Module<'c> {
         // SAFETY: names passed with their lengths.
         unsafe {
             ffi::wpd_add_hidden_alias(
+                self.raw,
+                symbol.as_ptr().cast(),
+                symbol.len(),
+                alias.as_ptr().cast(),
+                alias.len(),
+            ) != 0
+        }
+    }
+
+    /// Renames the local global `symbol` to its hidden alias `alias` (made by
+    /// [`Module::add_hidden_alias`]) and drops the alias: one name for one
+    /// object, whatever code is imported where. False when `alias` is not
+    /// an alias of `symbol` here.
+    pub fn merge_hidden_alias(&self, symbol: &str, alias: &str) -> bool {
+        let (symbol, alias) = (wpd_summary::name::to_bytes(symbol), wpd_summary::name::to_bytes(alias));
+        // SAFETY: names passed with their lengths.
+        unsafe {
+            ffi::wpd_merge_hidden_alias(
                 self.raw,
                 symbol.as_ptr().cast(),
                 symbol.len(),

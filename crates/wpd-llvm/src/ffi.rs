@@ -67,6 +67,13 @@ unsafe extern "C" {
         data_sections: c_int,
         err: *mut *mut c_char,
     ) -> LLVMTargetMachineRef;
+    pub fn wpd_merge_hidden_alias(
+        module: LLVMModuleRef,
+        symbol: *const c_char,
+        slen: usize,
+        alias: *const c_char,
+        alen: usize,
+    ) -> c_int;
     pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
     pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
     pub fn wpd_named_global(module: LLVMModuleRef, name: *const c_char, len: usize, kind: c_int) -> LLVMValueRef;
@@ -130,4 +137,66 @@ unsafe extern "C" {
     );
     pub fn wpd_symtab_free(table: *mut c_void);
     pub fn wpd_demangle(name: *const c_char, len: usize) -> *mut c_char;
+}
+
+// `shim/lto.cpp`: LLVM's ThinLTO (lto::LTO) driven with wpd's resolutions.
+/// The options of [`wpd_lto_new`]; the layout of `WpdLtoOptions` in the shim.
+#[repr(C)]
+pub struct LtoOptionsRaw {
+    pub opt_level: u32,
+    pub cpu: *const c_char,
+    pub reloc: c_int,
+    pub function_sections: c_int,
+    pub data_sections: c_int,
+    pub debugger_tuning: c_int,
+    pub emulated_tls: c_int,
+    pub tls_descriptors: c_int,
+    pub stack_size_section: c_int,
+    pub split_machine_functions: c_int,
+    pub jmc_instrument: c_int,
+    pub sample_profile: *const c_char,
+    pub cs_profile: *const c_char,
+    pub cs_generate: c_int,
+    pub dwo_dir: *const c_char,
+    pub threads: u32,
+    pub verify: c_int,
+}
+
+pub type LtoEmitFn = unsafe extern "C" fn(ctx: *mut c_void, task: u32, data: *const c_char, len: usize);
+pub type LtoWarnFn = unsafe extern "C" fn(ctx: *mut c_void, text: *const c_char, len: usize);
+
+unsafe extern "C" {
+    pub fn wpd_write_thinlto_bitcode(
+        module: LLVMModuleRef,
+        out: *mut *mut c_char,
+        len: *mut usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn wpd_lto_new(options: *const LtoOptionsRaw) -> *mut c_void;
+    pub fn wpd_lto_free(lto: *mut c_void);
+    pub fn wpd_lto_input_open(
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        err: *mut *mut c_char,
+    ) -> *mut c_void;
+    pub fn wpd_lto_input_free(input: *mut c_void);
+    pub fn wpd_lto_input_symbol_count(input: *mut c_void) -> usize;
+    pub fn wpd_lto_input_symbol(
+        input: *mut c_void,
+        i: usize,
+        name: *mut *const c_char,
+        name_len: *mut usize,
+        section: *mut *const c_char,
+        section_len: *mut usize,
+        flags: *mut u32,
+    );
+    pub fn wpd_lto_add(lto: *mut c_void, input: *mut c_void, res: *const u8, n: usize, err: *mut *mut c_char) -> c_int;
+    pub fn wpd_lto_run(
+        lto: *mut c_void,
+        emit: LtoEmitFn,
+        ctx: *mut c_void,
+        warn: LtoWarnFn,
+        err: *mut *mut c_char,
+    ) -> c_int;
 }

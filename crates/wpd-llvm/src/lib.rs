@@ -10,12 +10,14 @@
 
 mod codegen;
 mod ffi;
+mod lto;
 mod symtab;
 mod value;
 mod vcall;
 
 pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
+pub use lto::{LtoInput, LtoOptions, LtoReloc, LtoSymbol, Resolution, ThinLto};
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
 pub use vcall::{RewriteError, TypeTest, VirtualCall};

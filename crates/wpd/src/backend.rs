@@ -1,6 +1,8 @@
-//! backend: one bitcode file + the plan → one native object. Parses both
-//! parts of a split unit, applies the plan to each part, links them, drops
-//! leftover type tests, optimizes and emits code.
+//! backend: one bitcode file + the plan → the rewritten module. Parses both
+//! parts of a split unit, applies the plan to each part, links them and
+//! drops leftover type tests; then either writes it back as ThinLTO bitcode
+//! for LLVM's thin link and backends ([`rewrite_to_bitcode`], wpd-ld) or
+//! optimizes and emits it on its own ([`backend`], `wpd backend`).
 //!
 //! The backend reports what it did to every call site ([`CallOutcome`]):
 //! those outcomes, not the plan's predictions, are what remarks and reports
@@ -14,7 +16,8 @@ use crate::policy::Policy;
 use crate::rewrite;
 use crate::summarize;
 use serde::Serialize;
-use wpd_llvm::Context;
+use std::collections::BTreeSet;
+use wpd_llvm::{Context, Module};
 use wpd_summary::{CallSite, Plan};
 
 pub use wpd_link::outcome::Outcome;
@@ -58,23 +61,61 @@ pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<usiz
     }
 }
 
-/// Compiles one bitcode input under `plan` into a native object.
+/// Compiles one bitcode input under `plan` into a native object on its own
+/// (no cross-module optimization): `wpd backend`, one module at a time.
 pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Result<(Vec<u8>, BackendStats)> {
+    let ctx = Context::new();
+    let (module, stats, _) = rewrite(&ctx, input, plan)?;
+    let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
+    Ok((object, stats))
+}
+
+/// One input rewritten under the plan, as ThinLTO bitcode for LLVM's thin
+/// link and backends (`crate::thinlto`).
+pub struct Rewritten {
+    /// ThinLTO bitcode: one module (a split unit's parts linked), with a
+    /// fresh module summary.
+    pub bitcode: Vec<u8>,
+    pub stats: BackendStats,
+    /// The names the rewrite gave this module's definitions (promoted
+    /// locals, aliases of local vtables): the module's own.
+    pub introduced: BTreeSet<String>,
+}
+
+/// Applies the plan to one input and writes it back as ThinLTO bitcode.
+pub fn rewrite_to_bitcode(input: &BitcodeInput, plan: &Plan, verify: bool) -> Result<Rewritten> {
+    let ctx = Context::new();
+    let (module, stats, introduced) = rewrite(&ctx, input, plan)?;
+    if verify {
+        module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
+    }
+    let bitcode = module.write_thinlto_bitcode().map_err(|e| Error::at(&input.name, e))?;
+    Ok(Rewritten { bitcode, stats, introduced })
+}
+
+/// Parses one input, applies the plan to both parts of a split unit, links
+/// them and drops leftover type tests: the module the backends optimize.
+fn rewrite<'c>(
+    ctx: &'c Context,
+    input: &BitcodeInput,
+    plan: &Plan,
+) -> Result<(Module<'c>, BackendStats, BTreeSet<String>)> {
     let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
     let index = plan_module(plan, input, &hash)?;
-    let ctx = Context::new();
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
     let policy = Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() };
     let mut stats = BackendStats::default();
+    let planned = &plan.modules[index];
+    let introduced = planned.promotions.iter().chain(&planned.vtable_aliases).map(|p| p.promoted.clone()).collect();
 
-    rewrite::promote::apply(&modules, &plan.modules[index].promotions, &input.name)?;
-    rewrite::promote::keep(&modules, &plan.modules[index].keep, &input.name)?;
+    rewrite::promote::apply(&modules, &planned.promotions, &input.name)?;
+    rewrite::promote::keep(&modules, &planned.keep, &input.name)?;
     // Aliases first: a unique-return comparison in this very module names
     // the alias, and must not declare that name before it exists. Rebuilding
     // the vtable later retargets the alias (replaceAllUsesWith).
-    rewrite::promote::aliases(&modules, &plan.modules[index].vtable_aliases, &input.name)?;
+    rewrite::promote::aliases(&modules, &planned.vtable_aliases, &input.name)?;
     {
         let scan = summarize::scan(&modules, &hash);
         for c in scan.calls {
@@ -110,6 +151,14 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
         ));
     }
     stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
-    let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
-    Ok((object, stats))
+    // The local vtables other modules name through a hidden alias take the
+    // alias's name: with two names, code imported into another module
+    // could compare two "distinct" declarations of one vtable, which LLVM
+    // folds to false.
+    for a in &planned.vtable_aliases {
+        if !module.merge_hidden_alias(&a.symbol, &a.promoted) {
+            return Err(Error::at(&input.name, format!("cannot give vtable {} the name {}", a.symbol, a.promoted)));
+        }
+    }
+    Ok((module, stats, introduced))
 }

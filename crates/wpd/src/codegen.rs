@@ -24,6 +24,10 @@ pub struct CodegenOptions {
     pub dwo_dir: Option<PathBuf>,
     /// The `.dwo` of this module ([`CodegenOptions::for_module`]).
     pub split_dwarf_file: Option<PathBuf>,
+    /// The link's relocation model (ThinLTO backends; lld: PIC for `-pie`
+    /// and `-shared`, static otherwise, each module's own for `-r`). The
+    /// one-module backend follows each module's `PIC Level`.
+    pub reloc: wpd_llvm::LtoReloc,
 }
 
 impl Default for CodegenOptions {
@@ -37,6 +41,7 @@ impl Default for CodegenOptions {
             profile: Profile::default(),
             dwo_dir: None,
             split_dwarf_file: None,
+            reloc: wpd_llvm::LtoReloc::Pic,
         }
     }
 }

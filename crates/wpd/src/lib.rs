@@ -8,8 +8,10 @@
 //! input       bitcode objects / archives  ──► BitcodeInput (bytes + identity)
 //! summarize   BitcodeInput ──► ModuleSummary (.wpds)      parallel, one LLVM context per task
 //! thin link   wpd_link::{hierarchy, policy, decide, layout}: summaries ──► Plan (.wpdp)
-//! backend     bitcode + Plan ──► rewrite/ (promote, single_impl, …, type_tests) ──► codegen ──► ELF object,
-//!             and what it did to every call site
+//! backend     bitcode + Plan ──► rewrite/ (promote, single_impl, …, type_tests), and what it did to
+//!             every call site; then either ThinLTO bitcode ──► thinlto (LLVM's thin link: prevailing
+//!             copies, dead stripping, internalization, import; its backends) ──► ELF objects (wpd-ld),
+//!             or codegen of the one module ──► ELF object (`wpd backend`)
 //! report      backend outcomes + Plan ──► remarks and the JSON report
 //! ```
 //!
@@ -23,6 +25,7 @@ pub mod input;
 pub mod report;
 pub mod rewrite;
 pub mod summarize;
+pub mod thinlto;
 pub mod timing;
 
 pub use object;
@@ -47,13 +50,24 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
     Ok(pool.install(f))
 }
 
+/// How the modules are compiled after the plan is applied.
+#[derive(Clone, Copy)]
+pub enum Backends<'a> {
+    /// Through LLVM's ThinLTO, with the resolutions of the link model:
+    /// what wpd-ld does.
+    ThinLto(&'a wpd_link::lto::LtoSymbols),
+    /// Each module on its own, as `wpd backend` compiles it.
+    Isolated,
+}
+
 /// The whole link-time job on bitcode already read: summarize every module,
-/// thin-link, then compile every module under the plan. Objects come back in
-/// input order, byte-identical whatever `jobs` is.
+/// thin-link, then apply the plan to every module and compile them. Objects
+/// come back in input order, byte-identical whatever `jobs` is.
 pub fn devirtualize_and_compile(
     inputs: &[BitcodeInput],
     policy: &policy::Policy,
     codegen: &codegen::CodegenOptions,
+    backends: Backends<'_>,
     jobs: Option<usize>,
     timings: &mut Timings,
 ) -> Result<LinkOutput> {
@@ -64,13 +78,32 @@ pub fn devirtualize_and_compile(
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
-    let compiled = timings.phase("backend", || -> Result<Vec<(Vec<u8>, backend::BackendStats)>> {
-        let results: Vec<Result<_>> = with_jobs(jobs, || {
-            inputs.par_iter().enumerate().map(|(k, i)| backend::backend(i, &plan, &codegen.for_module(k))).collect()
-        })?;
-        results.into_iter().collect()
-    })?;
-    let (objects, stats): (Vec<_>, Vec<backend::BackendStats>) = compiled.into_iter().unzip();
+    let (objects, stats) = match backends {
+        Backends::Isolated => {
+            let compiled = timings.phase("backend", || -> Result<Vec<(Vec<u8>, backend::BackendStats)>> {
+                let results: Vec<Result<_>> = with_jobs(jobs, || {
+                    inputs
+                        .par_iter()
+                        .enumerate()
+                        .map(|(k, i)| backend::backend(i, &plan, &codegen.for_module(k)))
+                        .collect()
+                })?;
+                results.into_iter().collect()
+            })?;
+            compiled.into_iter().unzip()
+        }
+        Backends::ThinLto(symbols) => {
+            let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
+                let results: Vec<Result<_>> = with_jobs(jobs, || {
+                    inputs.par_iter().map(|i| backend::rewrite_to_bitcode(i, &plan, codegen.verify)).collect()
+                })?;
+                results.into_iter().collect()
+            })?;
+            let objects = timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs))?;
+            (objects, rewritten.into_iter().map(|r| r.stats).collect())
+        }
+    };
+    let stats: Vec<backend::BackendStats> = stats;
     // Calls were rewritten to load bytes beside this vtable: a layout that
     // no module applied would make them read whatever lies there.
     let rebuilt: std::collections::BTreeSet<u32> =

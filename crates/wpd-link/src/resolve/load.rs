@@ -662,11 +662,13 @@ impl<'a> Loader<'a> {
         for &u in &self.order {
             let unit = &self.units[u.0 as usize];
             let mut prevailing = BTreeSet::new();
+            let mut defined = BTreeSet::new();
             if unit.kind == LoadedKind::Bitcode {
                 for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
                     if self.symtab.find(&s.name).and_then(|id| self.symtab.owner(id)) == Some(u) {
                         prevailing.insert(s.name.clone());
                     }
+                    defined.insert(s.name.clone());
                 }
             }
             loaded.push(Loaded {
@@ -675,6 +677,7 @@ impl<'a> Loader<'a> {
                 kind: unit.kind,
                 name: unit.name.clone(),
                 prevailing,
+                defined,
             });
             if let (Some(m), InputKind::Archive { members, .. }) =
                 (unit.member, &mut self.inputs[unit.input.index()].kind)

@@ -93,6 +93,8 @@ pub struct Loaded {
     /// For bitcode: the defined symbols of this module that prevail (the
     /// linker keeps this copy), sorted.
     pub prevailing: BTreeSet<String>,
+    /// For bitcode: every symbol this module defines (prevailing or not).
+    pub defined: BTreeSet<String>,
 }
 
 /// The symbols code outside the bitcode can reference.

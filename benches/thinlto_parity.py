@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""ThinLTO parity benchmark: wpd-ld against lld's own ThinLTO (with LLVM's
+whole-program devirtualization) on the same bitcode objects.
+
+    wpd: clang++-19 -O2 -flto=thin --ld-path=wpd-ld -Wl,--lto-whole-program-visibility -Wl,--wpd-jobs=J
+    lld: clang++-19 -O2 -flto=thin -fuse-ld=lld     -Wl,--lto-whole-program-visibility -Wl,--thinlto-jobs=J
+
+Programs (each compiled with -O2 -flto=thin -fwhole-program-vtables, once
+as split LTO units, clang's default with whole-program vtables, and once
+with -fno-split-lto-unit):
+  hotloop    a loop calling a devirtualized callee defined in another object
+             (benches/parity/hotloop)
+  templates  templates instantiated in 16 objects and 192 dead external
+             functions (benches/parity/gen_templates.py)
+  demo       fixtures/demo
+  big        the generated program of benches/gen_big.sh (300 classes,
+             2100 virtual call sites, 9 objects)
+
+For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
+least as good): the program's run time (best of RUNS), the .text size, the
+link time (best of RUNS, same job count), and both links' peak memory
+(maximum resident set of the link's process tree); the devirtualized call
+sites of each (wpd: its report; LLVM: its remarks, counted in one extra
+link without importing so that a remark is one call site), and whether
+both programs print exactly what the -O0 build prints.
+
+Results: stdout, bench-out/parity.txt and bench-out/parity.json.
+Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
+JOBS (default 2), PROGRAMS (default "hotloop templates demo big").
+Exit status 1 when an output differs from -O0 (never for a ratio).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WPD_LD = os.path.abspath(os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target/release/wpd-ld')))
+RUNS = int(os.environ.get('RUNS', '3'))
+JOBS = int(os.environ.get('JOBS', '2'))
+PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo big').split()
+OUT = os.path.join(ROOT, 'bench-out')
+WORK = os.path.join(OUT, 'parity-work')
+CFLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables']
+MODES = {'split': [], 'nosplit': ['-fno-split-lto-unit']}
+DEVIRT_REMARK = re.compile(r': (single-impl|uniform-ret-val|unique-ret-val|virtual-const-prop(-1-bit)?): devirtualized a call to')
+
+
+def run(cmd, cwd=None, capture=True):
+    r = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f'thinlto_parity: failed ({r.returncode}): {" ".join(cmd)}\n{r.stderr}')
+    return r.stdout if capture else ''
+
+
+def sources(program, src_dir):
+    """Writes or finds the program's sources; returns the .cpp files."""
+    if program == 'hotloop':
+        d = os.path.join(ROOT, 'benches/parity/hotloop')
+    elif program == 'demo':
+        d = os.path.join(ROOT, 'fixtures/demo')
+    elif program == 'templates':
+        d = src_dir
+        run([sys.executable, os.path.join(ROOT, 'benches/parity/gen_templates.py'), d])
+    elif program == 'big':
+        d = src_dir
+        run([os.path.join(ROOT, 'benches/gen_big.sh'), d])
+    else:
+        sys.exit(f'thinlto_parity: unknown program {program}')
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp'))
+
+
+def timed_link(cmd):
+    """Best wall time (ms) of RUNS links after a warm-up, and the largest
+    peak resident set (KiB) of the link's process tree over them."""
+    best, peak = None, 0
+    with tempfile.NamedTemporaryFile('r', suffix='.rss') as rss:
+        for i in range(RUNS + 1):
+            t0 = time.perf_counter()
+            r = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', rss.name] + cmd,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            ms = (time.perf_counter() - t0) * 1000
+            if r.returncode != 0:
+                sys.exit(f'thinlto_parity: link failed: {" ".join(cmd)}\n{r.stderr}')
+            rss.seek(0)
+            peak = max(peak, int(rss.read().split()[-1]))
+            if i > 0:
+                best = ms if best is None else min(best, ms)
+    return best, peak
+
+
+def run_time(prog):
+    best = None
+    for _ in range(RUNS):
+        t0 = time.perf_counter()
+        subprocess.run([prog], stdout=subprocess.DEVNULL, check=True)
+        ms = (time.perf_counter() - t0) * 1000
+        best = ms if best is None else min(best, ms)
+    return best
+
+
+def text_size(prog):
+    for line in run(['size', '-A', prog]).splitlines():
+        parts = line.split()
+        if parts and parts[0] == '.text':
+            return int(parts[1])
+    return 0
+
+
+def bench(program, mode):
+    work = os.path.join(WORK, f'{program}-{mode}')
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    cpps = sources(program, os.path.join(WORK, f'{program}-src'))
+    objs, o0 = [], []
+    for cpp in cpps:
+        stem = os.path.splitext(os.path.basename(cpp))[0]
+        obj = os.path.join(work, stem + '.o')
+        run(['clang++-19'] + CFLAGS + MODES[mode] + ['-c', cpp, '-o', obj], cwd=os.path.dirname(cpp))
+        objs.append(obj)
+        ref = os.path.join(work, stem + '.O0.o')
+        run(['clang++-19', '-O0', '-c', cpp, '-o', ref], cwd=os.path.dirname(cpp))
+        o0.append(ref)
+    ref_prog = os.path.join(work, 'prog.O0')
+    run(['clang++-19'] + o0 + ['-o', ref_prog])
+    expected = run([ref_prog])
+
+    report = os.path.join(work, 'report.json')
+    wpd_prog, lld_prog = os.path.join(work, 'prog.wpd'), os.path.join(work, 'prog.lld')
+    wpd_cmd = ['clang++-19'] + CFLAGS + [f'--ld-path={WPD_LD}', '-Wl,--lto-whole-program-visibility',
+                                         f'-Wl,--wpd-jobs={JOBS}', f'-Wl,--wpd-report={report}'] + objs + ['-o', wpd_prog]
+    lld_cmd = ['clang++-19'] + CFLAGS + ['-fuse-ld=lld', '-Wl,--lto-whole-program-visibility',
+                                         f'-Wl,--thinlto-jobs={JOBS}'] + objs + ['-o', lld_prog]
+    wpd_link, wpd_peak = timed_link(wpd_cmd)
+    lld_link, lld_peak = timed_link(lld_cmd)
+    same = run([wpd_prog]) == expected and run([lld_prog]) == expected
+    calls = json.load(open(report))['call_sites']
+    wpd_devirt = calls['total'] - calls['not_devirtualized']
+    remarks = subprocess.run(lld_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0'],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
+    lld_devirt = sum(1 for line in remarks.splitlines() if DEVIRT_REMARK.search(line))
+    wpd_run, lld_run = run_time(wpd_prog), run_time(lld_prog)
+    wpd_text, lld_text = text_size(wpd_prog), text_size(lld_prog)
+    return {
+        'program': program, 'mode': mode, 'objects': len(objs),
+        'run_ms': [round(wpd_run, 1), round(lld_run, 1)], 'run_ratio': wpd_run / lld_run,
+        'text_bytes': [wpd_text, lld_text], 'text_ratio': wpd_text / lld_text,
+        'link_ms': [round(wpd_link, 1), round(lld_link, 1)], 'link_ratio': wpd_link / lld_link,
+        'peak_kib': [wpd_peak, lld_peak], 'peak_ratio': wpd_peak / lld_peak,
+        'devirtualized': [wpd_devirt, lld_devirt], 'output_matches_O0': same,
+        'wpd_phases_ms': json.load(open(report)).get('timings_ms', {}),
+    }
+
+
+def main():
+    if not os.access(WPD_LD, os.X_OK):
+        sys.exit(f'thinlto_parity: {WPD_LD} not found; run cargo build --release first')
+    for tool in ['clang++-19', 'ld.lld-19', 'size']:
+        if shutil.which(tool) is None:
+            sys.exit(f'thinlto_parity: {tool} not found')
+    os.makedirs(WORK, exist_ok=True)
+    rows = []
+    for program in PROGRAMS:
+        for mode in MODES:
+            print(f'benchmarking {program} ({mode})...', file=sys.stderr)
+            rows.append(bench(program, mode))
+    head = (f'ThinLTO parity: wpd-ld vs lld ThinLTO + LLVM WPD ({time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, '
+            f'{os.cpu_count()} cores, {JOBS} jobs, best of {RUNS})\n'
+            'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
+    fmt = '{:<10} {:<8} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>6}'
+    lines = [head, fmt.format('program', 'mode', 'objs', 'run', '.text', 'link', 'peak mem', 'devirt wpd', 'devirt lld', 'output')]
+    for r in rows:
+        lines.append(fmt.format(r['program'], r['mode'], r['objects'], f"{r['run_ratio']:.2f}", f"{r['text_ratio']:.2f}",
+                                f"{r['link_ratio']:.2f}", f"{r['peak_ratio']:.2f}", r['devirtualized'][0],
+                                r['devirtualized'][1], 'same' if r['output_matches_O0'] else 'DIFFERS'))
+    lines.append('')
+    lines.append('absolute values (wpd / lld): run ms, .text bytes, link ms, peak KiB')
+    for r in rows:
+        lines.append(f"{r['program']:<10} {r['mode']:<8} run {r['run_ms']}, .text {r['text_bytes']}, "
+                     f"link {r['link_ms']}, peak {r['peak_kib']}")
+    text = '\n'.join(lines) + '\n'
+    print(text)
+    with open(os.path.join(OUT, 'parity.txt'), 'w') as f:
+        f.write(text)
+    with open(os.path.join(OUT, 'parity.json'), 'w') as f:
+        json.dump(rows, f, indent=1)
+    print(f'results written to {OUT}/parity.txt and parity.json', file=sys.stderr)
+    if not all(r['output_matches_O0'] for r in rows):
+        sys.exit(1)
+
+
+if __name__ == '__main__':
+    main()

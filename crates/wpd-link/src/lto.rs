@@ -1,0 +1,248 @@
+//! Symbol resolutions for LLVM's ThinLTO, from wpd's link model.
+//!
+//! wpd hands its rewritten modules to LLVM's `lto::LTO`, which needs, for
+//! every symbol of every module, what lld's `IRCompiler::add` tells it
+//! (lld/ELF/LTO.cpp): whether this module's copy prevails, whether code
+//! outside the bitcode can see it (then it is neither internalized nor
+//! dropped as dead), whether it is exported dynamically, whether the
+//! definition is final in this linkage unit, and whether the linker
+//! redefines it. [`LtoSymbols`] answers those from the [`LinkModel`]: the
+//! same resolution the real linker will make, decided before it runs.
+//!
+//! A symbol the rewrite introduced (a local wpd promoted to give a
+//! devirtualized call something to name) was never in the model: it is
+//! defined by exactly one module, which therefore prevails.
+
+use crate::resolve::{LinkModel, OutsideRefs};
+use std::collections::{BTreeSet, HashSet};
+
+/// The facts about one symbol of a module that the resolution needs (the
+/// module's symbol table, read by the caller through LLVM).
+#[derive(Clone, Copy, Debug)]
+pub struct SymbolView<'a> {
+    pub name: &'a str,
+    /// The section it is placed in (`__start_`/`__stop_` refer to it).
+    pub section: &'a str,
+    pub undefined: bool,
+    /// Hidden or protected.
+    pub non_default_visibility: bool,
+    pub hidden: bool,
+    /// Made by wpd's rewrite of this module (a promoted local, an alias
+    /// for a local vtable).
+    pub introduced: bool,
+}
+
+/// What the link decided about one symbol of one module.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SymbolResolution {
+    pub prevailing: bool,
+    pub final_definition: bool,
+    pub visible_to_regular_obj: bool,
+    pub export_dynamic: bool,
+    pub linker_redefined: bool,
+}
+
+/// The link's symbol facts, by module of the link (the loaded bitcode in
+/// load order).
+#[derive(Clone, Debug, Default)]
+pub struct LtoSymbols {
+    /// Per module: the definitions the model saw, and those that prevail.
+    modules: Vec<(BTreeSet<String>, BTreeSet<String>)>,
+    /// Every name some module's definition prevails for.
+    prevailing_anywhere: HashSet<String>,
+    /// Names code outside the bitcode references; `None`: unknown (all).
+    outside: Option<BTreeSet<String>>,
+    exported: BTreeSet<String>,
+    export_dynamic: bool,
+    executable: bool,
+    relocatable: bool,
+    /// `--defsym` names, `--wrap` symbols and their `__real_` names.
+    redefined: BTreeSet<String>,
+    /// Section names with a `__start_`/`__stop_` reference.
+    start_stop: BTreeSet<String>,
+}
+
+/// How the output is linked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OutputKind {
+    pub shared: bool,
+    pub relocatable: bool,
+    /// `--export-dynamic` (`-E`).
+    pub export_dynamic: bool,
+}
+
+impl LtoSymbols {
+    pub fn new(model: &LinkModel, output: OutputKind) -> LtoSymbols {
+        let modules: Vec<_> = model.bitcode().map(|l| (l.defined.clone(), l.prevailing.clone())).collect();
+        let prevailing_anywhere = modules.iter().flat_map(|(_, p)| p.iter().cloned()).collect();
+        let outside = match &model.outside_refs {
+            OutsideRefs::Known(s) => Some(s.clone()),
+            OutsideRefs::Unknown(_) => None,
+        };
+        let mut redefined: BTreeSet<String> = model.defined_by_command_line.clone();
+        for w in &model.wraps {
+            redefined.insert(w.clone());
+            redefined.insert(format!("__real_{w}"));
+        }
+        let start_stop = outside
+            .iter()
+            .flatten()
+            .filter_map(|n| n.strip_prefix("__start_").or_else(|| n.strip_prefix("__stop_")))
+            .map(str::to_string)
+            .collect();
+        LtoSymbols {
+            modules,
+            prevailing_anywhere,
+            outside,
+            exported: model.exported.clone(),
+            export_dynamic: output.export_dynamic,
+            executable: !output.shared && !output.relocatable,
+            relocatable: output.relocatable,
+            redefined,
+            start_stop,
+        }
+    }
+
+    /// How many modules the link has.
+    pub fn module_count(&self) -> usize {
+        self.modules.len()
+    }
+
+    /// The resolution of `sym` in the `module`-th bitcode module of the
+    /// link, after wpd's rewrite.
+    pub fn resolve(&self, module: usize, sym: &SymbolView<'_>) -> SymbolResolution {
+        let (defined, prevailing) = match self.modules.get(module) {
+            Some((d, p)) => (Some(d), Some(p)),
+            None => (None, None),
+        };
+        let known = defined.is_some_and(|d| d.contains(sym.name));
+        // A definition the model did not see in this module: a name this
+        // module's rewrite made (its own, unique to it), or one the model
+        // leaves out of the link's symbol table (never resolved across
+        // files): this copy is the one, and nothing wpd cannot see into is
+        // internalized or dropped.
+        let unseen = !sym.undefined && !known;
+        let prevails = !sym.undefined && if known { prevailing.is_some_and(|p| p.contains(sym.name)) } else { true };
+        let outside = match &self.outside {
+            None => true,
+            Some(refs) => refs.contains(sym.name),
+        };
+        let exported = (self.export_dynamic || self.exported.contains(sym.name)) && !sym.hidden;
+        let visible = self.relocatable
+            || outside
+            || (unseen && !sym.introduced)
+            || (prevails && exported)
+            || self.redefined.contains(sym.name)
+            || (!sym.section.is_empty() && self.start_stop.contains(sym.section));
+        let final_definition = (self.executable || sym.non_default_visibility)
+            && (prevails || self.prevailing_anywhere.contains(sym.name));
+        SymbolResolution {
+            prevailing: prevails,
+            final_definition,
+            visible_to_regular_obj: visible,
+            export_dynamic: exported,
+            linker_redefined: prevails && self.redefined.contains(sym.name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::resolve::{Flavor, LoadedKind};
+    use crate::{InputId, Loaded};
+
+    fn set(names: &[&str]) -> BTreeSet<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn model(outside: Option<&[&str]>) -> LinkModel {
+        let unit = |name: &str, defined: &[&str], prevailing: &[&str]| Loaded {
+            input: InputId(0),
+            member: None,
+            kind: LoadedKind::Bitcode,
+            name: name.into(),
+            prevailing: set(prevailing),
+            defined: set(defined),
+        };
+        LinkModel {
+            flavor: Flavor::Lld,
+            inputs: Vec::new(),
+            loaded: vec![
+                unit("a.o", &["main", "_Z3tplv", "_Z5wrapv"], &["main", "_Z3tplv", "_Z5wrapv"]),
+                unit("b.o", &["_Z3tplv", "_Z6helperv", "api"], &["_Z6helperv", "api"]),
+            ],
+            outside_refs: match outside {
+                Some(o) => OutsideRefs::Known(set(o)),
+                None => OutsideRefs::Unknown("test".into()),
+            },
+            wraps: vec!["_Z5wrapv".into()],
+            exported: set(&["api"]),
+            defined_by_command_line: BTreeSet::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn def(name: &str) -> SymbolView<'_> {
+        SymbolView {
+            name,
+            section: "",
+            undefined: false,
+            non_default_visibility: false,
+            hidden: false,
+            introduced: false,
+        }
+    }
+
+    #[test]
+    fn one_copy_prevails_and_only_outside_references_are_visible() {
+        let s = LtoSymbols::new(&model(Some(&["main"])), OutputKind::default());
+        let main = s.resolve(0, &def("main"));
+        assert!(main.prevailing && main.visible_to_regular_obj && main.final_definition);
+        // The template: a's copy prevails, b's does not; nothing outside
+        // the bitcode references it, so LLVM may internalize it.
+        assert!(s.resolve(0, &def("_Z3tplv")).prevailing);
+        let b_tpl = s.resolve(1, &def("_Z3tplv"));
+        assert!(!b_tpl.prevailing && !b_tpl.visible_to_regular_obj);
+        let helper = s.resolve(1, &def("_Z6helperv"));
+        assert!(helper.prevailing && !helper.visible_to_regular_obj && !helper.export_dynamic);
+        // Undefined references never prevail.
+        let r = s.resolve(0, &SymbolView { undefined: true, ..def("_Z6helperv") });
+        assert!(!r.prevailing && !r.visible_to_regular_obj);
+    }
+
+    #[test]
+    fn exports_wraps_and_new_names() {
+        let s = LtoSymbols::new(&model(Some(&["main"])), OutputKind::default());
+        let api = s.resolve(1, &def("api"));
+        assert!(api.visible_to_regular_obj && api.export_dynamic);
+        // A hidden definition is never exported.
+        assert!(!s.resolve(1, &SymbolView { hidden: true, non_default_visibility: true, ..def("api") }).export_dynamic);
+        let wrapped = s.resolve(0, &def("_Z5wrapv"));
+        assert!(wrapped.visible_to_regular_obj && wrapped.linker_redefined);
+        // A name the rewrite made (a promoted local) is this module's own.
+        let promoted = s.resolve(1, &SymbolView { introduced: true, ..def("_ZN12_GLOBAL__N_14Impl3getEv.wpd.1") });
+        assert!(promoted.prevailing && !promoted.visible_to_regular_obj);
+        // A definition the model never saw, and wpd did not make: kept.
+        let unseen = s.resolve(1, &def("llvm.embedded.object"));
+        assert!(unseen.prevailing && unseen.visible_to_regular_obj);
+    }
+
+    #[test]
+    fn unknown_outside_references_keep_everything_visible() {
+        let s = LtoSymbols::new(&model(None), OutputKind::default());
+        assert!(s.resolve(1, &def("_Z6helperv")).visible_to_regular_obj);
+        let r = LtoSymbols::new(&model(Some(&[])), OutputKind { relocatable: true, ..OutputKind::default() });
+        assert!(r.resolve(1, &def("_Z6helperv")).visible_to_regular_obj);
+        assert!(!r.resolve(1, &def("_Z6helperv")).final_definition);
+        let shared = LtoSymbols::new(&model(Some(&[])), OutputKind { shared: true, ..OutputKind::default() });
+        assert!(!shared.resolve(1, &def("_Z6helperv")).final_definition);
+    }
+
+    #[test]
+    fn start_stop_sections_stay() {
+        let s = LtoSymbols::new(&model(Some(&["__start_plugins"])), OutputKind::default());
+        let r = s.resolve(1, &SymbolView { section: "plugins", ..def("_Z6helperv") });
+        assert!(r.visible_to_regular_obj);
+    }
+}

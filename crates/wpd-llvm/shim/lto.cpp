@@ -1,0 +1,327 @@
+// ThinLTO through LLVM's own library (llvm/LTO/LTO.h), driven by wpd:
+//
+//  * wpd_write_thinlto_bitcode: a module wpd has rewritten, written back as
+//    ThinLTO bitcode with a fresh module summary (so the call edges that
+//    devirtualization created are in the summary, where LLVM's importer
+//    sees them), a module hash (promoted locals get distinct names) and an
+//    irsymtab;
+//  * wpd_lto_*: lto::LTO with the symbol resolutions wpd computed from its
+//    link model, an in-process ThinLTO backend, and the native objects
+//    handed back per task. The thin link (prevailing copies, dead
+//    stripping, internalization and promotion, attribute propagation,
+//    cross-module import) and the backends are LLVM's, configured as lld
+//    configures them (lld/ELF/LTO.cpp createConfig).
+//
+// Declared in src/ffi.rs, wrapped safely in src/lto.rs.
+
+#include "llvm/Analysis/ModuleSummaryAnalysis.h"
+#include "llvm/Analysis/ProfileSummaryInfo.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/Metadata.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/ModuleSummaryIndex.h"
+#include "llvm/LTO/Config.h"
+#include "llvm/LTO/LTO.h"
+#include "llvm/Support/Caching.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
+#include "llvm-c/Core.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+
+namespace {
+
+char *dup_bytes(const char *data, size_t len) {
+  char *p = static_cast<char *>(std::malloc(len + 1));
+  if (p) {
+    if (len) std::memcpy(p, data, len);
+    p[len] = 0;
+  }
+  return p;
+}
+
+char *dup_str(const std::string &s) { return dup_bytes(s.data(), s.size()); }
+
+// Options of the link's LTO, as wpd's Rust side passes them (src/lto.rs
+// LtoOptions has the same layout).
+struct WpdLtoOptions {
+  unsigned opt_level;
+  const char *cpu;        // "" : the modules' own target-cpu
+  int reloc;              // 0 static, 1 PIC, 2 the modules' own (relocatable output)
+  int function_sections;
+  int data_sections;
+  int debugger_tuning;    // -1 target default, else llvm::DebuggerKind
+  int emulated_tls;
+  int tls_descriptors;
+  int stack_size_section;
+  int split_machine_functions;
+  int jmc_instrument;
+  const char *sample_profile;  // "" : none
+  const char *cs_profile;      // "" : none
+  int cs_generate;
+  const char *dwo_dir;         // "" : none
+  unsigned threads;            // 0 : one per physical core, as lld
+  int verify;                  // verify input modules (lld's default)
+};
+
+// The LTO driver with its outputs and the first error a backend diagnosed.
+struct WpdLto {
+  std::unique_ptr<lto::LTO> lto;
+  std::vector<SmallVector<char, 0>> outputs;
+  // Module names of the inputs added: LLVM keys its maps by them.
+  std::vector<std::unique_ptr<std::string>> names;
+  std::mutex mutex;
+  std::string first_error;
+  std::vector<std::string> warnings;
+};
+
+// Bits of a resolution byte (src/lto.rs Resolution::bits).
+enum : unsigned char {
+  RES_PREVAILING = 1u << 0,
+  RES_FINAL_DEFINITION = 1u << 1,
+  RES_VISIBLE_TO_REGULAR_OBJ = 1u << 2,
+  RES_EXPORT_DYNAMIC = 1u << 3,
+  RES_LINKER_REDEFINED = 1u << 4,
+};
+
+// Bits of a symbol's flags (src/lto.rs LtoSymbol::from_flags).
+enum : unsigned {
+  SYM_UNDEFINED = 1u << 0,
+  SYM_WEAK = 1u << 1,
+  SYM_COMMON = 1u << 2,
+  SYM_USED = 1u << 3,
+  SYM_HIDDEN = 1u << 6,
+  SYM_PROTECTED = 1u << 7,
+};
+
+std::string error_text(Error e) {
+  std::string s;
+  handleAllErrors(std::move(e), [&](const ErrorInfoBase &info) {
+    if (!s.empty()) s += "; ";
+    s += info.message();
+  });
+  return s;
+}
+
+// An opened input and the name its buffer is known by (LLVM keeps
+// references to the name, so it lives as long as the input, then the LTO).
+struct WpdInput {
+  std::unique_ptr<std::string> name;
+  std::unique_ptr<lto::InputFile> file;
+};
+
+}  // namespace
+
+extern "C" {
+
+// Writes `mref` as ThinLTO bitcode (summary, module hash, symbol table) into
+// a malloc'd buffer. A split unit's regular part carries the module flag
+// ThinLTO=0; merged into the thin part the module is one ThinLTO module, so
+// the flag goes (else its summary would be written as a regular LTO one).
+int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char **err) {
+  *out = nullptr;
+  *len = 0;
+  *err = nullptr;
+  Module &m = *unwrap(mref);
+  if (NamedMDNode *flags = m.getModuleFlagsMetadata()) {
+    std::vector<MDNode *> keep;
+    bool dropped = false;
+    for (MDNode *flag : flags->operands()) {
+      auto *key = flag->getNumOperands() >= 2 ? dyn_cast_or_null<MDString>(flag->getOperand(1)) : nullptr;
+      if (key && key->getString() == "ThinLTO") {
+        dropped = true;
+        continue;
+      }
+      keep.push_back(flag);
+    }
+    if (dropped) {
+      flags->clearOperands();
+      for (MDNode *flag : keep) flags->addOperand(flag);
+    }
+  }
+  // ThinLTO keys globals by name: the vtables wpd rebuilt for constant
+  // propagation are unnamed (their names went to aliases), and get names
+  // as clang's pre-link pipeline names anonymous globals.
+  nameUnamedGlobals(m);
+  ProfileSummaryInfo psi(m);
+  ModuleSummaryIndex index = buildModuleSummaryIndex(m, nullptr, &psi);
+  SmallVector<char, 0> buffer;
+  raw_svector_ostream os(buffer);
+  WriteBitcodeToFile(m, os, /*ShouldPreserveUseListOrder=*/false, &index, /*GenerateHash=*/true);
+  *out = dup_bytes(buffer.data(), buffer.size());
+  if (!*out) {
+    *err = dup_str("out of memory");
+    return 0;
+  }
+  *len = buffer.size();
+  return 1;
+}
+
+void *wpd_lto_new(const WpdLtoOptions *o) {
+  lto::Config c;
+  TargetOptions &t = c.Options;
+  // As lld: a section per function and datum, address-significance tables,
+  // constructors in .init_array.
+  t.FunctionSections = o->function_sections != 0;
+  t.DataSections = o->data_sections != 0;
+  t.UniqueSectionNames = true;
+  t.EmitAddrsig = true;
+  t.UseInitArray = true;
+  if (o->debugger_tuning >= 0) t.DebuggerTuning = static_cast<DebuggerKind>(o->debugger_tuning);
+  t.EmulatedTLS = o->emulated_tls != 0;
+  t.EnableTLSDESC = o->tls_descriptors != 0;
+  t.EmitStackSizeSection = o->stack_size_section != 0;
+  t.EnableMachineFunctionSplitter = o->split_machine_functions != 0;
+  t.JMCInstrument = o->jmc_instrument != 0;
+  if (o->reloc == 0)
+    c.RelocModel = Reloc::Static;
+  else if (o->reloc == 1)
+    c.RelocModel = Reloc::PIC_;
+  else
+    c.RelocModel = std::nullopt;
+  c.OptLevel = o->opt_level > 3 ? 3 : o->opt_level;
+  // lld: code generation at -O2 unless the link optimizes at -O3.
+  c.CGOptLevel = c.OptLevel >= 3 ? CodeGenOptLevel::Aggressive : CodeGenOptLevel::Default;
+  c.CPU = o->cpu ? o->cpu : "";
+  c.PTO.LoopVectorization = c.OptLevel > 1;
+  c.PTO.SLPVectorization = c.OptLevel > 1;
+  c.DisableVerify = o->verify == 0;
+  if (o->sample_profile && *o->sample_profile) c.SampleProfile = o->sample_profile;
+  if (o->cs_profile && *o->cs_profile) c.CSIRProfile = o->cs_profile;
+  c.RunCSIRInstr = o->cs_generate != 0;
+  if (o->dwo_dir && *o->dwo_dir) c.DwoDir = o->dwo_dir;
+  // wpd has devirtualized and removed every type test already.
+  c.HasWholeProgramVisibility = false;
+
+  auto *state = new WpdLto();
+  c.DiagHandler = [state](const DiagnosticInfo &di) {
+    if (di.getSeverity() != DS_Error && di.getSeverity() != DS_Warning) return;
+    std::string text;
+    raw_string_ostream os(text);
+    DiagnosticPrinterRawOStream printer(os);
+    di.print(printer);
+    std::lock_guard<std::mutex> lock(state->mutex);
+    if (di.getSeverity() == DS_Error) {
+      if (state->first_error.empty()) state->first_error = text;
+    } else {
+      state->warnings.push_back(text);
+    }
+  };
+  ThreadPoolStrategy threads =
+      o->threads ? hardware_concurrency(o->threads) : heavyweight_hardware_concurrency();
+  lto::ThinBackend backend = lto::createInProcessThinBackend(threads);
+  state->lto = std::make_unique<lto::LTO>(std::move(c), std::move(backend), /*ParallelCodeGenParallelismLevel=*/1,
+                                          lto::LTO::LTOK_Default);
+  return state;
+}
+
+void wpd_lto_free(void *p) { delete static_cast<WpdLto *>(p); }
+
+// Opens a bitcode buffer as an LTO input. The buffer is not copied: it must
+// outlive the input and the LTO it is added to.
+void *wpd_lto_input_open(const char *data, size_t len, const char *name, char **err) {
+  *err = nullptr;
+  auto input = std::make_unique<WpdInput>();
+  input->name = std::make_unique<std::string>(name);
+  MemoryBufferRef ref(StringRef(data, len), *input->name);
+  Expected<std::unique_ptr<lto::InputFile>> in = lto::InputFile::create(ref);
+  if (!in) {
+    *err = dup_str(error_text(in.takeError()));
+    return nullptr;
+  }
+  input->file = std::move(*in);
+  return input.release();
+}
+
+void wpd_lto_input_free(void *p) { delete static_cast<WpdInput *>(p); }
+
+size_t wpd_lto_input_symbol_count(void *p) { return static_cast<WpdInput *>(p)->file->symbols().size(); }
+
+// The i-th symbol: its name and section name point into the input (valid
+// while it lives).
+void wpd_lto_input_symbol(void *p, size_t i, const char **name, size_t *name_len, const char **section,
+                          size_t *section_len, unsigned *flags) {
+  const lto::InputFile::Symbol &s = static_cast<WpdInput *>(p)->file->symbols()[i];
+  StringRef n = s.getName();
+  StringRef sec = s.getSectionName();
+  *name = n.data();
+  *name_len = n.size();
+  *section = sec.data();
+  *section_len = sec.size();
+  unsigned f = 0;
+  if (s.isUndefined()) f |= SYM_UNDEFINED;
+  if (s.isWeak()) f |= SYM_WEAK;
+  if (s.isCommon()) f |= SYM_COMMON;
+  if (s.isUsed()) f |= SYM_USED;
+  if (s.getVisibility() == GlobalValue::HiddenVisibility) f |= SYM_HIDDEN;
+  if (s.getVisibility() == GlobalValue::ProtectedVisibility) f |= SYM_PROTECTED;
+  *flags = f;
+}
+
+// Adds an input (consumed, also on error) with one resolution byte per
+// symbol, in symbol order.
+int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char **err) {
+  *err = nullptr;
+  auto *state = static_cast<WpdLto *>(p);
+  std::unique_ptr<WpdInput> wrapped(static_cast<WpdInput *>(input));
+  state->names.push_back(std::move(wrapped->name));
+  std::unique_ptr<lto::InputFile> in = std::move(wrapped->file);
+  if (n != in->symbols().size()) {
+    *err = dup_str("resolution count does not match the symbol table");
+    return 0;
+  }
+  std::vector<lto::SymbolResolution> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    out[i].Prevailing = (res[i] & RES_PREVAILING) != 0;
+    out[i].FinalDefinitionInLinkageUnit = (res[i] & RES_FINAL_DEFINITION) != 0;
+    out[i].VisibleToRegularObj = (res[i] & RES_VISIBLE_TO_REGULAR_OBJ) != 0;
+    out[i].ExportDynamic = (res[i] & RES_EXPORT_DYNAMIC) != 0;
+    out[i].LinkerRedefined = (res[i] & RES_LINKER_REDEFINED) != 0;
+  }
+  if (Error e = state->lto->add(std::move(in), out)) {
+    *err = dup_str(error_text(std::move(e)));
+    return 0;
+  }
+  return 1;
+}
+
+// Runs the thin link and every backend. `emit` receives each task's object
+// (task 0 is the regular LTO partition, empty here; task k is the k-th
+// input added), in task order, after all backends finished.
+int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data, size_t len), void *ctx,
+                void (*warn)(void *ctx, const char *text, size_t len), char **err) {
+  *err = nullptr;
+  auto *state = static_cast<WpdLto *>(p);
+  state->outputs.assign(state->lto->getMaxTasks(), {});
+  auto add_stream = [state](unsigned task, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+    return std::make_unique<CachedFileStream>(std::make_unique<raw_svector_ostream>(state->outputs[task]));
+  };
+  Error e = state->lto->run(add_stream);
+  for (const std::string &w : state->warnings) warn(ctx, w.data(), w.size());
+  if (e) {
+    *err = dup_str(error_text(std::move(e)));
+    return 0;
+  }
+  if (!state->first_error.empty()) {
+    *err = dup_str(state->first_error);
+    return 0;
+  }
+  for (size_t task = 0; task < state->outputs.size(); ++task)
+    emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size());
+  return 1;
+}
+
+}  // extern "C"

@@ -1,0 +1,298 @@
+//! LLVM's ThinLTO (`lto::LTO`, `shim/lto.cpp`) driven by wpd: wpd gives it
+//! the rewritten modules and a resolution for every symbol (computed from
+//! its own link model); LLVM's thin link does what lld's does with them
+//! (prevailing copies, dead stripping, internalization and promotion,
+//! attribute propagation, cross-module import) and its in-process backends
+//! produce one native object per module.
+
+use crate::{Module, ffi, name_text, take_c_string};
+use std::ffi::CString;
+use std::marker::PhantomData;
+use std::os::raw::{c_char, c_void};
+use std::path::Path;
+
+impl Module<'_> {
+    /// The module as ThinLTO bitcode: a fresh module summary (with the
+    /// direct calls wpd's rewrites made, which LLVM's importer then sees),
+    /// a module hash and a symbol table. A split unit's two parts, linked,
+    /// become one ThinLTO module.
+    pub fn write_thinlto_bitcode(&self) -> Result<Vec<u8>, String> {
+        // The summary and symbol table read module-level assembly, which
+        // needs the target's assembly parser.
+        crate::codegen::init_native_target();
+        let mut out = std::ptr::null_mut();
+        let mut len = 0usize;
+        let mut err = std::ptr::null_mut();
+        // SAFETY: a live module; out-pointers are valid.
+        let ok = unsafe { ffi::wpd_write_thinlto_bitcode(self.raw, &mut out, &mut len, &mut err) };
+        if ok == 0 {
+            // SAFETY: err is null or a malloc'd string.
+            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot write bitcode".into()));
+        }
+        // SAFETY: `out` holds `len` bytes, malloc'd by the shim.
+        let bytes = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
+        // SAFETY: allocated with malloc by the shim.
+        unsafe { ffi::wpd_free(out.cast()) };
+        Ok(bytes)
+    }
+}
+
+/// Relocation model of the link's code (lld: PIC for `-pie`/`-shared`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LtoReloc {
+    Static,
+    Pic,
+    /// Each module's own (a relocatable output).
+    Module,
+}
+
+/// How the link's ThinLTO optimizes and generates code.
+#[derive(Clone, Debug)]
+pub struct LtoOptions<'a> {
+    pub opt_level: u8,
+    /// Empty: the modules' own `target-cpu`.
+    pub cpu: &'a str,
+    pub reloc: LtoReloc,
+    pub sections: crate::Sections,
+    /// LLVM's spelling (`gdb`, `lldb`, `sce`, `dbx`).
+    pub debugger_tuning: Option<&'a str>,
+    pub emulated_tls: bool,
+    pub tls_descriptors: bool,
+    pub stack_size_section: bool,
+    pub split_machine_functions: bool,
+    pub jmc_instrument: bool,
+    pub sample_profile: Option<&'a Path>,
+    pub cs_profile: Option<&'a Path>,
+    pub cs_generate: bool,
+    /// Split DWARF: `<dir>/<task>.dwo`, as lld names them.
+    pub dwo_dir: Option<&'a Path>,
+    /// Backend threads; `None`: one per physical core (lld's default).
+    pub threads: Option<usize>,
+    /// Verify the input modules (lld does unless `--disable-verify`).
+    pub verify: bool,
+}
+
+/// One symbol of an LTO input, in the input's symbol order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LtoSymbol {
+    /// In `wpd_summary::name`'s lossless text form.
+    pub name: String,
+    /// The section the symbol is placed in (`__start_`/`__stop_` refer to
+    /// it), empty for none.
+    pub section: String,
+    pub undefined: bool,
+    pub weak: bool,
+    pub common: bool,
+    /// In `llvm.used`.
+    pub used: bool,
+    pub visibility: crate::Visibility,
+}
+
+/// What the link decided about one symbol of one input (lld's
+/// `lto::SymbolResolution`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Resolution {
+    /// This input's definition is the one the link keeps.
+    pub prevailing: bool,
+    /// The definition the program uses is in this linkage unit (dso_local).
+    pub final_definition: bool,
+    /// Code outside the bitcode references it: never internalized or
+    /// dropped.
+    pub visible_to_regular_obj: bool,
+    /// Exported to the dynamic linker.
+    pub export_dynamic: bool,
+    /// Redefined by the linker (`--defsym`, `--wrap`): no interprocedural
+    /// optimization through it.
+    pub linker_redefined: bool,
+}
+
+impl Resolution {
+    fn bits(self) -> u8 {
+        (self.prevailing as u8)
+            | (self.final_definition as u8) << 1
+            | (self.visible_to_regular_obj as u8) << 2
+            | (self.export_dynamic as u8) << 3
+            | (self.linker_redefined as u8) << 4
+    }
+}
+
+/// A bitcode buffer opened as an LTO input, borrowing the bytes.
+pub struct LtoInput<'b> {
+    raw: *mut c_void,
+    symbols: Vec<LtoSymbol>,
+    _bytes: PhantomData<&'b [u8]>,
+}
+
+impl Drop for LtoInput<'_> {
+    fn drop(&mut self) {
+        if !self.raw.is_null() {
+            // SAFETY: we own the input (not yet handed to an LTO).
+            unsafe { ffi::wpd_lto_input_free(self.raw) }
+        }
+    }
+}
+
+impl<'b> LtoInput<'b> {
+    /// Opens `bytes` (ThinLTO bitcode with a symbol table) under the unique
+    /// module name `name`.
+    pub fn open(bytes: &'b [u8], name: &str) -> Result<LtoInput<'b>, String> {
+        crate::codegen::init_native_target();
+        let cname = CString::new(name.replace('\0', "?")).map_err(|e| e.to_string())?;
+        let mut err = std::ptr::null_mut();
+        // SAFETY: `bytes` outlives the input (the lifetime 'b ties them).
+        let raw = unsafe { ffi::wpd_lto_input_open(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut err) };
+        if raw.is_null() {
+            // SAFETY: err is null or a malloc'd string.
+            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "not LTO bitcode".into()));
+        }
+        let mut input = LtoInput { raw, symbols: Vec::new(), _bytes: PhantomData };
+        // SAFETY: a live input.
+        let n = unsafe { ffi::wpd_lto_input_symbol_count(raw) };
+        input.symbols.reserve(n);
+        for i in 0..n {
+            let (mut name, mut name_len, mut sec, mut sec_len, mut flags) =
+                (std::ptr::null(), 0usize, std::ptr::null(), 0usize, 0u32);
+            // SAFETY: i < n; the out-pointers are valid; the strings point
+            // into the live input and are copied at once.
+            let symbol = unsafe {
+                ffi::wpd_lto_input_symbol(raw, i, &mut name, &mut name_len, &mut sec, &mut sec_len, &mut flags);
+                LtoSymbol {
+                    name: name_text(name, name_len),
+                    section: name_text(sec, sec_len),
+                    undefined: flags & 1 != 0,
+                    weak: flags & 2 != 0,
+                    common: flags & 4 != 0,
+                    used: flags & 8 != 0,
+                    visibility: if flags & 64 != 0 {
+                        crate::Visibility::Hidden
+                    } else if flags & 128 != 0 {
+                        crate::Visibility::Protected
+                    } else {
+                        crate::Visibility::Default
+                    },
+                }
+            };
+            input.symbols.push(symbol);
+        }
+        Ok(input)
+    }
+
+    /// The symbols, in the order [`ThinLto::add`] wants resolutions.
+    pub fn symbols(&self) -> &[LtoSymbol] {
+        &self.symbols
+    }
+}
+
+/// One link's ThinLTO: inputs are added in task order (the k-th input added
+/// is task k + 1; task 0 is LLVM's regular LTO partition, which wpd's
+/// inputs never use), then [`ThinLto::run`] compiles them all.
+pub struct ThinLto<'b> {
+    raw: *mut c_void,
+    added: usize,
+    _bytes: PhantomData<&'b [u8]>,
+}
+
+impl Drop for ThinLto<'_> {
+    fn drop(&mut self) {
+        // SAFETY: we own it.
+        unsafe { ffi::wpd_lto_free(self.raw) }
+    }
+}
+
+impl<'b> ThinLto<'b> {
+    pub fn new(o: &LtoOptions<'_>) -> Result<ThinLto<'b>, String> {
+        crate::codegen::init_native_target();
+        let text = |s: Option<&Path>| CString::new(s.map(|p| p.display().to_string()).unwrap_or_default());
+        let cpu = CString::new(o.cpu).map_err(|e| e.to_string())?;
+        let sample = text(o.sample_profile).map_err(|e| e.to_string())?;
+        let cs = text(o.cs_profile).map_err(|e| e.to_string())?;
+        let dwo = text(o.dwo_dir).map_err(|e| e.to_string())?;
+        let tuning = match o.debugger_tuning {
+            None => -1,
+            Some("gdb") => 1,
+            Some("lldb") => 2,
+            Some("sce") => 3,
+            Some("dbx") => 4,
+            Some(other) => return Err(format!("unknown debugger tuning '{other}' (gdb, lldb, sce or dbx)")),
+        };
+        let raw_opts = ffi::LtoOptionsRaw {
+            opt_level: o.opt_level as u32,
+            cpu: cpu.as_ptr(),
+            reloc: match o.reloc {
+                LtoReloc::Static => 0,
+                LtoReloc::Pic => 1,
+                LtoReloc::Module => 2,
+            },
+            function_sections: o.sections.functions as i32,
+            data_sections: o.sections.data as i32,
+            debugger_tuning: tuning,
+            emulated_tls: o.emulated_tls as i32,
+            tls_descriptors: o.tls_descriptors as i32,
+            stack_size_section: o.stack_size_section as i32,
+            split_machine_functions: o.split_machine_functions as i32,
+            jmc_instrument: o.jmc_instrument as i32,
+            sample_profile: sample.as_ptr(),
+            cs_profile: cs.as_ptr(),
+            cs_generate: o.cs_generate as i32,
+            dwo_dir: dwo.as_ptr(),
+            threads: o.threads.unwrap_or(0).min(u32::MAX as usize) as u32,
+            verify: o.verify as i32,
+        };
+        // SAFETY: the options and their strings live through the call; the
+        // shim copies what it keeps.
+        let raw = unsafe { ffi::wpd_lto_new(&raw_opts) };
+        Ok(ThinLto { raw, added: 0, _bytes: PhantomData })
+    }
+
+    /// Adds `input` with one resolution per symbol (in
+    /// [`LtoInput::symbols`] order).
+    pub fn add(&mut self, mut input: LtoInput<'b>, resolutions: &[Resolution]) -> Result<(), String> {
+        let bits: Vec<u8> = resolutions.iter().map(|r| r.bits()).collect();
+        let raw = std::mem::replace(&mut input.raw, std::ptr::null_mut());
+        let mut err = std::ptr::null_mut();
+        // SAFETY: both live; the shim takes ownership of the input.
+        let ok = unsafe { ffi::wpd_lto_add(self.raw, raw, bits.as_ptr(), bits.len(), &mut err) };
+        if ok == 0 {
+            // SAFETY: err is null or a malloc'd string.
+            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot add to the link".into()));
+        }
+        self.added += 1;
+        Ok(())
+    }
+
+    /// Runs LLVM's thin link and the backends; returns one native object
+    /// per input, in the order they were added. LLVM's warnings go to
+    /// `warn`.
+    pub fn run(self, on_warning: &mut dyn FnMut(&str)) -> Result<Vec<Vec<u8>>, String> {
+        struct Sink<'w> {
+            objects: Vec<Vec<u8>>,
+            warn: &'w mut dyn FnMut(&str),
+        }
+        unsafe extern "C" fn emit(ctx: *mut c_void, task: u32, data: *const c_char, len: usize) {
+            // SAFETY: ctx is the Sink of `run`; data holds len bytes.
+            let sink = unsafe { &mut *ctx.cast::<Sink<'_>>() };
+            let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) } };
+            // Task 0 is the (empty) regular LTO partition.
+            if let Some(slot) = (task as usize).checked_sub(1).and_then(|k| sink.objects.get_mut(k)) {
+                *slot = bytes.to_vec();
+            }
+        }
+        unsafe extern "C" fn warn(ctx: *mut c_void, text: *const c_char, len: usize) {
+            // SAFETY: ctx is the Sink of `run`; text holds len bytes.
+            let sink = unsafe { &mut *ctx.cast::<Sink<'_>>() };
+            let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) } };
+            (sink.warn)(&String::from_utf8_lossy(bytes));
+        }
+        let mut sink = Sink { objects: vec![Vec::new(); self.added], warn: on_warning };
+        let mut err = std::ptr::null_mut();
+        // SAFETY: a live LTO; the callbacks get the sink, which outlives
+        // the call and is used by one thread at a time (the shim calls them
+        // after every backend finished).
+        let ok = unsafe { ffi::wpd_lto_run(self.raw, emit, (&raw mut sink).cast(), warn, &mut err) };
+        if ok == 0 {
+            // SAFETY: err is null or a malloc'd string.
+            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO failed".into()));
+        }
+        Ok(sink.objects)
+    }
+}
