@@ -9,7 +9,7 @@ Programs (each compiled with -O2 -flto=thin -fwhole-program-vtables, once
 as split LTO units, clang's default with whole-program vtables, and once
 with -fno-split-lto-unit):
   hotloop    a loop calling a devirtualized callee defined in another object
-             (benches/parity/hotloop)
+             (fixtures/thinlto/import)
   templates  templates instantiated in 16 objects and 192 dead external
              functions (benches/parity/gen_templates.py)
   demo       fixtures/demo
@@ -61,7 +61,7 @@ def run(cmd, cwd=None, capture=True):
 def sources(program, src_dir):
     """Writes or finds the program's sources; returns the .cpp files."""
     if program == 'hotloop':
-        d = os.path.join(ROOT, 'benches/parity/hotloop')
+        d = os.path.join(ROOT, 'fixtures/thinlto/import')
     elif program == 'demo':
         d = os.path.join(ROOT, 'fixtures/demo')
     elif program == 'templates':
@@ -141,7 +141,9 @@ def bench(program, mode):
     same = run([wpd_prog]) == expected and run([lld_prog]) == expected
     calls = json.load(open(report))['call_sites']
     wpd_devirt = calls['total'] - calls['not_devirtualized']
-    remarks = subprocess.run(lld_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0'],
+    # (its own output: that link does not import, and is not the program measured)
+    remarks_cmd = lld_cmd[:-1] + [os.path.join(work, 'prog.remarks')]
+    remarks = subprocess.run(remarks_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0'],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     lld_devirt = sum(1 for line in remarks.splitlines() if DEVIRT_REMARK.search(line))
     wpd_run, lld_run = run_time(wpd_prog), run_time(lld_prog)

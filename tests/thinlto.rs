@@ -1,0 +1,177 @@
+//! What LLVM's ThinLTO does to wpd-ld's links beyond devirtualization
+//! (`fixtures/thinlto`, `crates/wpd/src/thinlto.rs`): the devirtualized
+//! callee in another object is imported and inlined, one copy of a template instantiated in every object is compiled,
+//! dead external code is dropped unless exported, and functions only
+//! their own module calls are internalized. Every program prints what its -O0 build
+//! prints; split and unsplit units alike.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use wpd_tests::link::wpd_ld_bin;
+use wpd_tests::{CLANGXX, Check, repo_root, run, temp_dir};
+
+struct Build {
+    dir: PathBuf,
+    objects: Vec<PathBuf>,
+    expected: Vec<u8>,
+}
+
+fn build(program: &str, d: &Path, extra: &[&str]) -> Check<Build> {
+    let src = repo_root().join("fixtures/thinlto").join(program);
+    let mut sources: Vec<String> = std::fs::read_dir(&src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| n.ends_with(".cpp"))
+        .collect();
+    sources.sort();
+    let mut objects = Vec::new();
+    for s in &sources {
+        let obj = d.join(s.replace(".cpp", ".o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .args(extra)
+            .arg(src.join(s))
+            .arg("-o")
+            .arg(&obj))?;
+        objects.push(obj);
+    }
+    run(Command::new(CLANGXX)
+        .arg("-O0")
+        .args(extra)
+        .args(sources.iter().map(|s| src.join(s)))
+        .arg("-o")
+        .arg(d.join("ref")))?;
+    let expected = run(&mut Command::new(d.join("ref")))?.stdout;
+    Ok(Build { dir: d.to_path_buf(), objects, expected })
+}
+
+/// Links through wpd-ld, runs the program and checks its output; returns
+/// the program and wpd-ld's stderr.
+fn link(b: &Build, out: &str, extra: &[&str]) -> Check<(PathBuf, String)> {
+    let prog = b.dir.join(out);
+    let mut cmd = Command::new(CLANGXX);
+    cmd.arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
+    cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
+    let output = run(cmd.args(extra).args(&b.objects).arg("-o").arg(&prog))?;
+    let got = run(&mut Command::new(&prog))?.stdout;
+    if got != b.expected {
+        return Err(format!(
+            "{out} prints {:?}, -O0 prints {:?}",
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&b.expected)
+        ));
+    }
+    Ok((prog, String::from_utf8_lossy(&output.stderr).into_owned()))
+}
+
+/// The instructions of `function` in `prog` (objdump, symbolized).
+fn disassembly(prog: &Path, function: &str) -> Check<String> {
+    let out = run(Command::new("objdump").args(["-d", "--no-show-raw-insn", "-C"]).arg(prog))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = format!("<{function}>:");
+    let body: Vec<&str> =
+        text.lines().skip_while(|l| !l.ends_with(&start)).skip(1).take_while(|l| !l.trim().is_empty()).collect();
+    if body.is_empty() {
+        return Err(format!("{function} not found in {}", prog.display()));
+    }
+    Ok(body.join("\n"))
+}
+
+/// `nm` lines of `prog` (`-D`: its dynamic symbols), demangled.
+fn symbols(prog: &Path, dynamic: bool) -> Check<Vec<String>> {
+    let out = run(Command::new("nm").arg("-C").args(if dynamic { &["-D"][..] } else { &[][..] }).arg(prog))?;
+    Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect())
+}
+
+fn defines(lines: &[String], name: &str) -> Vec<String> {
+    lines
+        .iter()
+        .filter(|l| {
+            let mut f = l.split_whitespace();
+            let kind = if l.starts_with(' ') { f.next() } else { f.nth(1) };
+            kind.is_some_and(|k| k != "U" && k != "w" && k != "v") && l.contains(name)
+        })
+        .cloned()
+        .collect()
+}
+
+fn imports_devirtualized_callee(extra: &[&str]) -> Check {
+    let dir = temp_dir("thinlto-import")?;
+    let mut flags = vec!["-DITERATIONS=1000000"];
+    flags.extend(extra);
+    let b = build("import", dir.path(), &flags)?;
+    let (wpd, _) = link(&b, "wpd", &[])?;
+    let main = disassembly(&wpd, "main")?;
+    if main.lines().any(|l| l.contains("call") && l.contains("Mix::apply")) {
+        return Err(format!("wpd-ld's main still calls Mix::apply (not imported and inlined):\n{main}"));
+    }
+    Ok(())
+}
+
+fn one_copy_dead_code_internalized(extra: &[&str]) -> Check {
+    let dir = temp_dir("thinlto-strip")?;
+    let b = build("strip", dir.path(), extra)?;
+    let (prog, stderr) = link(&b, "prog", &["-Wl,--wpd-save-temps"])?;
+    let all = symbols(&prog, false)?;
+    if !defines(&all, "dead_helper").is_empty() {
+        return Err(format!("dead_helper was not dead-stripped: {:?}", defines(&all, "dead_helper")));
+    }
+    let scale = defines(&all, "scale_seed(int)");
+    if scale.iter().any(|l| l.contains(" T ")) {
+        return Err(format!("scale_seed(int), called only from its own module, stayed global: {scale:?}"));
+    }
+    // One compiled copy of sum_all<int> among the native objects.
+    let temps = stderr
+        .lines()
+        .find_map(|l| l.split("temporary files kept in ").nth(1))
+        .map(|p| PathBuf::from(p.trim()))
+        .ok_or(format!("no temporary directory reported: {stderr}"))?;
+    let mut copies = Vec::new();
+    for obj in walk(&temps)?.into_iter().filter(|p| p.extension().is_some_and(|e| e == "o")) {
+        if !defines(&symbols(&obj, false)?, "sum_all<int>").is_empty() {
+            copies.push(obj.display().to_string());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&temps);
+    if copies.len() != 1 {
+        return Err(format!("sum_all<int> compiled in {} objects, expected 1: {copies:?}", copies.len()));
+    }
+    // Exported (-rdynamic), the dead function stays, in the dynamic table.
+    let (exported, _) = link(&b, "exported", &["-rdynamic"])?;
+    if defines(&symbols(&exported, true)?, "dead_helper").is_empty() {
+        return Err("with -rdynamic, dead_helper must stay and be exported".into());
+    }
+    Ok(())
+}
+
+fn walk(dir: &Path) -> Check<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+        let p = e.map_err(|e| e.to_string())?.path();
+        if p.is_dir() {
+            out.extend(walk(&p)?);
+        } else {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = vec![
+        libtest_mimic::Trial::test("imports_devirtualized_callee_split", || {
+            imports_devirtualized_callee(&[]).map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("imports_devirtualized_callee_nosplit", || {
+            imports_devirtualized_callee(&["-fno-split-lto-unit"]).map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("one_copy_dead_code_internalized_split", || {
+            one_copy_dead_code_internalized(&[]).map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("one_copy_dead_code_internalized_nosplit", || {
+            one_copy_dead_code_internalized(&["-fno-split-lto-unit"]).map_err(Into::into)
+        }),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
