@@ -144,6 +144,38 @@ fn one_copy_dead_code_internalized(extra: &[&str]) -> Check {
     Ok(())
 }
 
+/// Full-LTO, split ThinLTO, empty and unsplit C bitcode in one link.
+fn mixed_bitcode_kinds() -> Check {
+    let dir = temp_dir("thinlto-mixed")?;
+    let d = dir.path();
+    let src = repo_root().join("fixtures/thinlto/mixed");
+    let units: [(&str, &str, &[&str]); 4] = [
+        (CLANGXX, "main.cpp", &["-flto", "-fwhole-program-vtables"]),
+        (CLANGXX, "impl.cpp", &["-flto=thin", "-fwhole-program-vtables"]),
+        (CLANGXX, "empty.cpp", &["-flto=thin"]),
+        ("clang-19", "counter.c", &["-flto=thin", "-fcommon"]),
+    ];
+    let mut objects = Vec::new();
+    for (compiler, file, flags) in units {
+        let obj = d.join(format!("{file}.o"));
+        run(Command::new(compiler).arg("-O2").args(flags).arg("-c").arg(src.join(file)).arg("-o").arg(&obj))?;
+        objects.push(obj);
+    }
+    let mut refs = Vec::new();
+    for (compiler, file, _) in units {
+        let obj = d.join(format!("{file}.O0.o"));
+        run(Command::new(compiler).arg("-O0").arg("-c").arg(src.join(file)).arg("-o").arg(&obj))?;
+        refs.push(obj);
+    }
+    run(Command::new(CLANGXX).args(&refs).arg("-o").arg(d.join("ref")))?;
+    let b = Build { dir: d.to_path_buf(), objects, expected: run(&mut Command::new(d.join("ref")))?.stdout };
+    let (_, stderr) = link(&b, "prog", &["-Wl,--wpd-remarks"])?;
+    if !stderr.contains("single-impl: devirtualized a call to _ZNK1D1fEv") {
+        return Err(format!("main's call to B::f was not devirtualized: {stderr}"));
+    }
+    Ok(())
+}
+
 fn walk(dir: &Path) -> Check<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
@@ -172,6 +204,7 @@ fn main() {
         libtest_mimic::Trial::test("one_copy_dead_code_internalized_nosplit", || {
             one_copy_dead_code_internalized(&["-fno-split-lto-unit"]).map_err(Into::into)
         }),
+        libtest_mimic::Trial::test("mixed_bitcode_kinds", || mixed_bitcode_kinds().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

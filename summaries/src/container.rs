@@ -134,6 +134,35 @@ pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Pa
     Ok(value)
 }
 
+/// A file's bytes, memory-mapped (an empty file has none to map). What
+/// linkers do with their inputs: only the pages read are read.
+pub struct MappedFile(Option<memmap2::Mmap>);
+
+impl MappedFile {
+    pub fn open(path: &Path) -> std::io::Result<MappedFile> {
+        let file = std::fs::File::open(path)?;
+        if file.metadata()?.len() == 0 {
+            return Ok(MappedFile(None));
+        }
+        // SAFETY: a read-only map whose bytes are only read. A file changed
+        // or truncated underneath by another process while the map lives
+        // could show new bytes or fault: the trade-off every linker makes
+        // with its inputs (wpd-ld also fails the link when an input's
+        // contents changed between its reads). With `read_file`, the only
+        // `unsafe` outside crates/wpd-llvm.
+        #[allow(unsafe_code)]
+        let map = unsafe { memmap2::Mmap::map(&file) }?;
+        Ok(MappedFile(Some(map)))
+    }
+}
+
+impl std::ops::Deref for MappedFile {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
+
 /// Reads a wpd file through a memory map, and validates what it holds.
 pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
     let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;
@@ -145,8 +174,8 @@ pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Res
     // its files atomically (rename), so a concurrent writer replaces the inode
     // rather than mutating these pages; a file truncated underneath us by a
     // foreign process could still fault, which is the accepted trade-off of
-    // memory-mapped reading (the same one linkers make). This is the one
-    // `unsafe` outside crates/wpd-llvm.
+    // memory-mapped reading (the same one linkers make). With `MappedFile`,
+    // the only `unsafe` outside crates/wpd-llvm.
     #[allow(unsafe_code)]
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(path, e.to_string()))?;
     decode(kind, &map, path)

@@ -131,6 +131,10 @@ extern "C" {
 // a malloc'd buffer. A split unit's regular part carries the module flag
 // ThinLTO=0; merged into the thin part the module is one ThinLTO module, so
 // the flag goes (else its summary would be written as a regular LTO one).
+// EnableSplitLTOUnit goes too: no module wpd writes is split any more, and
+// with it, importing between a module that was split and one that was not
+// (C code built without -fwhole-program-vtables) fails on the conflicting
+// flag. (lld refuses such a link: "inconsistent LTO Unit splitting".)
 int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char **err) {
   *out = nullptr;
   *len = 0;
@@ -141,7 +145,7 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char 
     bool dropped = false;
     for (MDNode *flag : flags->operands()) {
       auto *key = flag->getNumOperands() >= 2 ? dyn_cast_or_null<MDString>(flag->getOperand(1)) : nullptr;
-      if (key && key->getString() == "ThinLTO") {
+      if (key && (key->getString() == "ThinLTO" || key->getString() == "EnableSplitLTOUnit")) {
         dropped = true;
         continue;
       }

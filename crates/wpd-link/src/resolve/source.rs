@@ -9,6 +9,7 @@ use super::symbols::SymbolTable;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use wpd_summary::container::MappedFile;
 
 /// What a file holds, as far as resolution cares.
 #[derive(Clone, Debug)]
@@ -78,7 +79,7 @@ enum MemberBytes {
 pub struct DiskSource<'a> {
     bitcode: Box<BitcodeReader<'a>>,
     demangler: Option<Box<Demangler<'a>>>,
-    files: HashMap<PathBuf, Vec<u8>>,
+    files: HashMap<PathBuf, MappedFile>,
     members: HashMap<PathBuf, Vec<MemberBytes>>,
 }
 
@@ -95,27 +96,21 @@ impl<'a> DiskSource<'a> {
 
     /// The bytes of a file [`Source::load`] read.
     pub fn bytes(&self, path: &Path) -> Option<&[u8]> {
-        self.files.get(path).map(|v| v.as_slice())
+        self.files.get(path).map(|v| &v[..])
     }
 
     /// The bytes of member `index` of an archive [`Source::load`] read.
     pub fn member_bytes(&self, archive: &Path, index: usize) -> Option<&[u8]> {
         match self.members.get(archive)?.get(index)? {
             MemberBytes::Inline(r) => self.files.get(archive)?.get(r.clone()),
-            MemberBytes::File(p) => self.files.get(p).map(|v| v.as_slice()),
+            MemberBytes::File(p) => self.files.get(p).map(|v| &v[..]),
         }
-    }
-
-    /// Takes a file's bytes out (a bitcode object's bytes move into its
-    /// module instead of being copied).
-    pub fn take_bytes(&mut self, path: &Path) -> Option<Vec<u8>> {
-        self.files.remove(path)
     }
 
     fn read(&mut self, path: &Path) -> Result<&[u8], Error> {
         if !self.files.contains_key(path) {
-            let bytes =
-                std::fs::read(path).map_err(|e| Error::at(path.display().to_string(), format!("cannot open: {e}")))?;
+            let bytes = MappedFile::open(path)
+                .map_err(|e| Error::at(path.display().to_string(), format!("cannot open: {e}")))?;
             self.files.insert(path.to_path_buf(), bytes);
         }
         Ok(&self.files[path])
