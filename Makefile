@@ -15,16 +15,16 @@ WPD_LD := $(abspath target/release/wpd-ld)
 DEMO_DIR := target/demo
 LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
-.PHONY: test demo bench bench-link bench-runtime bench-speculate fmt lint build toolchain
+.PHONY: test demo bench bench-link bench-parity bench-runtime bench-speculate fmt lint build toolchain
 
 toolchain:
 	@missing=; \
-	for t in clang++-19 ld.lld-19 llvm-config-19 llvm-dis-19 llvm-ar-19; do \
+	for t in clang++-19 ld.lld-19 llvm-config-19 llvm-dis-19 llvm-ar-19 chromium; do \
 	  command -v $$t >/dev/null || missing="$$missing $$t"; \
 	done; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev chromium"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev chromium; \
 	fi
 
 build: toolchain
@@ -50,13 +50,16 @@ demo: build
 	@echo "== running $(DEMO_DIR)/shapes"
 	@$(DEMO_DIR)/shapes
 	@echo "== $(DEMO_DIR)/report.json"
-	@python3 benches/report.py summary $(DEMO_DIR)/report.json
+	@target/release/wpd report $(DEMO_DIR)/report.json
 
 bench: build
 	benches/summarize.sh
 
 bench-link: build
 	benches/link.sh
+
+bench-parity: build
+	python3 benches/thinlto_parity.py
 
 bench-runtime: build
 	benches/runtime.sh

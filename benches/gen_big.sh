@@ -3,12 +3,15 @@
 # CLASSES_PER_FAMILY classes each (default 30 x 10 = 300 classes), spread over
 # TUS translation units (default 8), with USES driver functions per family of
 # CALLS virtual calls each (default 10 x 7 = 2100 call sites), plus main.cpp.
-# Usage: benches/gen_big.sh OUT_DIR [FAMILIES] [CLASSES_PER_FAMILY] [TUS]
+# main repeats the whole walk ROUNDS times (default 1; the run-time
+# benchmark uses more, so the program runs long enough to time).
+# Usage: benches/gen_big.sh OUT_DIR [FAMILIES] [CLASSES_PER_FAMILY] [TUS] [ROUNDS]
 set -euo pipefail
 out=${1:?usage: gen_big.sh OUT_DIR [FAMILIES] [CLASSES_PER_FAMILY] [TUS]}
 families=${2:-30}
 per=${3:-10}
 tus=${4:-8}
+rounds=${5:-1}
 uses=10
 calls=7
 methods=6
@@ -84,13 +87,15 @@ done
   echo '#include <cstdio>'
   echo 'int main() {'
   echo '  long total = 0;'
+  echo "  for (int r = 0; r < $rounds; ++r) {"
   for ((f = 0; f < families; f++)); do
     echo "  for (int k = 0; k < $per; ++k) {"
-    echo "    B$f *o = make$f(k);"
+    echo "    B$f *o = make$f(k + r % 3);"
     for ((u = 0; u < uses; u++)); do echo "    total += use${f}_$u(*o, k);"; done
     echo "    delete o;"
     echo "  }"
   done
+  echo '  }'
   echo '  std::printf("total %ld\n", total);'
   echo '  return 0;'
   echo '}'

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints parts of a wpd-ld report (`--wpd-report=FILE`, schema wpd-report/1).
+"""Prints parts of a wpd-ld report (`--wpd-report=FILE`, schema wpd-report/1 or /2).
 
   report.py summary FILE   call-site counts and why slots stayed indirect
   report.py timings FILE   per-phase wall times (timings_ms)
@@ -64,8 +64,8 @@ def main():
         sys.exit(__doc__.strip())
     with open(sys.argv[2]) as f:
         report = json.load(f)
-    if report.get("schema") != "wpd-report/1":
-        sys.exit(f"{sys.argv[2]}: not a wpd-report/1 report")
+    if report.get("schema") not in ("wpd-report/1", "wpd-report/2"):
+        sys.exit(f"{sys.argv[2]}: not a wpd report (wpd-report/1 or /2)")
     {"summary": summary, "timings": timings}[sys.argv[1]](report)
 
 

@@ -2,7 +2,7 @@
 //! building link command lines (through `wpd-ld` or through lld's own
 //! ThinLTO for comparison), running the linked programs with a timeout,
 //! parsing devirtualization remarks (wpd's and LLVM's wording) and checking
-//! the invariants of a `wpd-report/1` JSON report.
+//! the invariants of a `wpd-report/2` JSON report.
 //!
 //! `wpd-ld` is never built here: `make test` builds it first. The harnesses
 //! use `$WPD_LD_BIN` when set, else `target/release/wpd-ld` (or
@@ -359,12 +359,12 @@ pub fn read_report(path: &Path) -> Check<Value> {
     serde_json::from_slice(&bytes).map_err(|e| format!("{} is not JSON: {e}", path.display()))
 }
 
-/// The schema invariants of a `wpd-report/1` report of a link whose
+/// The schema invariants of a `wpd-report/2` report of a link whose
 /// whole-program visibility was `wpv` and whose output is `output`.
 pub fn check_report(report: &Value, wpv: bool, output: &Path) -> Check {
     let mut errs = Vec::new();
-    if report.get("schema").and_then(Value::as_str) != Some("wpd-report/1") {
-        errs.push(format!("schema is {:?}, expected \"wpd-report/1\"", report.get("schema")));
+    if report.get("schema").and_then(Value::as_str) != Some("wpd-report/2") {
+        errs.push(format!("schema is {:?}, expected \"wpd-report/2\"", report.get("schema")));
     }
     let mut counts = BTreeMap::new();
     for key in COUNTERS {
@@ -472,15 +472,48 @@ pub fn check_report(report: &Value, wpv: bool, output: &Path) -> Check {
         }
         _ => errs.push("timings_ms missing, empty or not an object".into()),
     }
-    match report.pointer("/size/output_bytes") {
-        Some(Value::Null) => {}
+    match report.pointer("/size/output/file") {
         Some(v) => {
             let actual = std::fs::metadata(output).map(|m| m.len()).ok();
             if v.as_u64() != actual {
-                errs.push(format!("size.output_bytes is {v}, {} has {actual:?} bytes", output.display()));
+                errs.push(format!("size.output.file is {v}, {} has {actual:?} bytes", output.display()));
+            }
+            let text = report.pointer("/size/output/sections/.text").and_then(Value::as_u64);
+            if !text.is_some_and(|t| t > 0 && Some(t) < actual) {
+                errs.push(format!("size.output.sections[.text] is {text:?} for a {actual:?}-byte output"));
             }
         }
-        None => errs.push("size.output_bytes missing".into()),
+        None => errs.push("size.output.file missing".into()),
+    }
+    // One `calls` entry per call site, agreeing with the counts.
+    match report.get("calls").and_then(Value::as_array) {
+        None => errs.push("calls missing or not an array".into()),
+        Some(calls) => {
+            let n = |outcome: &str| calls.iter().filter(|c| c["outcome"] == outcome).count() as u64;
+            if Some(calls.len() as u64) != counts.get("total").copied() {
+                errs.push(format!("calls has {} entries, call_sites.total is {:?}", calls.len(), counts.get("total")));
+            }
+            if Some(n("indirect")) != counts.get("not_devirtualized").copied() {
+                errs.push(format!(
+                    "calls has {} indirect entries, not_devirtualized is {:?}",
+                    n("indirect"),
+                    counts.get("not_devirtualized")
+                ));
+            }
+            if Some(n("single-impl")) != counts.get("single_impl").copied() {
+                errs.push(format!(
+                    "calls has {} single-impl entries, single_impl is {:?}",
+                    n("single-impl"),
+                    counts.get("single_impl")
+                ));
+            }
+            for c in calls {
+                let indirect = c["outcome"] == "indirect";
+                if indirect != c["reason"].as_str().is_some_and(|r| !r.is_empty()) {
+                    errs.push(format!("a call has a reason if and only if it stayed indirect: {c}"));
+                }
+            }
+        }
     }
     if errs.is_empty() { Ok(()) } else { Err(format!("report invariants:\n  {}", errs.join("\n  "))) }
 }

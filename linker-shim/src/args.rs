@@ -40,7 +40,15 @@ pub enum UnknownOptions {
 pub struct WpdOptions {
     pub linker: Option<String>,
     pub report: Option<PathBuf>,
-    pub remarks: bool,
+    /// Which remarks go to stderr (`--wpd-remarks[=passed|missed|all]`).
+    pub remarks: wpd::report::Remarks,
+    /// `--wpd-remarks-file=`: every remark as LLVM optimization records.
+    pub remarks_file: Option<PathBuf>,
+    /// `--wpd-size-baseline`: the report also gets the sizes of the same
+    /// link without devirtualization (a second link).
+    pub size_baseline: bool,
+    /// `--wpd-quiet`: no progress line on a terminal.
+    pub quiet: bool,
     pub save_temps: bool,
     /// Look for open hierarchies on the native side (default on).
     pub validate: bool,
@@ -66,6 +74,8 @@ pub struct LinkArgs {
     pub relocatable: bool,
     /// `-pie`: a position-independent executable.
     pub pie: bool,
+    /// `--disable-verify`: the ThinLTO backends do not verify modules.
+    pub disable_verify: bool,
     pub export_dynamic: bool,
     /// `--dynamic-list`, `--export-dynamic-symbol(-list)` (and, outside
     /// `-shared`, `--version-script`): some symbols are exported; wpd
@@ -101,6 +111,7 @@ impl Default for LinkArgs {
             shared: false,
             relocatable: false,
             pie: false,
+            disable_verify: false,
             export_dynamic: false,
             partial_export: false,
             whole_program_visibility: false,
@@ -504,6 +515,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::LtoIgnored => pass = false,
+            Action::LtoDisableVerify => {
+                out.disable_verify = true;
+                pass = false;
+            }
             Action::WpdLinker => {
                 out.wpd.linker = Some(v);
                 pass = false;
@@ -513,7 +528,24 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::WpdRemarks => {
-                out.wpd.remarks = true;
+                out.wpd.remarks = if v.is_empty() {
+                    wpd::report::Remarks::Passed
+                } else {
+                    wpd::report::Remarks::parse(&v)
+                        .ok_or_else(|| format!("invalid --wpd-remarks={v} (passed, missed, all or none)"))?
+                };
+                pass = false;
+            }
+            Action::WpdRemarksFile => {
+                out.wpd.remarks_file = Some(PathBuf::from(v));
+                pass = false;
+            }
+            Action::WpdSizeBaseline => {
+                out.wpd.size_baseline = true;
+                pass = false;
+            }
+            Action::WpdQuiet => {
+                out.wpd.quiet = true;
                 pass = false;
             }
             Action::WpdSaveTemps => {
@@ -638,7 +670,7 @@ mod tests {
         assert_eq!(a.opt_level, 1);
         assert_eq!(a.jobs, Some(3));
         assert_eq!(a.wpd.report, Some(PathBuf::from("r.json")));
-        assert!(a.wpd.remarks);
+        assert_eq!(a.wpd.remarks, wpd::report::Remarks::Passed);
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));
         assert!(a.items.is_empty());
         assert!(parse(&["--wpd-bogus".to_string()]).unwrap_err().contains("--wpd-bogus"));
@@ -903,6 +935,15 @@ mod tests {
         assert_eq!(a.items[2], Item::Pass(vec!["--icf=all".into()]));
         assert_eq!(a.items[3], Item::Pass(vec!["-z".into(), "now".into()]));
         assert!(matches!(&a.items[5], Item::Input { path, .. } if path == "b.a"));
+    }
+
+    #[test]
+    fn verify_pie_and_remarks_options() {
+        let a = p(&["--disable-verify", "-pie", "--wpd-remarks=missed", "--wpd-quiet", "--wpd-size-baseline", "a.o"]);
+        assert!(a.disable_verify && a.pie && a.wpd.quiet && a.wpd.size_baseline);
+        assert_eq!(a.wpd.remarks, wpd::report::Remarks::Missed);
+        assert!(!p(&["-pie", "-no-pie", "a.o"]).pie);
+        assert!(parse(&["--wpd-remarks=loud".to_string()]).is_err());
     }
 
     #[test]

@@ -107,6 +107,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         opt_level: link.opt_level,
         cpu: link.cpu.clone(),
         verify: false,
+        lto_verify: !link.disable_verify,
         sections: wpd_llvm::Sections { functions: link.function_sections, data: link.data_sections },
         machine: link.machine.clone(),
         profile: link.profile.clone(),
@@ -128,12 +129,17 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     };
     let symbols = wpd_link::lto::LtoSymbols::new(model, output);
     let backends = wpd::Backends::ThinLto(&symbols);
-    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, backends, link.jobs, &mut timings)
+    // Progress on a terminal, unless --wpd-quiet or remarks go there.
+    let progress =
+        wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
+    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, backends, link.jobs, &mut timings, &progress)
         .map_err(|e| e.to_string())?;
-    if link.wpd.remarks {
-        for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats) {
-            eprintln!("{r}");
-        }
+    for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.wpd.remarks) {
+        eprintln!("{r}");
+    }
+    if let Some(file) = &link.wpd.remarks_file {
+        let yaml = wpd::report::remarks_yaml(&out.summaries, &out.plan, &out.stats);
+        wpd_summary::container::write_bytes_atomic(yaml.as_bytes(), file).map_err(|e| e.to_string())?;
     }
     // The backends did something other than the plan said: a wpd bug
     // (never a miscompile: the backend's own outcomes are what it did).
@@ -148,18 +154,59 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let code = run_linker(&linker, &final_argv, tmp.path())?;
     timings.phases.push(("link", link_start.elapsed()));
     timings.phases.push(("total", start.elapsed()));
-    keep_temps(tmp, link.wpd.save_temps);
     if let Some(report) = &link.wpd.report
         && code == 0
     {
         let output = link.output.clone().unwrap_or_else(|| "a.out".into());
-        let size = std::fs::metadata(&output).ok().map(|m| m.len());
-        let mut json = wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, size);
+        let sizes = wpd::report::sizes::of_file(Path::new(&output)).ok();
+        // The same link without devirtualization: every hierarchy open, no
+        // speculation; its output goes to the temporary directory.
+        let baseline = if link.wpd.size_baseline {
+            let mut plain = policy.clone();
+            plain.validation.force_open = vec!["*".into()];
+            plain.validation.enabled = true;
+            plain.speculate = 0;
+            let mut t = Timings::default();
+            let base = wpd::devirtualize_and_compile(
+                &modules,
+                &plain,
+                &codegen,
+                backends,
+                link.jobs,
+                &mut t,
+                &wpd::progress::Progress::off(),
+            )
+            .map_err(|e| e.to_string())?;
+            let dir = tmp.path().join("baseline");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let replacements = write_natives(&dir, &link, &res, &base.objects)?;
+            let mut argv = final_args(&link, &replacements);
+            let target = dir.join("output");
+            // The last -o wins (lld, GNU ld and gold alike).
+            argv.extend(["-o".to_string(), target.display().to_string()]);
+            if run_linker(&linker, &argv, &dir)? != 0 {
+                return Err("the baseline link (--wpd-size-baseline) failed".into());
+            }
+            Some(wpd::report::sizes::of_file(&target)?)
+        } else {
+            None
+        };
+        let mut json = wpd::report::report(
+            &out.summaries,
+            &out.plan,
+            &policy,
+            &out.stats,
+            &mismatches,
+            &timings,
+            sizes.as_ref(),
+            baseline.as_ref(),
+        );
         json["linker"] = serde_json::Value::String(linker.display().to_string());
         json["link_model"] = link_model_json(&res.model);
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
         wpd_summary::container::write_bytes_atomic(text.as_bytes(), report).map_err(|e| e.to_string())?;
     }
+    keep_temps(tmp, link.wpd.save_temps);
     Ok(code)
 }
 

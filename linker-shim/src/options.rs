@@ -116,10 +116,18 @@ pub enum Action {
     ThinltoJobs,
     /// An LTO option with nothing for wpd's backends to do.
     LtoIgnored,
+    /// `--disable-verify`: LLVM's ThinLTO skips verifying the modules.
+    LtoDisableVerify,
     WpdLinker,
     WpdReport,
     WpdJobs,
     WpdRemarks,
+    /// `--wpd-remarks-file=FILE.yaml`: LLVM optimization records.
+    WpdRemarksFile,
+    /// `--wpd-size-baseline`: also link without devirtualization, for sizes.
+    WpdSizeBaseline,
+    /// `--wpd-quiet`: no progress line on a terminal.
+    WpdQuiet,
     WpdSaveTemps,
     WpdNoValidate,
     WpdKnownSafe,
@@ -364,7 +372,8 @@ pub const OPTIONS: &[Spec] = &[
     o(&["lto-cs-profile-generate"], Flag, Lto, A::LtoCsGenerate),
     o(&["lto-cs-profile-file"], Value, Lto, A::LtoCsFile),
     o(&["thinlto-jobs"], Value, Lto, A::ThinltoJobs),
-    o(&["disable-verify", "lto-pgo-warn-mismatch", "no-lto-pgo-warn-mismatch"], Flag, Lto, A::LtoIgnored),
+    o(&["disable-verify"], Flag, Lto, A::LtoDisableVerify),
+    o(&["lto-pgo-warn-mismatch", "no-lto-pgo-warn-mismatch"], Flag, Lto, A::LtoIgnored),
     // lld's defaults spelled out; wpd validates whatever they say.
     o(
         &[
@@ -381,7 +390,10 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-linker"], Value, Wpd, A::WpdLinker),
     o(&["wpd-report"], Value, Wpd, A::WpdReport),
     o(&["wpd-jobs"], Value, Wpd, A::WpdJobs),
-    o(&["wpd-remarks"], Flag, Wpd, A::WpdRemarks),
+    o(&["wpd-remarks"], Optional, Wpd, A::WpdRemarks),
+    o(&["wpd-remarks-file"], Value, Wpd, A::WpdRemarksFile),
+    o(&["wpd-size-baseline"], Flag, Wpd, A::WpdSizeBaseline),
+    o(&["wpd-quiet"], Flag, Wpd, A::WpdQuiet),
     o(&["wpd-save-temps"], Flag, Wpd, A::WpdSaveTemps),
     o(&["wpd-no-validate"], Flag, Wpd, A::WpdNoValidate),
     o(&["wpd-known-safe"], Value, Wpd, A::WpdKnownSafe),

@@ -726,7 +726,7 @@ mod tests {
     #[test]
     fn report_view() {
         let dir = tempfile::tempdir().unwrap();
-        let r: Value = serde_json::json!({"schema": "wpd-report/1"});
+        let r: Value = serde_json::json!({"schema": "wpd-report/2"});
         assert_eq!(from_report(&r, dir.path()).unwrap_err(), "report has no link_model");
         let r: Value =
             serde_json::json!({"link_model": {"flavor": "gold", "loaded": ["nope.o"], "outside_refs_known": true}});

@@ -306,11 +306,15 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
 // (task 0 is the regular LTO partition, empty here; task k is the k-th
 // input added), in task order, after all backends finished.
 int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data, size_t len), void *ctx,
-                void (*warn)(void *ctx, const char *text, size_t len), char **err) {
+                void (*warn)(void *ctx, const char *text, size_t len), void (*progress)(void *pctx), void *pctx,
+                char **err) {
   *err = nullptr;
   auto *state = static_cast<WpdLto *>(p);
   state->outputs.assign(state->lto->getMaxTasks(), {});
-  auto add_stream = [state](unsigned task, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+  // A backend asks for its output stream once it has optimized its module
+  // and starts emitting code: progress, from the backend's thread.
+  auto add_stream = [state, progress, pctx](unsigned task, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+    progress(pctx);
     return std::make_unique<CachedFileStream>(std::make_unique<raw_svector_ostream>(state->outputs[task]));
   };
   Error e = state->lto->run(add_stream);

@@ -164,6 +164,7 @@ pub struct LtoOptionsRaw {
 
 pub type LtoEmitFn = unsafe extern "C" fn(ctx: *mut c_void, task: u32, data: *const c_char, len: usize);
 pub type LtoWarnFn = unsafe extern "C" fn(ctx: *mut c_void, text: *const c_char, len: usize);
+pub type LtoProgressFn = unsafe extern "C" fn(ctx: *mut c_void);
 
 unsafe extern "C" {
     pub fn wpd_write_thinlto_bitcode(
@@ -197,6 +198,8 @@ unsafe extern "C" {
         emit: LtoEmitFn,
         ctx: *mut c_void,
         warn: LtoWarnFn,
+        progress: LtoProgressFn,
+        progress_ctx: *mut c_void,
         err: *mut *mut c_char,
     ) -> c_int;
 }

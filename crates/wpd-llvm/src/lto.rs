@@ -262,11 +262,19 @@ impl<'b> ThinLto<'b> {
 
     /// Runs LLVM's thin link and the backends; returns one native object
     /// per input, in the order they were added. LLVM's warnings go to
-    /// `warn`.
-    pub fn run(self, on_warning: &mut dyn FnMut(&str)) -> Result<Vec<Vec<u8>>, String> {
+    /// `on_warning`; `on_module` is called (from backend threads) as each
+    /// module's code generation starts.
+    pub fn run(self, on_warning: &mut dyn FnMut(&str), on_module: &(dyn Fn() + Sync)) -> Result<Vec<Vec<u8>>, String> {
         struct Sink<'w> {
             objects: Vec<Vec<u8>>,
             warn: &'w mut dyn FnMut(&str),
+        }
+        unsafe extern "C" fn progress(pctx: *mut c_void) {
+            // SAFETY: pctx points to `on_module` of `run` (a Sync closure,
+            // alive through the call), called from backend threads through
+            // shared references only.
+            let f = unsafe { &*pctx.cast::<&(dyn Fn() + Sync)>() };
+            f();
         }
         unsafe extern "C" fn emit(ctx: *mut c_void, task: u32, data: *const c_char, len: usize) {
             // SAFETY: ctx is the Sink of `run`; data holds len bytes.
@@ -284,11 +292,23 @@ impl<'b> ThinLto<'b> {
             (sink.warn)(&String::from_utf8_lossy(bytes));
         }
         let mut sink = Sink { objects: vec![Vec::new(); self.added], warn: on_warning };
+        let on_module: &(dyn Fn() + Sync) = on_module;
         let mut err = std::ptr::null_mut();
-        // SAFETY: a live LTO; the callbacks get the sink, which outlives
-        // the call and is used by one thread at a time (the shim calls them
-        // after every backend finished).
-        let ok = unsafe { ffi::wpd_lto_run(self.raw, emit, (&raw mut sink).cast(), warn, &mut err) };
+        // SAFETY: a live LTO. `emit` and `warn` get the sink, which outlives
+        // the call; the shim calls them on this thread after every backend
+        // finished. `progress` gets `on_module`, also alive through the
+        // call, from backend threads (it is Sync).
+        let ok = unsafe {
+            ffi::wpd_lto_run(
+                self.raw,
+                emit,
+                (&raw mut sink).cast(),
+                warn,
+                progress,
+                (&raw const on_module).cast_mut().cast(),
+                &mut err,
+            )
+        };
         if ok == 0 {
             // SAFETY: err is null or a malloc'd string.
             return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO failed".into()));

@@ -12,8 +12,12 @@ pub struct CodegenOptions {
     /// 0 to 3.
     pub opt_level: u8,
     pub cpu: String,
-    /// Run the LLVM verifier before optimizing (tests, `--wpd-verify`).
+    /// Run the LLVM verifier on each rewritten module before it is written
+    /// or optimized (debug builds, `wpd backend --verify`).
     pub verify: bool,
+    /// LLVM's ThinLTO verifies its input modules, as lld's does unless
+    /// `--disable-verify`.
+    pub lto_verify: bool,
     /// A section per function / per datum (lld's LTO default: both).
     pub sections: Sections,
     /// LLVM's tool-only code generation flags (`-plugin-opt=-emulated-tls`).
@@ -36,6 +40,7 @@ impl Default for CodegenOptions {
             opt_level: 2,
             cpu: "x86-64".into(),
             verify: cfg!(debug_assertions),
+            lto_verify: true,
             sections: Sections::default(),
             machine: MachineFlags::default(),
             profile: Profile::default(),

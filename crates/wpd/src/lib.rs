@@ -20,8 +20,10 @@
 
 pub mod backend;
 pub mod codegen;
+pub mod demangle;
 pub mod error;
 pub mod input;
+pub mod progress;
 pub mod report;
 pub mod rewrite;
 pub mod summarize;
@@ -70,8 +72,22 @@ pub fn devirtualize_and_compile(
     backends: Backends<'_>,
     jobs: Option<usize>,
     timings: &mut Timings,
+    progress: &progress::Progress,
 ) -> Result<LinkOutput> {
-    let summaries = timings.phase("summarize", || summarize_all(inputs, jobs))?;
+    progress.phase("summarize", inputs.len());
+    let summaries = timings.phase("summarize", || -> Result<Vec<ModuleSummary>> {
+        let results: Vec<Result<ModuleSummary>> = with_jobs(jobs, || {
+            inputs
+                .par_iter()
+                .map(|i| {
+                    let s = summarize::summarize(i);
+                    progress.tick();
+                    s
+                })
+                .collect()
+        })?;
+        results.into_iter().collect()
+    })?;
     let plan = timings.phase("thin-link", || thin_link(&summaries, policy));
     if let Some(dir) = &codegen.dwo_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
@@ -80,12 +96,17 @@ pub fn devirtualize_and_compile(
     }
     let (objects, stats) = match backends {
         Backends::Isolated => {
+            progress.phase("backend", inputs.len());
             let compiled = timings.phase("backend", || -> Result<Vec<(Vec<u8>, backend::BackendStats)>> {
                 let results: Vec<Result<_>> = with_jobs(jobs, || {
                     inputs
                         .par_iter()
                         .enumerate()
-                        .map(|(k, i)| backend::backend(i, &plan, &codegen.for_module(k)))
+                        .map(|(k, i)| {
+                            let r = backend::backend(i, &plan, &codegen.for_module(k));
+                            progress.tick();
+                            r
+                        })
                         .collect()
                 })?;
                 results.into_iter().collect()
@@ -93,17 +114,27 @@ pub fn devirtualize_and_compile(
             compiled.into_iter().unzip()
         }
         Backends::ThinLto(symbols) => {
+            progress.phase("rewrite", inputs.len());
             let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
                 let results: Vec<Result<_>> = with_jobs(jobs, || {
-                    inputs.par_iter().map(|i| backend::rewrite_to_bitcode(i, &plan, codegen.verify)).collect()
+                    inputs
+                        .par_iter()
+                        .map(|i| {
+                            let r = backend::rewrite_to_bitcode(i, &plan, codegen.verify);
+                            progress.tick();
+                            r
+                        })
+                        .collect()
                 })?;
                 results.into_iter().collect()
             })?;
-            let objects = timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs))?;
+            let objects =
+                timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, progress))?;
             (objects, rewritten.into_iter().map(|r| r.stats).collect())
         }
     };
     let stats: Vec<backend::BackendStats> = stats;
+    progress.finish();
     // Calls were rewritten to load bytes beside this vtable: a layout that
     // no module applied would make them read whatever lies there.
     let rebuilt: std::collections::BTreeSet<u32> =

@@ -118,10 +118,41 @@ enum Command {
         /// The file to print.
         file: PathBuf,
     },
+    /// Render a link report (`--wpd-report=FILE.json`), or compare two
+    /// (`wpd report diff OLD.json NEW.json`, the CI gate).
+    #[command(args_conflicts_with_subcommands = true)]
+    Report {
+        #[command(subcommand)]
+        diff: Option<ReportCommand>,
+        /// The report to render.
+        file: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "text")]
+        format: wpd::report::render::Format,
+    },
+}
+
+#[derive(Subcommand)]
+enum ReportCommand {
+    /// What changed between two builds' reports. Exit status: 0, 1 when a
+    /// gate trips (each tripped gate is printed), 2 on bad input.
+    Diff {
+        old: PathBuf,
+        new: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: wpd::report::render::Format,
+        /// Fail (exit 1) when: fewer-devirtualized, more-indirect,
+        /// text-growth=PCT, size-growth=PCT (repeatable).
+        #[arg(long = "fail-on", value_name = "GATE")]
+        fail_on: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if let Command::Report { diff, file, format } = cli.command {
+        return report(diff, file, format);
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("wpd: error: {e}");
@@ -184,6 +215,45 @@ fn run(cli: Cli) -> Result<()> {
             backend(&input, &plan, &out, &opts, time)
         }
         Command::Dump { file } => dump(&file),
+        Command::Report { .. } => unreachable!("handled in main"),
+    }
+}
+
+/// `wpd report`: 0 on success, 1 when a diff gate trips, 2 on bad input.
+fn report(diff: Option<ReportCommand>, file: Option<PathBuf>, format: wpd::report::render::Format) -> ExitCode {
+    use wpd::report::{diff as d, render, view::Report};
+    let bad = |e: String| {
+        eprintln!("wpd: error: {e}");
+        ExitCode::from(2)
+    };
+    match diff {
+        Some(ReportCommand::Diff { old, new, format, fail_on }) => {
+            let gates: std::result::Result<Vec<d::Gate>, String> = fail_on.iter().map(|g| d::Gate::parse(g)).collect();
+            let gates = match gates {
+                Ok(g) => g,
+                Err(e) => return bad(e),
+            };
+            let (old, new) = match (Report::read(&old), Report::read(&new)) {
+                (Ok(o), Ok(n)) => (o, n),
+                (Err(e), _) | (_, Err(e)) => return bad(e),
+            };
+            let result = d::diff(&old, &new, &gates);
+            print!("{}", d::render(&result, format));
+            for t in &result.tripped {
+                eprintln!("wpd: gate tripped: {t}");
+            }
+            if result.tripped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+        }
+        None => {
+            let Some(file) = file else { return bad("wpd report: give a report file, or `diff OLD NEW`".into()) };
+            match Report::read(&file) {
+                Ok(r) => {
+                    print!("{}", render::render(&r, format));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => bad(e),
+            }
+        }
     }
 }
 

@@ -25,6 +25,7 @@ pub fn compile(
     symbols: &LtoSymbols,
     opts: &CodegenOptions,
     jobs: Option<usize>,
+    progress: &crate::progress::Progress,
 ) -> Result<Vec<Vec<u8>>> {
     if symbols.module_count() != rewritten.len() {
         return Err(Error::msg(format!(
@@ -50,7 +51,7 @@ pub fn compile(
         cs_generate: opts.profile.cs_generate,
         dwo_dir: opts.dwo_dir.as_deref(),
         threads: jobs,
-        verify: true,
+        verify: opts.lto_verify,
     };
     let mut lto = ThinLto::new(&lto_opts).map_err(Error::msg)?;
     // Module names are LLVM's keys: unique, whatever the command line repeats.
@@ -89,8 +90,9 @@ pub fn compile(
             .collect();
         lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
     }
+    progress.phase("backend", rewritten.len());
     let objects = lto
-        .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")))
+        .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick())
         .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
     if let Some(k) = objects.iter().position(|o| o.is_empty()) {
         return Err(Error::at(&inputs[k].name, "LLVM's ThinLTO produced no object for this module"));

@@ -1,9 +1,19 @@
-//! Remarks (one line per devirtualized call, in LLVM's wording) and the JSON
-//! report for CI (`wpd-report/1`; key names are a stable interface).
+//! Remarks (one line per devirtualized call, in LLVM's wording; with
+//! `missed`, one per call left indirect with its reason), LLVM's
+//! optimization-record YAML of the same ([`yaml`]), and the JSON report for
+//! CI (`wpd-report/2`, docs/report-format.md; key names are a stable
+//! interface), which `wpd report` renders ([`render`]) and compares
+//! ([`diff`]).
 //!
-//! Both count what the backends did ([`BackendStats::calls`]); the plan's
+//! All count what the backends did ([`BackendStats::calls`]); the plan's
 //! predictions are kept beside them (`planned`) and every call site where the
 //! two differ is listed (`mismatches`), which the tests require to be empty.
+
+pub mod diff;
+pub mod render;
+pub mod sizes;
+pub mod view;
+pub mod yaml;
 
 use crate::backend::{BackendStats, Outcome};
 use crate::policy::Policy;
@@ -21,10 +31,32 @@ fn at(c: &CallSite, module: &str) -> String {
     }
 }
 
-/// The remark for call `c` with `outcome`, if it gets one.
-fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str) -> Option<String> {
-    let d = plan.decision(&c.type_id, c.offset?)?;
+/// Why call `c` was left indirect.
+pub fn indirect_reason(plan: &Plan, c: &CallSite) -> String {
+    let Some(offset) = c.offset else { return "the type test guards no call".into() };
+    let Some(d) = plan.decision(&c.type_id, offset) else { return "no decision for its slot".into() };
+    if let Some(r) = &d.reason {
+        return r.clone();
+    }
+    let args: Option<Vec<u64>> = c.const_args.as_ref().map(|a| a.iter().map(|x| x.value).collect());
+    if let Some(r) = d.by_args.iter().find(|b| Some(&b.args) == args.as_ref()).and_then(|b| b.reason.clone()) {
+        return r;
+    }
+    if c.call.is_none() {
+        return "the type test guards no call".into();
+    }
+    format!("the slot's resolution ({}) does not apply to this call", d.resolution.remark_name())
+}
+
+/// The remark for call `c` with `outcome`, if it gets one (`missed`: calls
+/// left indirect get one too).
+fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str, missed: bool) -> Option<String> {
+    c.call.as_ref()?;
     let at = at(c, module);
+    if outcome == Outcome::Indirect {
+        return missed.then(|| format!("missed: virtual call left indirect: {}{at}", indirect_reason(plan, c)));
+    }
+    let d = plan.decision(&c.type_id, c.offset?)?;
     match outcome {
         Outcome::Indirect => None,
         Outcome::Speculative => Some(format!("speculative: guarded direct call to {}{at}", d.speculative.join(" or "))),
@@ -35,13 +67,69 @@ fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str) -> Option<S
     }
 }
 
-/// One remark per call the backends rewrote, in module and program order.
-pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats]) -> Vec<String> {
+/// Which remarks to print.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Remarks {
+    #[default]
+    None,
+    /// Calls rewritten (`--wpd-remarks`).
+    Passed,
+    /// Calls left indirect, with the reason (`--wpd-remarks=missed`).
+    Missed,
+    /// Both (`--wpd-remarks=all`).
+    All,
+}
+
+impl Remarks {
+    pub fn parse(v: &str) -> Option<Remarks> {
+        Some(match v {
+            "passed" => Remarks::Passed,
+            "missed" => Remarks::Missed,
+            "all" => Remarks::All,
+            "none" => Remarks::None,
+            _ => return None,
+        })
+    }
+}
+
+/// The remarks the backends' outcomes give, in module and program order.
+pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats], which: Remarks) -> Vec<String> {
+    let (passed, missed) = match which {
+        Remarks::None => return Vec::new(),
+        Remarks::Passed => (true, false),
+        Remarks::Missed => (false, true),
+        Remarks::All => (true, true),
+    };
     let mut out = Vec::new();
     for (s, st) in summaries.iter().zip(stats) {
-        out.extend(st.calls.iter().filter_map(|c| remark(plan, &c.site, c.outcome, &s.module.name)));
+        out.extend(
+            st.calls
+                .iter()
+                .filter(|c| if c.outcome == Outcome::Indirect { missed } else { passed })
+                .filter_map(|c| remark(plan, &c.site, c.outcome, &s.module.name, missed)),
+        );
     }
     out
+}
+
+/// Every call's remark as LLVM optimization records (YAML).
+pub fn remarks_yaml(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats]) -> String {
+    let mut records = Vec::new();
+    for (s, st) in summaries.iter().zip(stats) {
+        for c in st.calls.iter().filter(|c| c.site.call.is_some()) {
+            let Some(text) = remark(plan, &c.site, c.outcome, &s.module.name, true) else { continue };
+            // The message without the location suffix (DebugLoc has it).
+            let at = at(&c.site, &s.module.name);
+            let message = text.strip_suffix(&at).unwrap_or(&text).to_string();
+            records.push(yaml::Record {
+                passed: c.outcome != Outcome::Indirect,
+                location: c.site.location.as_deref(),
+                function: &c.site.function,
+                message,
+            });
+        }
+    }
+    yaml::write(&records)
 }
 
 /// The plan's prediction of [`remarks`] (for `wpd thin-link --remarks`,
@@ -50,7 +138,7 @@ pub fn planned_remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy
     let mut out = Vec::new();
     for s in summaries {
         for c in &s.call_sites {
-            out.extend(remark(plan, c, Outcome::planned(plan, c, policy), &s.module.name));
+            out.extend(remark(plan, c, Outcome::planned(plan, c, policy), &s.module.name, false));
         }
     }
     out
@@ -131,7 +219,8 @@ pub fn report(
     stats: &[BackendStats],
     mismatches: &[String],
     timings: &Timings,
-    output_bytes: Option<u64>,
+    sizes: Option<&view::Sizes>,
+    baseline: Option<&view::Sizes>,
 ) -> Value {
     let s = &plan.stats;
     // Per slot, what the backends did.
@@ -168,10 +257,30 @@ pub fn report(
     let timings_ms: serde_json::Map<String, Value> =
         timings.phases.iter().map(|(name, d)| (name.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
     let done = counts(stats.iter().flat_map(|st| st.calls.iter().map(|c| (&c.site, c.outcome))));
+    // Every call, where it is and what happened to it.
+    let mut calls = Vec::new();
+    for (m, st) in summaries.iter().zip(stats) {
+        for c in st.calls.iter().filter(|c| c.site.call.is_some()) {
+            let d = c.site.offset.and_then(|o| plan.decision(&c.site.type_id, o));
+            calls.push(json!({
+                "module": m.module.name,
+                "function": c.site.function,
+                "location": c.site.location,
+                "type_id": c.site.type_id,
+                "offset": c.site.offset,
+                "outcome": c.outcome.remark_name(),
+                "target": match c.outcome {
+                    Outcome::SingleImpl => d.and_then(|d| d.targets.first().cloned()),
+                    _ => None,
+                },
+                "reason": (c.outcome == Outcome::Indirect).then(|| indirect_reason(plan, &c.site)),
+            }));
+        }
+    }
     let planned =
         counts(summaries.iter().flat_map(|m| m.call_sites.iter().map(|c| (c, Outcome::planned(plan, c, policy)))));
     json!({
-        "schema": "wpd-report/1",
+        "schema": "wpd-report/2",
         "call_sites": done,
         "planned": planned,
         "mismatches": mismatches,
@@ -186,7 +295,8 @@ pub fn report(
         "type_tests_dropped": stats.iter().map(|st| u64::from(st.type_tests_dropped)).sum::<u64>(),
         "decisions": decisions,
         "open_type_ids": plan.open_type_ids,
-        "size": { "output_bytes": output_bytes },
+        "calls": calls,
+        "size": { "output": sizes, "baseline": baseline },
         "timings_ms": timings_ms,
     })
 }
