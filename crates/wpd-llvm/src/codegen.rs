@@ -61,17 +61,7 @@ impl<'c> Module<'c> {
     /// Adds a hidden external alias for a local global; false when the
     /// module does not define `symbol`.
     pub fn add_hidden_alias(&self, symbol: &str, alias: &str) -> bool {
-        let (symbol, alias) = (wpd_summary::name::to_bytes(symbol), wpd_summary::name::to_bytes(alias));
-        // SAFETY: names passed with their lengths.
-        unsafe {
-            ffi::wpd_add_hidden_alias(
-                self.raw,
-                symbol.as_ptr().cast(),
-                symbol.len(),
-                alias.as_ptr().cast(),
-                alias.len(),
-            ) != 0
-        }
+        self.with_two_names(ffi::wpd_add_hidden_alias, symbol, alias)
     }
 
     /// Renames the local global `symbol` to its hidden alias `alias` (made by
@@ -79,17 +69,15 @@ impl<'c> Module<'c> {
     /// object, whatever code is imported where. False when `alias` is not
     /// an alias of `symbol` here.
     pub fn merge_hidden_alias(&self, symbol: &str, alias: &str) -> bool {
-        let (symbol, alias) = (wpd_summary::name::to_bytes(symbol), wpd_summary::name::to_bytes(alias));
-        // SAFETY: names passed with their lengths.
-        unsafe {
-            ffi::wpd_merge_hidden_alias(
-                self.raw,
-                symbol.as_ptr().cast(),
-                symbol.len(),
-                alias.as_ptr().cast(),
-                alias.len(),
-            ) != 0
-        }
+        self.with_two_names(ffi::wpd_merge_hidden_alias, symbol, alias)
+    }
+
+    /// Calls a shim function taking this module and two names (as bytes
+    /// with lengths); true when it returns non-zero.
+    fn with_two_names(&self, f: ffi::TwoNamesFn, a: &str, b: &str) -> bool {
+        let (a, b) = (wpd_summary::name::to_bytes(a), wpd_summary::name::to_bytes(b));
+        // SAFETY: a live module; both names passed with their lengths.
+        unsafe { f(self.raw, a.as_ptr().cast(), a.len(), b.as_ptr().cast(), b.len()) != 0 }
     }
 
     /// Type tests and checked loads used as real checks (CFI), which

@@ -5,6 +5,10 @@ use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMValu
 use llvm_sys::target_machine::LLVMTargetMachineRef;
 use std::os::raw::{c_char, c_int, c_void};
 
+/// A shim function taking a module and two names (bytes, length).
+pub type TwoNamesFn =
+    unsafe extern "C" fn(module: LLVMModuleRef, a: *const c_char, alen: usize, b: *const c_char, blen: usize) -> c_int;
+
 unsafe extern "C" {
     pub fn wpd_parse_bitcode(
         ctx: LLVMContextRef,
