@@ -15,6 +15,9 @@ with -fno-split-lto-unit):
   demo       fixtures/demo
   big        the generated program of benches/gen_big.sh (300 classes,
              2100 virtual call sites, 9 objects; its walk repeated 2000 times)
+  box2d      a real code base: Box2D 2.3 (46 objects in an archive, from the
+             wrapped2d crate fetched through cargo) and a simulation driver
+             (benches/parity/box2d_main.cpp)
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (best of RUNS), the .text size, the
@@ -42,7 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WPD_LD = os.path.abspath(os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target/release/wpd-ld')))
 RUNS = int(os.environ.get('RUNS', '3'))
 JOBS = int(os.environ.get('JOBS', '2'))
-PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo big').split()
+PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo big box2d').split()
 OUT = os.path.join(ROOT, 'bench-out')
 WORK = os.path.join(OUT, 'parity-work')
 CFLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables']
@@ -58,6 +61,21 @@ def run(cmd, cwd=None, capture=True):
     return r.stdout if capture else ''
 
 
+def box2d_root():
+    """Box2D's sources, from the wrapped2d crate (cargo fetch)."""
+    proj = os.path.join(WORK, 'fetch-wrapped2d')
+    os.makedirs(os.path.join(proj, 'src'), exist_ok=True)
+    with open(os.path.join(proj, 'Cargo.toml'), 'w') as f:
+        f.write('[package]\nname = "fetch-wrapped2d"\nversion = "0.0.0"\nedition = "2021"\n'
+                '[dependencies]\nwrapped2d = "=0.4.2"\n[workspace]\n')
+    with open(os.path.join(proj, 'src', 'main.rs'), 'w') as f:
+        f.write('fn main() {}\n')
+    run(['cargo', 'fetch', '--manifest-path', os.path.join(proj, 'Cargo.toml')])
+    meta = json.loads(run(['cargo', 'metadata', '--format-version', '1', '--manifest-path', os.path.join(proj, 'Cargo.toml')]))
+    pkg = next(p for p in meta['packages'] if p['name'] == 'wrapped2d')
+    return os.path.join(os.path.dirname(pkg['manifest_path']), 'Box2D', 'Box2D')
+
+
 def sources(program, src_dir):
     """Writes or finds the program's sources; returns the .cpp files."""
     if program == 'hotloop':
@@ -70,9 +88,13 @@ def sources(program, src_dir):
     elif program == 'big':
         d = src_dir
         run([os.path.join(ROOT, 'benches/gen_big.sh'), d, '30', '10', '8', '2000'])
+    elif program == 'box2d':
+        root = box2d_root()
+        lib = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(root, 'Box2D')) for f in fs if f.endswith('.cpp')]
+        return sorted(lib) + [os.path.join(ROOT, 'benches/parity/box2d_main.cpp')], ['-I' + root], 'box2d_main'
     else:
         sys.exit(f'thinlto_parity: unknown program {program}')
-    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp'))
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')), [], None
 
 
 def timed_link(cmd):
@@ -119,16 +141,23 @@ def bench(program, mode):
     work = os.path.join(WORK, f'{program}-{mode}')
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    cpps = sources(program, os.path.join(WORK, f'{program}-src'))
+    cpps, includes, main_stem = sources(program, os.path.join(WORK, f'{program}-src'))
     objs, o0 = [], []
-    for cpp in cpps:
-        stem = os.path.splitext(os.path.basename(cpp))[0]
+    for k, cpp in enumerate(cpps):
+        stem = f'{k}-' + os.path.splitext(os.path.basename(cpp))[0]
         obj = os.path.join(work, stem + '.o')
-        run(['clang++-19'] + CFLAGS + MODES[mode] + ['-c', cpp, '-o', obj], cwd=os.path.dirname(cpp))
+        run(['clang++-19'] + CFLAGS + MODES[mode] + includes + ['-c', cpp, '-o', obj], cwd=os.path.dirname(cpp))
         objs.append(obj)
         ref = os.path.join(work, stem + '.O0.o')
-        run(['clang++-19', '-O0', '-c', cpp, '-o', ref], cwd=os.path.dirname(cpp))
+        run(['clang++-19', '-O0'] + includes + ['-c', cpp, '-o', ref], cwd=os.path.dirname(cpp))
         o0.append(ref)
+    if main_stem:
+        # A library: everything but the driver goes into an archive, as a
+        # real build links it.
+        main_objs = [o for o in objs if o.endswith(f'-{main_stem}.o')]
+        lib = os.path.join(work, 'lib.a')
+        run(['llvm-ar-19', 'rcs', lib] + [o for o in objs if o not in main_objs])
+        objs = main_objs + [lib]
     ref_prog = os.path.join(work, 'prog.O0')
     run(['clang++-19'] + o0 + ['-o', ref_prog])
     expected = run([ref_prog])
