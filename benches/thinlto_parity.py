@@ -20,7 +20,8 @@ with -fno-split-lto-unit):
              (benches/parity/box2d_main.cpp)
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
-least as good): the program's run time (best of RUNS), the .text size, the
+least as good): the program's run time (CPU time, best of RUNS, the two
+programs run in turn), the .text size, the
 link time (best of RUNS, same job count), and both links' peak memory
 (maximum resident set of the link's process tree); the devirtualized call
 sites of each (wpd: its report; LLVM: its remarks, counted in one extra
@@ -117,14 +118,18 @@ def timed_link(cmd):
 
 
 def run_times(progs):
-    """Best wall time (ms) of each program over RUNS rounds, the programs
-    run in turn within a round (so load changes hit both alike)."""
+    """Best CPU time (user + system, ms) of each program over RUNS rounds,
+    the programs run in turn within a round. CPU time rather than wall
+    time: on a shared machine, waiting for a core is not the program's."""
     best = [None] * len(progs)
     for _ in range(RUNS):
         for i, prog in enumerate(progs):
-            t0 = time.perf_counter()
-            subprocess.run([prog], stdout=subprocess.DEVNULL, check=True)
-            ms = (time.perf_counter() - t0) * 1000
+            child = subprocess.Popen([prog], stdout=subprocess.DEVNULL)
+            _, status, usage = os.wait4(child.pid, 0)
+            child.returncode = os.waitstatus_to_exitcode(status)
+            if child.returncode != 0:
+                sys.exit(f'thinlto_parity: {prog} exited {child.returncode}')
+            ms = (usage.ru_utime + usage.ru_stime) * 1000
             best[i] = ms if best[i] is None else min(best[i], ms)
     return best
 
