@@ -148,8 +148,10 @@ impl MappedFile {
         // or truncated underneath by another process while the map lives
         // could show new bytes or fault: the trade-off every linker makes
         // with its inputs (wpd-ld also fails the link when an input's
-        // contents changed between its reads). With `read_file`, the only
-        // `unsafe` outside crates/wpd-llvm.
+        // contents changed between its reads). wpd writes its own files
+        // atomically (rename), so a concurrent wpd replaces the inode rather
+        // than mutating these pages. The only `unsafe` outside
+        // crates/wpd-llvm.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(MappedFile(Some(map)))
@@ -165,19 +167,10 @@ impl std::ops::Deref for MappedFile {
 
 /// Reads a wpd file through a memory map, and validates what it holds.
 pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
-    let file = std::fs::File::open(path).map_err(|e| err(path, e.to_string()))?;
-    let len = file.metadata().map_err(|e| err(path, e.to_string()))?.len();
-    if len == 0 {
+    let map = MappedFile::open(path).map_err(|e| err(path, e.to_string()))?;
+    if map.is_empty() {
         return Err(err(path, format!("empty file, not a wpd {}", kind.name())));
     }
-    // SAFETY: the map is read-only and lives only for this call. wpd writes
-    // its files atomically (rename), so a concurrent writer replaces the inode
-    // rather than mutating these pages; a file truncated underneath us by a
-    // foreign process could still fault, which is the accepted trade-off of
-    // memory-mapped reading (the same one linkers make). With `MappedFile`,
-    // the only `unsafe` outside crates/wpd-llvm.
-    #[allow(unsafe_code)]
-    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(path, e.to_string()))?;
     decode(kind, &map, path)
 }
 

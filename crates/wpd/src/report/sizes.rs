@@ -10,7 +10,7 @@ pub const SECTIONS: &[&str] = &[".text", ".rodata", ".data.rel.ro", ".eh_frame"]
 /// The file size and the sizes of [`SECTIONS`] of the ELF file at `path`
 /// (file size only if it is not ELF).
 pub fn of_file(path: &Path) -> Result<Sizes, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = wpd_summary::container::MappedFile::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut sizes = Sizes { file: Some(bytes.len() as u64), ..Sizes::default() };
     if let Ok(file) = object::File::parse(&*bytes) {
         for s in file.sections() {
