@@ -13,7 +13,7 @@
 //! devirtualized call something to name) was never in the model: it is
 //! defined by exactly one module, which therefore prevails.
 
-use crate::resolve::{LinkModel, OutsideRefs};
+use crate::resolve::{LinkModel, Loaded};
 use std::collections::{BTreeSet, HashSet};
 
 /// The facts about one symbol of a module that the resolution needs (the
@@ -43,16 +43,16 @@ pub struct SymbolResolution {
 }
 
 /// The link's symbol facts, by module of the link (the loaded bitcode in
-/// load order).
-#[derive(Clone, Debug, Default)]
-pub struct LtoSymbols {
-    /// Per module: the definitions the model saw, and those that prevail.
-    modules: Vec<(BTreeSet<String>, BTreeSet<String>)>,
+/// load order), read from the model (borrowed, not copied).
+#[derive(Clone, Debug)]
+pub struct LtoSymbols<'m> {
+    /// The loaded bitcode units: what each defines and what prevails.
+    modules: Vec<&'m Loaded>,
     /// Every name some module's definition prevails for.
-    prevailing_anywhere: HashSet<String>,
+    prevailing_anywhere: HashSet<&'m str>,
     /// Names code outside the bitcode references; `None`: unknown (all).
-    outside: Option<BTreeSet<String>>,
-    exported: BTreeSet<String>,
+    outside: Option<&'m BTreeSet<String>>,
+    exported: &'m BTreeSet<String>,
     export_dynamic: bool,
     executable: bool,
     relocatable: bool,
@@ -71,21 +71,18 @@ pub struct OutputKind {
     pub export_dynamic: bool,
 }
 
-impl LtoSymbols {
-    pub fn new(model: &LinkModel, output: OutputKind) -> LtoSymbols {
-        let modules: Vec<_> = model.bitcode().map(|l| (l.defined.clone(), l.prevailing.clone())).collect();
-        let prevailing_anywhere = modules.iter().flat_map(|(_, p)| p.iter().cloned()).collect();
-        let outside = match &model.outside_refs {
-            OutsideRefs::Known(s) => Some(s.clone()),
-            OutsideRefs::Unknown(_) => None,
-        };
+impl<'m> LtoSymbols<'m> {
+    pub fn new(model: &'m LinkModel, output: OutputKind) -> LtoSymbols<'m> {
+        let modules: Vec<&Loaded> = model.bitcode().collect();
+        let prevailing_anywhere = modules.iter().flat_map(|l| l.prevailing.iter().map(String::as_str)).collect();
+        let outside = model.outside_refs.known();
         let mut redefined: BTreeSet<String> = model.defined_by_command_line.clone();
         for w in &model.wraps {
             redefined.insert(w.clone());
             redefined.insert(format!("__real_{w}"));
         }
         let start_stop = outside
-            .iter()
+            .into_iter()
             .flatten()
             .filter_map(|n| n.strip_prefix("__start_").or_else(|| n.strip_prefix("__stop_")))
             .map(str::to_string)
@@ -94,7 +91,7 @@ impl LtoSymbols {
             modules,
             prevailing_anywhere,
             outside,
-            exported: model.exported.clone(),
+            exported: &model.exported,
             export_dynamic: output.export_dynamic,
             executable: !output.shared && !output.relocatable,
             relocatable: output.relocatable,
@@ -111,18 +108,16 @@ impl LtoSymbols {
     /// The resolution of `sym` in the `module`-th bitcode module of the
     /// link, after wpd's rewrite.
     pub fn resolve(&self, module: usize, sym: &SymbolView<'_>) -> SymbolResolution {
-        let (defined, prevailing) = match self.modules.get(module) {
-            Some((d, p)) => (Some(d), Some(p)),
-            None => (None, None),
-        };
-        let known = defined.is_some_and(|d| d.contains(sym.name));
+        let unit = self.modules.get(module);
+        let known = unit.is_some_and(|l| l.defined.contains(sym.name));
         // A definition the model did not see in this module: a name this
         // module's rewrite made (its own, unique to it), or one the model
         // leaves out of the link's symbol table (never resolved across
         // files): this copy is the one, and nothing wpd cannot see into is
         // internalized or dropped.
         let unseen = !sym.undefined && !known;
-        let prevails = !sym.undefined && if known { prevailing.is_some_and(|p| p.contains(sym.name)) } else { true };
+        let prevails =
+            !sym.undefined && if known { unit.is_some_and(|l| l.prevailing.contains(sym.name)) } else { true };
         let outside = match &self.outside {
             None => true,
             Some(refs) => refs.contains(sym.name),
@@ -149,7 +144,7 @@ impl LtoSymbols {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::{Flavor, LoadedKind};
+    use crate::resolve::{Flavor, LoadedKind, OutsideRefs};
     use crate::{InputId, Loaded};
 
     fn set(names: &[&str]) -> BTreeSet<String> {
@@ -196,7 +191,8 @@ mod tests {
 
     #[test]
     fn one_copy_prevails_and_only_outside_references_are_visible() {
-        let s = LtoSymbols::new(&model(Some(&["main"])), OutputKind::default());
+        let m1 = model(Some(&["main"]));
+        let s = LtoSymbols::new(&m1, OutputKind::default());
         let main = s.resolve(0, &def("main"));
         assert!(main.prevailing && main.visible_to_regular_obj && main.final_definition);
         // The template: a's copy prevails, b's does not; nothing outside
@@ -213,7 +209,8 @@ mod tests {
 
     #[test]
     fn exports_wraps_and_new_names() {
-        let s = LtoSymbols::new(&model(Some(&["main"])), OutputKind::default());
+        let m2 = model(Some(&["main"]));
+        let s = LtoSymbols::new(&m2, OutputKind::default());
         let api = s.resolve(1, &def("api"));
         assert!(api.visible_to_regular_obj && api.export_dynamic);
         // A hidden definition is never exported.
@@ -230,18 +227,22 @@ mod tests {
 
     #[test]
     fn unknown_outside_references_keep_everything_visible() {
-        let s = LtoSymbols::new(&model(None), OutputKind::default());
+        let m3 = model(None);
+        let s = LtoSymbols::new(&m3, OutputKind::default());
         assert!(s.resolve(1, &def("_Z6helperv")).visible_to_regular_obj);
-        let r = LtoSymbols::new(&model(Some(&[])), OutputKind { relocatable: true, ..OutputKind::default() });
+        let m4 = model(Some(&[]));
+        let r = LtoSymbols::new(&m4, OutputKind { relocatable: true, ..OutputKind::default() });
         assert!(r.resolve(1, &def("_Z6helperv")).visible_to_regular_obj);
         assert!(!r.resolve(1, &def("_Z6helperv")).final_definition);
-        let shared = LtoSymbols::new(&model(Some(&[])), OutputKind { shared: true, ..OutputKind::default() });
+        let m5 = model(Some(&[]));
+        let shared = LtoSymbols::new(&m5, OutputKind { shared: true, ..OutputKind::default() });
         assert!(!shared.resolve(1, &def("_Z6helperv")).final_definition);
     }
 
     #[test]
     fn start_stop_sections_stay() {
-        let s = LtoSymbols::new(&model(Some(&["__start_plugins"])), OutputKind::default());
+        let m6 = model(Some(&["__start_plugins"]));
+        let s = LtoSymbols::new(&m6, OutputKind::default());
         let r = s.resolve(1, &SymbolView { section: "plugins", ..def("_Z6helperv") });
         assert!(r.visible_to_regular_obj);
     }

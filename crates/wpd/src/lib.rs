@@ -57,7 +57,7 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
 pub enum Backends<'a> {
     /// Through LLVM's ThinLTO, with the resolutions of the link model:
     /// what wpd-ld does.
-    ThinLto(&'a wpd_link::lto::LtoSymbols),
+    ThinLto(&'a wpd_link::lto::LtoSymbols<'a>),
     /// Each module on its own, as `wpd backend` compiles it.
     Isolated,
 }

@@ -22,7 +22,7 @@ use wpd_llvm::{LtoInput, LtoOptions, Resolution, ThinLto};
 pub fn compile(
     inputs: &[BitcodeInput],
     rewritten: &[Rewritten],
-    symbols: &LtoSymbols,
+    symbols: &LtoSymbols<'_>,
     opts: &CodegenOptions,
     jobs: Option<usize>,
     progress: &crate::progress::Progress,
