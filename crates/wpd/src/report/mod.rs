@@ -48,23 +48,27 @@ pub fn indirect_reason(plan: &Plan, c: &CallSite) -> String {
     format!("the slot's resolution ({}) does not apply to this call", d.resolution.remark_name())
 }
 
-/// The remark for call `c` with `outcome`, if it gets one (`missed`: calls
-/// left indirect get one too).
-fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str, missed: bool) -> Option<String> {
+/// What a remark says about call `c` with `outcome`, without where the call
+/// is; `None` when it gets none (`missed`: calls left indirect get one too).
+fn remark_message(plan: &Plan, c: &CallSite, outcome: Outcome, missed: bool) -> Option<String> {
     c.call.as_ref()?;
-    let at = at(c, module);
     if outcome == Outcome::Indirect {
-        return missed.then(|| format!("missed: virtual call left indirect: {}{at}", indirect_reason(plan, c)));
+        return missed.then(|| format!("missed: virtual call left indirect: {}", indirect_reason(plan, c)));
     }
     let d = plan.decision(&c.type_id, c.offset?)?;
     match outcome {
         Outcome::Indirect => None,
-        Outcome::Speculative => Some(format!("speculative: guarded direct call to {}{at}", d.speculative.join(" or "))),
+        Outcome::Speculative => Some(format!("speculative: guarded direct call to {}", d.speculative.join(" or "))),
         o => {
             let callee = d.targets.first().map(String::as_str).unwrap_or("?");
-            Some(format!("{}: devirtualized a call to {callee}{at}", o.remark_name()))
+            Some(format!("{}: devirtualized a call to {callee}", o.remark_name()))
         }
     }
+}
+
+/// The remark line for call `c`: the message and where the call is.
+fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str, missed: bool) -> Option<String> {
+    remark_message(plan, c, outcome, missed).map(|m| format!("{m}{}", at(c, module)))
 }
 
 /// Which remarks to print.
@@ -113,14 +117,12 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats],
 }
 
 /// Every call's remark as LLVM optimization records (YAML).
-pub fn remarks_yaml(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats]) -> String {
+pub fn remarks_yaml(stats: &[BackendStats], plan: &Plan) -> String {
     let mut records = Vec::new();
-    for (s, st) in summaries.iter().zip(stats) {
-        for c in st.calls.iter().filter(|c| c.site.call.is_some()) {
-            let Some(text) = remark(plan, &c.site, c.outcome, &s.module.name, true) else { continue };
-            // The message without the location suffix (DebugLoc has it).
-            let at = at(&c.site, &s.module.name);
-            let message = text.strip_suffix(&at).unwrap_or(&text).to_string();
+    for st in stats {
+        for c in &st.calls {
+            // The location goes to DebugLoc, not into the message.
+            let Some(message) = remark_message(plan, &c.site, c.outcome, true) else { continue };
             records.push(yaml::Record {
                 passed: c.outcome != Outcome::Indirect,
                 location: c.site.location.as_deref(),

@@ -94,8 +94,7 @@ fn text(r: &Report) -> String {
             );
         }
     }
-    let mut slots: Vec<_> = r.decisions.iter().filter(|d| d.call_sites > 0).collect();
-    slots.sort_by(|a, b| b.call_sites.cmp(&a.call_sites).then((&a.type_id, a.offset).cmp(&(&b.type_id, b.offset))));
+    let slots = r.busiest_slots();
     if !slots.is_empty() {
         let _ = writeln!(o, "\nslots (by call sites):");
         for d in slots.iter().take(TOP) {
@@ -191,8 +190,7 @@ fn markdown(r: &Report) -> String {
             );
         }
     }
-    let mut slots: Vec<_> = r.decisions.iter().filter(|d| d.call_sites > 0).collect();
-    slots.sort_by(|a, b| b.call_sites.cmp(&a.call_sites).then((&a.type_id, a.offset).cmp(&(&b.type_id, b.offset))));
+    let slots = r.busiest_slots();
     if !slots.is_empty() {
         let _ = writeln!(
             o,
@@ -325,8 +323,7 @@ td.n{{text-align:right;font-variant-numeric:tabular-nums}} code{{font-size:.85em
         }
         o.push_str("</table>");
     }
-    let mut slots: Vec<_> = r.decisions.iter().filter(|d| d.call_sites > 0).collect();
-    slots.sort_by(|a, b| b.call_sites.cmp(&a.call_sites).then((&a.type_id, a.offset).cmp(&(&b.type_id, b.offset))));
+    let slots = r.busiest_slots();
     if !slots.is_empty() {
         o.push_str("<h2>Slots</h2><table><tr><th>class</th><th>offset</th><th>resolution</th><th>devirtualized</th><th>targets</th></tr>");
         for d in slots.iter().take(TOP) {

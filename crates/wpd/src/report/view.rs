@@ -188,6 +188,13 @@ impl Report {
         v
     }
 
+    /// The slots with call sites, most call sites first.
+    pub fn busiest_slots(&self) -> Vec<&Decision> {
+        let mut slots: Vec<&Decision> = self.decisions.iter().filter(|d| d.call_sites > 0).collect();
+        slots.sort_by(|a, b| b.call_sites.cmp(&a.call_sites).then((&a.type_id, a.offset).cmp(&(&b.type_id, b.offset))));
+        slots
+    }
+
     /// Per hierarchy (type id): call sites, devirtualized, speculated, and
     /// whether validation opened it.
     pub fn hierarchies(&self) -> Vec<Hierarchy> {
