@@ -176,6 +176,50 @@ fn mixed_bitcode_kinds() -> Check {
     Ok(())
 }
 
+/// `wpd backend` (one module on its own) writes split DWARF when asked.
+fn backend_split_dwarf() -> Check {
+    let dir = temp_dir("thinlto-dwo")?;
+    let d = dir.path();
+    let src = repo_root().join("fixtures/demo");
+    let mut objs = Vec::new();
+    for f in ["main.cpp", "shapes.cpp"] {
+        let o = d.join(f.replace(".cpp", ".o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-g", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(src.join(f))
+            .arg("-o")
+            .arg(&o))?;
+        objs.push(o);
+    }
+    let wpd = wpd_tests::wpd_bin()?;
+    run(Command::new(&wpd).arg("summarize").args(&objs).arg("-o").arg(d.join("s")))?;
+    run(Command::new(&wpd)
+        .arg("thin-link")
+        .arg(d.join("s/main.o.wpds"))
+        .arg(d.join("s/shapes.o.wpds"))
+        .arg("-o")
+        .arg(d.join("p.wpdp")))?;
+    let dwo = d.join("main.dwo");
+    run(Command::new(&wpd)
+        .arg("backend")
+        .arg(&objs[0])
+        .arg("--plan")
+        .arg(d.join("p.wpdp"))
+        .arg("-o")
+        .arg(d.join("main.native.o"))
+        .arg("--split-dwarf-file")
+        .arg(&dwo))?;
+    let sections = run(Command::new("readelf").arg("-S").arg(&dwo))?;
+    if !String::from_utf8_lossy(&sections.stdout).contains(".debug_info.dwo") {
+        return Err(format!("{} has no .debug_info.dwo", dwo.display()));
+    }
+    let object = std::fs::read(d.join("main.native.o")).map_err(|e| e.to_string())?;
+    if !object.windows(b"main.dwo".len()).any(|w| w == b"main.dwo") {
+        return Err("the object does not name its .dwo".into());
+    }
+    Ok(())
+}
+
 fn walk(dir: &Path) -> Check<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
@@ -205,6 +249,7 @@ fn main() {
             one_copy_dead_code_internalized(&["-fno-split-lto-unit"]).map_err(Into::into)
         }),
         libtest_mimic::Trial::test("mixed_bitcode_kinds", || mixed_bitcode_kinds().map_err(Into::into)),
+        libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

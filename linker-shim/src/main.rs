@@ -128,17 +128,16 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         export_dynamic: link.export_dynamic,
     };
     let symbols = wpd_link::lto::LtoSymbols::new(model, output);
-    let backends = wpd::Backends::ThinLto(&symbols);
     // Progress on a terminal, unless --wpd-quiet or remarks go there.
     let progress =
         wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
-    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, backends, link.jobs, &mut timings, &progress)
+    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, &symbols, link.jobs, &mut timings, &progress)
         .map_err(|e| e.to_string())?;
     for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.wpd.remarks) {
         eprintln!("{r}");
     }
     if let Some(file) = &link.wpd.remarks_file {
-        let yaml = wpd::report::remarks_yaml(&out.summaries, &out.plan, &out.stats);
+        let yaml = wpd::report::remarks_yaml(&out.stats, &out.plan);
         wpd_summary::container::write_bytes_atomic(yaml.as_bytes(), file).map_err(|e| e.to_string())?;
     }
     // The backends did something other than the plan said: a wpd bug
@@ -167,11 +166,14 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             plain.validation.enabled = true;
             plain.speculate = 0;
             let mut t = Timings::default();
-            let base = wpd::devirtualize_and_compile(
+            // Same summaries, another policy: only the plan and the
+            // backends run again.
+            let base = wpd::compile_summarized(
                 &modules,
+                out.summaries.clone(),
                 &plain,
                 &codegen,
-                backends,
+                &symbols,
                 link.jobs,
                 &mut t,
                 &wpd::progress::Progress::off(),

@@ -26,7 +26,8 @@ pub struct CodegenOptions {
     pub profile: Profile,
     /// `-plugin-opt=dwo_dir=`: split DWARF, one `.dwo` per module there.
     pub dwo_dir: Option<PathBuf>,
-    /// The `.dwo` of this module ([`CodegenOptions::for_module`]).
+    /// One module on its own (`wpd backend --split-dwarf-file`): its
+    /// `.dwo`. (wpd-ld's ThinLTO backends use `dwo_dir`, as lld does.)
     pub split_dwarf_file: Option<PathBuf>,
     /// The link's relocation model (ThinLTO backends; lld: PIC for `-pie`
     /// and `-shared`, static otherwise, each module's own for `-r`). The
@@ -48,18 +49,6 @@ impl Default for CodegenOptions {
             split_dwarf_file: None,
             reloc: wpd_llvm::LtoReloc::Pic,
         }
-    }
-}
-
-impl CodegenOptions {
-    /// The options of the `index`th module of the link: its `.dwo` is
-    /// `<dwo_dir>/<index + 1>.dwo`, numbered as lld numbers its ThinLTO
-    /// backend tasks (task 0 is lld's regular LTO partition, which wpd does
-    /// not have).
-    pub fn for_module(&self, index: usize) -> CodegenOptions {
-        let mut opts = self.clone();
-        opts.split_dwarf_file = self.dwo_dir.as_ref().map(|d| d.join(format!("{}.dwo", index + 1)));
-        opts
     }
 }
 

@@ -52,88 +52,76 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
     Ok(pool.install(f))
 }
 
-/// How the modules are compiled after the plan is applied.
-#[derive(Clone, Copy)]
-pub enum Backends<'a> {
-    /// Through LLVM's ThinLTO, with the resolutions of the link model:
-    /// what wpd-ld does.
-    ThinLto(&'a wpd_link::lto::LtoSymbols<'a>),
-    /// Each module on its own, as `wpd backend` compiles it.
-    Isolated,
+/// Runs `f` on every input on a pool of `jobs` threads, ticking `progress`
+/// through `phase`; results in input order, the first failing input (in
+/// that order) is the error.
+fn each_input<T: Send>(
+    inputs: &[BitcodeInput],
+    jobs: Option<usize>,
+    progress: &progress::Progress,
+    phase: &'static str,
+    f: impl Fn(usize, &BitcodeInput) -> Result<T> + Sync,
+) -> Result<Vec<T>> {
+    progress.phase(phase, inputs.len());
+    let results: Vec<Result<T>> = with_jobs(jobs, || {
+        inputs
+            .par_iter()
+            .enumerate()
+            .map(|(k, i)| {
+                let r = f(k, i);
+                progress.tick();
+                r
+            })
+            .collect()
+    })?;
+    results.into_iter().collect()
 }
 
 /// The whole link-time job on bitcode already read: summarize every module,
-/// thin-link, then apply the plan to every module and compile them. Objects
-/// come back in input order, byte-identical whatever `jobs` is.
+/// thin-link, apply the plan to every module, and compile them through
+/// LLVM's ThinLTO with the link's symbol resolutions (`symbols`). Objects
+/// come back in input order, byte-identical whatever `jobs` is. (`wpd
+/// backend` compiles one module on its own: [`backend::backend`].)
 pub fn devirtualize_and_compile(
     inputs: &[BitcodeInput],
     policy: &policy::Policy,
     codegen: &codegen::CodegenOptions,
-    backends: Backends<'_>,
+    symbols: &wpd_link::lto::LtoSymbols<'_>,
     jobs: Option<usize>,
     timings: &mut Timings,
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
-    progress.phase("summarize", inputs.len());
-    let summaries = timings.phase("summarize", || -> Result<Vec<ModuleSummary>> {
-        let results: Vec<Result<ModuleSummary>> = with_jobs(jobs, || {
-            inputs
-                .par_iter()
-                .map(|i| {
-                    let s = summarize::summarize(i);
-                    progress.tick();
-                    s
-                })
-                .collect()
-        })?;
-        results.into_iter().collect()
-    })?;
+    let summaries = timings
+        .phase("summarize", || each_input(inputs, jobs, progress, "summarize", |_, i| summarize::summarize(i)))?;
+    compile_summarized(inputs, summaries, policy, codegen, symbols, jobs, timings, progress)
+}
+
+/// [`devirtualize_and_compile`] from the summaries on: thin-link under
+/// `policy`, apply the plan and compile. (The same summaries serve another
+/// policy, e.g. the link without devirtualization of a size baseline.)
+#[allow(clippy::too_many_arguments)]
+pub fn compile_summarized(
+    inputs: &[BitcodeInput],
+    summaries: Vec<ModuleSummary>,
+    policy: &policy::Policy,
+    codegen: &codegen::CodegenOptions,
+    symbols: &wpd_link::lto::LtoSymbols<'_>,
+    jobs: Option<usize>,
+    timings: &mut Timings,
+    progress: &progress::Progress,
+) -> Result<LinkOutput> {
     let plan = timings.phase("thin-link", || thin_link(&summaries, policy));
     if let Some(dir) = &codegen.dwo_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
-    let (objects, stats) = match backends {
-        Backends::Isolated => {
-            progress.phase("backend", inputs.len());
-            let compiled = timings.phase("backend", || -> Result<Vec<(Vec<u8>, backend::BackendStats)>> {
-                let results: Vec<Result<_>> = with_jobs(jobs, || {
-                    inputs
-                        .par_iter()
-                        .enumerate()
-                        .map(|(k, i)| {
-                            let r = backend::backend(i, &plan, &codegen.for_module(k));
-                            progress.tick();
-                            r
-                        })
-                        .collect()
-                })?;
-                results.into_iter().collect()
-            })?;
-            compiled.into_iter().unzip()
-        }
-        Backends::ThinLto(symbols) => {
-            progress.phase("rewrite", inputs.len());
-            let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
-                let results: Vec<Result<_>> = with_jobs(jobs, || {
-                    inputs
-                        .par_iter()
-                        .map(|i| {
-                            let r = backend::rewrite_to_bitcode(i, &plan, codegen.verify);
-                            progress.tick();
-                            r
-                        })
-                        .collect()
-                })?;
-                results.into_iter().collect()
-            })?;
-            let objects =
-                timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, progress))?;
-            (objects, rewritten.into_iter().map(|r| r.stats).collect())
-        }
-    };
-    let stats: Vec<backend::BackendStats> = stats;
+    let rewritten = timings.phase("rewrite", || {
+        each_input(inputs, jobs, progress, "rewrite", |_, i| backend::rewrite_to_bitcode(i, &plan, codegen.verify))
+    })?;
+    let objects =
+        timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, progress))?;
+    let stats: Vec<backend::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
     progress.finish();
     // Calls were rewritten to load bytes beside this vtable: a layout that
     // no module applied would make them read whatever lies there.
@@ -171,9 +159,7 @@ pub fn read_inputs(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<Bitcode
 /// Summarizes modules in parallel. Results come back in input order; the
 /// first failing input (in that order) is the error.
 pub fn summarize_all(inputs: &[BitcodeInput], jobs: Option<usize>) -> Result<Vec<ModuleSummary>> {
-    let results: Vec<Result<ModuleSummary>> =
-        with_jobs(jobs, || inputs.par_iter().map(summarize::summarize).collect())?;
-    results.into_iter().collect()
+    each_input(inputs, jobs, &progress::Progress::off(), "summarize", |_, i| summarize::summarize(i))
 }
 
 /// Where `wpd summarize` writes the summary of `summary`: `<file name>.wpds`

@@ -109,6 +109,9 @@ enum Command {
         /// Run the LLVM verifier on the rewritten module.
         #[arg(long)]
         verify: bool,
+        /// Split DWARF: write the debug information to this `.dwo` file.
+        #[arg(long, value_name = "FILE")]
+        split_dwarf_file: Option<PathBuf>,
         /// Print per-phase wall times on stderr.
         #[arg(long)]
         time: bool,
@@ -205,11 +208,12 @@ fn run(cli: Cli) -> Result<()> {
             };
             thin_link(&summaries, &out, &policy, jobs, remarks, time)
         }
-        Command::Backend { input, plan, out, opt_level, mcpu, verify, time } => {
+        Command::Backend { input, plan, out, opt_level, mcpu, verify, split_dwarf_file, time } => {
             let opts = CodegenOptions {
                 opt_level,
                 cpu: mcpu,
                 verify: verify || CodegenOptions::default().verify,
+                split_dwarf_file,
                 ..CodegenOptions::default()
             };
             backend(&input, &plan, &out, &opts, time)
