@@ -22,9 +22,10 @@ toolchain:
 	for t in clang++-19 ld.lld-19 llvm-config-19 llvm-dis-19 llvm-ar-19 chromium; do \
 	  command -v $$t >/dev/null || missing="$$missing $$t"; \
 	done; \
+	[ -f /usr/lib/llvm-19/lib/liblldELF.a ] || missing="$$missing liblld-19-dev"; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev chromium"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev chromium; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev chromium"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev chromium; \
 	fi
 
 build: toolchain

@@ -220,6 +220,65 @@ fn backend_split_dwarf() -> Check {
     Ok(())
 }
 
+/// The final link runs lld's driver in wpd-ld's own process when the real
+/// linker is the lld wpd-ld links as a library: the program is byte for byte
+/// the one a separate ld.lld-19 process writes (`--wpd-spawn-linker`),
+/// archives wpd-ld rebuilds (LLVM's archive writer) included, and lld's
+/// errors still fail the link with lld's message and no output.
+fn in_process_lld_equals_spawned() -> Check {
+    let dir = temp_dir("thinlto-inproc")?;
+    let mut b = build("import", dir.path(), &[])?;
+    // One object in an archive: wpd-ld rebuilds it with the native member.
+    let lib = b.dir.join("libop.a");
+    let member = b.objects.pop().ok_or("no objects")?;
+    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).arg(&member))?;
+    b.objects.push(lib);
+    let mut ran_in_process = Vec::new();
+    for (out, extra) in [("inproc", None), ("spawned", Some("-Wl,--wpd-spawn-linker"))] {
+        let report = b.dir.join(format!("{out}.json"));
+        let report_arg = format!("-Wl,--wpd-report={}", report.display());
+        let mut args = vec![report_arg.as_str()];
+        args.extend(extra);
+        link(&b, out, &args)?;
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        ran_in_process.push(json["linker_in_process"].as_bool());
+    }
+    if ran_in_process != [Some(true), Some(false)] {
+        return Err(format!("linker_in_process should be true, then false: {ran_in_process:?}"));
+    }
+    let (inproc, spawned) = (b.dir.join("inproc"), b.dir.join("spawned"));
+    let a = std::fs::read(&inproc).map_err(|e| e.to_string())?;
+    let c = std::fs::read(&spawned).map_err(|e| e.to_string())?;
+    if a != c {
+        return Err("the in-process link and the ld.lld-19 process wrote different programs".into());
+    }
+    // An undefined symbol in a native object: lld's error, in-process.
+    let missing = b.dir.join("missing.cpp");
+    std::fs::write(&missing, "void nowhere();\nvoid call_nowhere() { nowhere(); }\n").map_err(|e| e.to_string())?;
+    let native = b.dir.join("missing.o");
+    run(Command::new(CLANGXX).arg("-c").arg(&missing).arg("-o").arg(&native))?;
+    let bad = b.dir.join("bad");
+    let out = Command::new(CLANGXX)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .args(&b.objects)
+        .arg(&native)
+        .arg("-Wl,-u,_Z12call_nowherev")
+        .arg("-o")
+        .arg(&bad)
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() || !stderr.contains("undefined symbol: nowhere()") {
+        return Err(format!("an undefined symbol must fail the link with lld's message: {stderr}"));
+    }
+    if bad.exists() {
+        return Err("a failed link left its output behind".into());
+    }
+    Ok(())
+}
+
 fn walk(dir: &Path) -> Check<Vec<PathBuf>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
@@ -250,6 +309,9 @@ fn main() {
         }),
         libtest_mimic::Trial::test("mixed_bitcode_kinds", || mixed_bitcode_kinds().map_err(Into::into)),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
+        libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
+            in_process_lld_equals_spawned().map_err(Into::into)
+        }),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -20,6 +20,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/codegen.cpp");
     println!("cargo:rerun-if-changed=shim/symtab.cpp");
     println!("cargo:rerun-if-changed=shim/lto.cpp");
+    println!("cargo:rerun-if-changed=shim/link.cpp");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
     build
@@ -28,6 +29,7 @@ fn main() {
         .file("shim/codegen.cpp")
         .file("shim/symtab.cpp")
         .file("shim/lto.cpp")
+        .file("shim/link.cpp")
         .flag("-fno-rtti")
         .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {
@@ -38,4 +40,16 @@ fn main() {
         }
     }
     build.compile("wpd_llvm_shim");
+    // lld's ELF driver as a library (liblld-19-dev), for the final link in
+    // wpd-ld's own process (shim/link.cpp). Its LLVM dependencies come from
+    // libLLVM, linked after these by llvm-sys.
+    println!("cargo:rustc-link-search=native={}", llvm_config("--libdir"));
+    println!("cargo:rustc-link-lib=static=lldELF");
+    println!("cargo:rustc-link-lib=static=lldCommon");
+    // lld compresses debug sections itself (zlib, zstd), as ld.lld-19 does.
+    println!("cargo:rustc-link-lib=dylib=z");
+    println!("cargo:rustc-link-lib=dylib=zstd");
+    // Where that lld's own binary lives: wpd-ld runs the library in-process
+    // only when the real linker is this same lld.
+    println!("cargo:rustc-env=WPD_LLVM_BINDIR={}", llvm_config("--bindir"));
 }

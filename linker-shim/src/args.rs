@@ -50,6 +50,9 @@ pub struct WpdOptions {
     /// `--wpd-quiet`: no progress line on a terminal.
     pub quiet: bool,
     pub save_temps: bool,
+    /// `--wpd-spawn-linker`: run the real linker as its own process even
+    /// when it is the lld wpd-ld links as a library.
+    pub spawn_linker: bool,
     /// Look for open hierarchies on the native side (default on).
     pub validate: bool,
     /// Vtable symbol globs never opened by validation.
@@ -550,6 +553,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             }
             Action::WpdSaveTemps => {
                 out.wpd.save_temps = true;
+                pass = false;
+            }
+            Action::WpdSpawnLinker => {
+                out.wpd.spawn_linker = true;
                 pass = false;
             }
             Action::WpdNoValidate => {

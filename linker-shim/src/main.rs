@@ -41,13 +41,25 @@ fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-fn real_linker(args: &LinkArgs) -> Result<PathBuf, String> {
-    match &args.wpd.linker {
-        Some(l) => which(l).ok_or_else(|| format!("real linker {l} not found")),
+/// The real linker, and whether it runs in wpd-ld's own process.
+struct RealLinker {
+    path: PathBuf,
+    /// The linker is the lld wpd-ld links as a library (the same binary
+    /// once symlinks are followed) and `--wpd-spawn-linker` is off: its
+    /// driver runs in-process, which saves starting a second process that
+    /// loads LLVM again (about 30 ms a link).
+    in_process: bool,
+}
+
+fn real_linker(args: &LinkArgs) -> Result<RealLinker, String> {
+    let path = match &args.wpd.linker {
+        Some(l) => which(l).ok_or_else(|| format!("real linker {l} not found"))?,
         None => which("ld.lld-19")
             .or_else(|| which("ld.lld"))
-            .ok_or_else(|| "real linker ld.lld-19 not found (install lld-19 or pass --wpd-linker=PATH)".to_string()),
-    }
+            .ok_or_else(|| "real linker ld.lld-19 not found (install lld-19 or pass --wpd-linker=PATH)".to_string())?,
+    };
+    let in_process = !args.wpd.spawn_linker && wpd_llvm::link::is_linked_lld(&path);
+    Ok(RealLinker { path, in_process })
 }
 
 fn run(raw: Vec<String>) -> Result<u8, String> {
@@ -56,7 +68,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let argv = args::expand_response_files(raw)?;
     let mut link = args::parse(&argv)?;
     let linker = real_linker(&link)?;
-    link.line.flavor = linker_flavor(&linker);
+    link.line.flavor = linker_flavor(&linker.path);
     let mut res = timings.phase("inputs", || inputs::resolve(&link))?;
 
     // wpd-ld's private temporary directory (native objects, rebuilt
@@ -203,7 +215,8 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             sizes.as_ref(),
             baseline.as_ref(),
         );
-        json["linker"] = serde_json::Value::String(linker.display().to_string());
+        json["linker"] = serde_json::Value::String(linker.path.display().to_string());
+        json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
         json["link_model"] = link_model_json(&res.model);
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
         wpd_summary::container::write_bytes_atomic(text.as_bytes(), report).map_err(|e| e.to_string())?;
@@ -379,7 +392,7 @@ fn rebuild_archive(
     let InputKind::Archive { members: infos, .. } = &input.kind else {
         return Err(format!("{shown}: not an archive"));
     };
-    let mut members = Vec::new();
+    let mut members: Vec<(String, &[u8])> = Vec::new();
     for (j, m) in infos.iter().enumerate() {
         let member = MemberId(j as u32);
         let content: &[u8] = if m.kind == LoadedKind::Bitcode {
@@ -391,30 +404,12 @@ fn rebuild_archive(
         } else {
             res.source.member_bytes(&input.path, j).ok_or_else(|| format!("{shown}: archive changed while linking"))?
         };
-        let sub = work.join(format!("{j}"));
-        std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
-        let path = sub.join(member_file_name(&m.name, j));
-        std::fs::write(&path, content).map_err(|e| format!("{}: {e}", path.display()))?;
-        members.push(path);
+        members.push((member_file_name(&m.name, j), content));
     }
     let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "lib.a".into());
-    let out = work.join(base);
-    let ar = which("llvm-ar-19")
-        .or_else(|| which("llvm-ar"))
-        .or_else(|| which("ar"))
-        .ok_or("no archiver found (llvm-ar-19, llvm-ar or ar)")?;
-    // q: append in order (keeps duplicate member names), c: create, s: index;
-    // D: deterministic headers.
-    let status = Command::new(&ar)
-        .arg("qcsD")
-        .arg(&out)
-        .args(&members)
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", ar.display()))?;
-    if !status.success() {
-        return Err(format!("{} failed to rebuild {shown}", ar.display()));
-    }
-    Ok(out)
+    // In order (duplicate member names kept), with a symbol index and
+    // deterministic headers: what `llvm-ar qcsD` writes, without running it.
+    wpd_llvm::link::write_archive(&work.join(base), &members)
 }
 
 /// The file name a member is written under inside its own directory of the
@@ -457,7 +452,18 @@ const INLINE_ARGS_MAX: usize = 64 * 1024;
 /// command line (an expanded `@file` of thousands of `-L`, say) goes in a
 /// response file in `tmp`, as clang does it, so `exec` cannot fail with
 /// E2BIG.
-fn run_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String> {
+fn run_linker(linker: &RealLinker, argv: &[String], tmp: &Path) -> Result<u8, String> {
+    if linker.in_process {
+        let program = linker.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("ld.lld".into());
+        let code = wpd_llvm::link::lld_link(&program, argv)?;
+        return Ok(code.clamp(0, 255) as u8);
+    }
+    spawn_linker(&linker.path, argv, tmp)
+}
+
+/// Runs the real linker as its own process; a long command line goes
+/// through a response file in `tmp`.
+fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String> {
     let bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
     let mut cmd = Command::new(linker);
     if bytes > INLINE_ARGS_MAX && argv.iter().all(|a| !a.is_empty()) {
@@ -522,10 +528,10 @@ mod tests {
         std::fs::write(&script, format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n", out.display())).unwrap();
         std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
         let short = vec!["a.o".to_string(), "-o".into(), "x y".into()];
-        assert_eq!(run_linker(&script, &short, dir.path()).unwrap(), 0);
+        assert_eq!(spawn_linker(&script, &short, dir.path()).unwrap(), 0);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "a.o\n-o\nx y\n");
         let long: Vec<String> = (0..20_000).map(|i| format!("-L/some dir/{i}")).collect();
-        assert_eq!(run_linker(&script, &long, dir.path()).unwrap(), 0);
+        assert_eq!(spawn_linker(&script, &long, dir.path()).unwrap(), 0);
         let rsp = dir.path().join("linker.rsp");
         assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("@{}\n", rsp.display()));
         assert_eq!(args::split_response(&std::fs::read_to_string(&rsp).unwrap()), long);

@@ -129,6 +129,7 @@ pub enum Action {
     /// `--wpd-quiet`: no progress line on a terminal.
     WpdQuiet,
     WpdSaveTemps,
+    WpdSpawnLinker,
     WpdNoValidate,
     WpdKnownSafe,
     WpdOpen,
@@ -395,6 +396,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-size-baseline"], Flag, Wpd, A::WpdSizeBaseline),
     o(&["wpd-quiet"], Flag, Wpd, A::WpdQuiet),
     o(&["wpd-save-temps"], Flag, Wpd, A::WpdSaveTemps),
+    o(&["wpd-spawn-linker"], Flag, Wpd, A::WpdSpawnLinker),
     o(&["wpd-no-validate"], Flag, Wpd, A::WpdNoValidate),
     o(&["wpd-known-safe"], Value, Wpd, A::WpdKnownSafe),
     o(&["wpd-open"], Value, Wpd, A::WpdOpen),

@@ -12,6 +12,11 @@ use std::borrow::Cow;
 
 /// The text form of a byte name.
 pub fn from_bytes(bytes: &[u8]) -> Cow<'_, str> {
+    // The common case, printable ASCII without a backslash, byte by byte
+    // (this runs for every symbol of every input the linker reads).
+    if bytes.iter().all(|&b| (0x20..0x7f).contains(&b) && b != b'\\') {
+        return Cow::Borrowed(std::str::from_utf8(bytes).expect("printable ASCII is UTF-8"));
+    }
     if let Ok(s) = std::str::from_utf8(bytes)
         && !s.chars().any(|c| c == '\\' || c.is_control())
     {

@@ -207,3 +207,16 @@ unsafe extern "C" {
         err: *mut *mut c_char,
     ) -> c_int;
 }
+
+// `shim/link.cpp`: lld's ELF driver in-process, LLVM's archive writer.
+unsafe extern "C" {
+    pub fn wpd_lld_link(argv: *const *const c_char, argc: usize, can_run_again: *mut c_int) -> c_int;
+    pub fn wpd_write_archive(
+        path: *const c_char,
+        names: *const *const c_char,
+        data: *const *const c_char,
+        lens: *const usize,
+        count: usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
+}

@@ -10,6 +10,7 @@
 
 mod codegen;
 mod ffi;
+pub mod link;
 mod lto;
 mod symtab;
 mod value;

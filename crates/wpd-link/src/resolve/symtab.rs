@@ -7,7 +7,7 @@
 //! and gold combine sightings the same way; they differ in when archives
 //! are looked at (`load.rs`).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// A loadable unit (object file, archive member, shared library), an index
 /// into the loader's units.
@@ -57,7 +57,9 @@ pub enum Effect {
 
 #[derive(Default)]
 pub struct Symtab {
-    ids: HashMap<String, SymId>,
+    /// Fx hashing: names are the link's own inputs, and this map sees every
+    /// symbol of every file the link reads.
+    ids: FxHashMap<String, SymId>,
     /// In insertion order (lld's `symVector`).
     pub names: Vec<String>,
     pub states: Vec<Option<State>>,
