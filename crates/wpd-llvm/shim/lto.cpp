@@ -127,6 +127,45 @@ struct WpdInput {
 
 extern "C" {
 
+// Whether a bitcode file can go to LLVM's ThinLTO as it is, when wpd's plan
+// changes nothing in it: one module (not a split unit), ThinLTO with a
+// summary, and no type intrinsic declared (so nothing to drop, and nothing
+// LLVM's own devirtualization or type-test lowering could act on). Read
+// lazily: module-level records only, no function bodies. Returns 1 (yes,
+// and *split_flag is the module's EnableSplitLTOUnit flag: 0, 1, or -1
+// when absent), 0 (no), -1 (unreadable; *err set).
+int wpd_thinlto_passthrough(const char *data, size_t len, const char *name, int *split_flag, char **err) {
+  *err = nullptr;
+  *split_flag = -1;
+  MemoryBufferRef buf(StringRef(data, len), StringRef(name));
+  Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
+  if (!list) {
+    *err = dup_str(error_text(list.takeError()));
+    return -1;
+  }
+  if (list->size() != 1) return 0;
+  BitcodeModule &bm = (*list)[0];
+  Expected<BitcodeLTOInfo> info = bm.getLTOInfo();
+  if (!info) {
+    *err = dup_str(error_text(info.takeError()));
+    return -1;
+  }
+  if (!info->IsThinLTO || !info->HasSummary) return 0;
+  LLVMContext ctx;
+  Expected<std::unique_ptr<Module>> m = bm.getLazyModule(ctx, /*ShouldLazyLoadMetadata=*/true, /*IsImporting=*/false);
+  if (!m) {
+    *err = dup_str(error_text(m.takeError()));
+    return -1;
+  }
+  for (const Function &f : **m) {
+    StringRef n = f.getName();
+    if (n.starts_with("llvm.type.") || n.starts_with("llvm.public.type.")) return 0;
+  }
+  if (auto *flag = mdconst::extract_or_null<ConstantInt>((*m)->getModuleFlag("EnableSplitLTOUnit")))
+    *split_flag = flag->isZero() ? 0 : 1;
+  return 1;
+}
+
 // Writes `mref` as ThinLTO bitcode (summary, module hash, symbol table) into
 // a malloc'd buffer. A split unit's regular part carries the module flag
 // ThinLTO=0; merged into the thin part the module is one ThinLTO module, so

@@ -171,6 +171,13 @@ pub type LtoWarnFn = unsafe extern "C" fn(ctx: *mut c_void, text: *const c_char,
 pub type LtoProgressFn = unsafe extern "C" fn(ctx: *mut c_void);
 
 unsafe extern "C" {
+    pub fn wpd_thinlto_passthrough(
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        split_flag: *mut c_int,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub fn wpd_write_thinlto_bitcode(
         module: LLVMModuleRef,
         out: *mut *mut c_char,

@@ -39,6 +39,9 @@ pub struct BackendStats {
     pub layouts_rebuilt: Vec<u32>,
     /// Type tests removed before codegen.
     pub type_tests_dropped: u32,
+    /// The plan changed nothing here: the module went to ThinLTO as it was
+    /// ([`passthrough`]).
+    pub unchanged: bool,
 }
 
 impl BackendStats {
@@ -80,6 +83,54 @@ pub struct Rewritten {
     /// The names the rewrite gave this module's definitions (promoted
     /// locals, aliases of local vtables): the module's own.
     pub introduced: BTreeSet<String>,
+}
+
+impl Rewritten {
+    /// An input that goes to ThinLTO as it is ([`passthrough`]).
+    pub fn unchanged(input: &BitcodeInput) -> Rewritten {
+        let stats = BackendStats { unchanged: true, ..BackendStats::default() };
+        Rewritten { bitcode: input.bytes.clone(), stats, introduced: BTreeSet::new() }
+    }
+}
+
+/// Whether `input` can go to LLVM's ThinLTO without being rewritten: the
+/// plan changes nothing in it (no promotions, aliases or kept copies, no
+/// call site, no vtable of its laid out), it is not a split unit, and it is
+/// one ThinLTO module that declares no type intrinsic (nothing to drop).
+/// Such a module is parsed once, by its ThinLTO backend, as in lld's link,
+/// and keeps clang's own summary. `summary` is the input's.
+pub fn passthrough(
+    input: &BitcodeInput,
+    summary: &wpd_summary::ModuleSummary,
+    plan: &Plan,
+) -> Result<Option<wpd_llvm::Passthrough>> {
+    let index = plan_module(plan, input, &summary.module.hash)?;
+    let planned = &plan.modules[index];
+    if summary.module.split
+        || !summary.call_sites.is_empty()
+        || !planned.promotions.is_empty()
+        || !planned.vtable_aliases.is_empty()
+        || !planned.keep.is_empty()
+    {
+        return Ok(None);
+    }
+    let defines = |symbol: &str| summary.globals.iter().any(|g| g.name == symbol);
+    if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m as usize == index) && defines(&l.symbol)) {
+        return Ok(None);
+    }
+    wpd_llvm::thinlto_passthrough(&input.bytes, &input.name)
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))
+}
+
+/// Which modules of `candidates` ([`passthrough`]) actually pass through:
+/// those sharing one `EnableSplitLTOUnit` flag value (the most common; on a
+/// tie, the flag set), since importing between two modules whose flags
+/// disagree fails. Every module wpd rewrites drops the flag.
+pub fn passthrough_chosen(candidates: &[Option<wpd_llvm::Passthrough>]) -> Vec<bool> {
+    let count = |v: Option<bool>| candidates.iter().flatten().filter(|p| p.split_flag == v).count();
+    let values = [Some(true), Some(false), None];
+    let best = values.into_iter().max_by_key(|&v| (count(v), v == Some(true), v.is_some())).unwrap_or(None);
+    candidates.iter().map(|c| c.is_some_and(|p| p.split_flag == best)).collect()
 }
 
 /// Applies the plan to one input and writes it back as ThinLTO bitcode.
@@ -161,4 +212,27 @@ fn rewrite<'c>(
         }
     }
     Ok((module, stats, introduced))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::passthrough_chosen;
+    use wpd_llvm::Passthrough;
+
+    fn p(split_flag: Option<bool>) -> Option<Passthrough> {
+        Some(Passthrough { split_flag })
+    }
+
+    #[test]
+    fn passthrough_modules_share_one_split_flag() {
+        // The most common flag value wins; the others are rewritten.
+        assert_eq!(
+            passthrough_chosen(&[p(Some(false)), None, p(Some(true)), p(Some(false))]),
+            [true, false, false, true]
+        );
+        // A tie goes to the flag set, then to a set flag over an absent one.
+        assert_eq!(passthrough_chosen(&[p(Some(false)), p(Some(true))]), [false, true]);
+        assert_eq!(passthrough_chosen(&[p(None), p(Some(false))]), [false, true]);
+        assert_eq!(passthrough_chosen(&[None, None]), [false, false]);
+    }
 }

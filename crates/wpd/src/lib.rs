@@ -116,8 +116,18 @@ pub fn compile_summarized(
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
-    let rewritten = timings.phase("rewrite", || {
-        each_input(inputs, jobs, progress, "rewrite", |_, i| backend::rewrite_to_bitcode(i, &plan, codegen.verify))
+    let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
+        // Modules the plan leaves alone go to ThinLTO as they are.
+        let candidates =
+            each_input(inputs, jobs, progress, "rewrite", |k, i| backend::passthrough(i, &summaries[k], &plan))?;
+        let unchanged = backend::passthrough_chosen(&candidates);
+        each_input(inputs, jobs, progress, "rewrite", |k, i| {
+            if unchanged[k] {
+                Ok(backend::Rewritten::unchanged(i))
+            } else {
+                backend::rewrite_to_bitcode(i, &plan, codegen.verify)
+            }
+        })
     })?;
     let objects =
         timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, progress))?;

@@ -288,6 +288,7 @@ pub fn report(
         "mismatches": mismatches,
         "options": plan.options,
         "modules": s.modules,
+        "modules_unchanged": stats.iter().filter(|st| st.unchanged).count(),
         "vtables": {
             "total": s.vtables,
             "live": s.live_vtables,
