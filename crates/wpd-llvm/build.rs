@@ -21,6 +21,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/symtab.cpp");
     println!("cargo:rerun-if-changed=shim/lto.cpp");
     println!("cargo:rerun-if-changed=shim/link.cpp");
+    println!("cargo:rerun-if-changed=shim/common.h");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
     build

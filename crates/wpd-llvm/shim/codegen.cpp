@@ -4,6 +4,7 @@
 // ThinLTO pipeline with profile-guided optimization (PGOOptions); and object
 // emission with a second stream for split DWARF (.dwo).
 
+#include "common.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
@@ -34,14 +35,6 @@ using namespace llvm;
 
 static TargetMachine *unwrap_tm(LLVMTargetMachineRef tm) { return reinterpret_cast<TargetMachine *>(tm); }
 
-static char *dup_message(const std::string &s) {
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (p) {
-    std::memcpy(p, s.data(), s.size());
-    p[s.size()] = 0;
-  }
-  return p;
-}
 
 namespace {
 // Keeps the first error LLVM diagnoses (an unreadable profile, an assembler
@@ -156,13 +149,13 @@ int wpd_run_passes_with_profile(LLVMModuleRef mod, const char *pipeline, LLVMTar
 
   ModulePassManager mpm;
   if (Error e = pb.parsePassPipeline(mpm, pipeline)) {
-    *err = dup_message(toString(std::move(e)));
+    *err = wpd_shim::dup_string(toString(std::move(e)));
     return 1;
   }
   ErrorScope errors(m->getContext());
   mpm.run(*m, mam);
   if (!errors.first().empty()) {
-    *err = dup_message(errors.first());
+    *err = wpd_shim::dup_string(errors.first());
     return 1;
   }
   return 0;
@@ -187,7 +180,7 @@ int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_
     std::error_code ec;
     dwo = std::make_unique<ToolOutputFile>(dwo_path, ec, sys::fs::OF_None);
     if (ec) {
-      *err = dup_message("cannot write " + std::string(dwo_path) + ": " + ec.message());
+      *err = wpd_shim::dup_string("cannot write " + std::string(dwo_path) + ": " + ec.message());
       return 1;
     }
   }
@@ -195,21 +188,21 @@ int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_
   raw_svector_ostream os(code);
   legacy::PassManager passes;
   if (machine->addPassesToEmitFile(passes, os, dwo ? &dwo->os() : nullptr, CodeGenFileType::ObjectFile)) {
-    *err = dup_message("the target machine cannot emit an object file");
+    *err = wpd_shim::dup_string("the target machine cannot emit an object file");
     return 1;
   }
   {
     ErrorScope errors(m->getContext());
     passes.run(*m);
     if (!errors.first().empty()) {
-      *err = dup_message(errors.first());
+      *err = wpd_shim::dup_string(errors.first());
       return 1;
     }
   }
   if (dwo) {
     dwo->os().close();
     if (dwo->os().has_error()) {
-      *err = dup_message("cannot write " + std::string(dwo_path) + ": " + dwo->os().error().message());
+      *err = wpd_shim::dup_string("cannot write " + std::string(dwo_path) + ": " + dwo->os().error().message());
       dwo->os().clear_error();
       return 1;
     }
@@ -217,7 +210,7 @@ int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_
   }
   *out = static_cast<char *>(std::malloc(code.size() ? code.size() : 1));
   if (!*out) {
-    *err = dup_message("out of memory");
+    *err = wpd_shim::dup_string("out of memory");
     return 1;
   }
   std::memcpy(*out, code.data(), code.size());

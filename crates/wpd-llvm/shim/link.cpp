@@ -9,6 +9,7 @@
 //
 // Declared in src/ffi.rs, wrapped safely in src/link.rs.
 
+#include "common.h"
 #include "lld/Common/Driver.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Object/ArchiveWriter.h"
@@ -21,13 +22,6 @@
 
 LLD_HAS_DRIVER(elf)
 
-namespace {
-char *dup_string(const std::string &s) {
-  char *out = static_cast<char *>(std::malloc(s.size() + 1));
-  if (out) std::memcpy(out, s.c_str(), s.size() + 1);
-  return out;
-}
-}  // namespace
 
 extern "C" {
 
@@ -60,7 +54,7 @@ int wpd_write_archive(const char *path, const char *const *names, const char *co
   llvm::Error e = llvm::writeArchive(path, members, llvm::SymtabWritingMode::NormalSymtab,
                                      llvm::object::Archive::K_GNU, /*Deterministic=*/true, /*Thin=*/false);
   if (e) {
-    *err = dup_string(llvm::toString(std::move(e)));
+    *err = wpd_shim::dup_string(llvm::toString(std::move(e)));
     return 0;
   }
   return 1;

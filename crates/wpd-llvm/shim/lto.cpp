@@ -14,6 +14,7 @@
 //
 // Declared in src/ffi.rs, wrapped safely in src/lto.rs.
 
+#include "common.h"
 #include "llvm/Analysis/ModuleSummaryAnalysis.h"
 #include "llvm/Analysis/ProfileSummaryInfo.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
@@ -44,16 +45,7 @@ using namespace llvm;
 
 namespace {
 
-char *dup_bytes(const char *data, size_t len) {
-  char *p = static_cast<char *>(std::malloc(len + 1));
-  if (p) {
-    if (len) std::memcpy(p, data, len);
-    p[len] = 0;
-  }
-  return p;
-}
-
-char *dup_str(const std::string &s) { return dup_bytes(s.data(), s.size()); }
+using wpd_shim::dup_bytes;
 
 // Options of the link's LTO, as wpd's Rust side passes them (src/lto.rs
 // LtoOptions has the same layout).
@@ -140,21 +132,21 @@ int wpd_thinlto_passthrough(const char *data, size_t len, const char *name, int 
   MemoryBufferRef buf(StringRef(data, len), StringRef(name));
   Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
   if (!list) {
-    *err = dup_str(error_text(list.takeError()));
+    *err = wpd_shim::dup_string(error_text(list.takeError()));
     return -1;
   }
   if (list->size() != 1) return 0;
   BitcodeModule &bm = (*list)[0];
   Expected<BitcodeLTOInfo> info = bm.getLTOInfo();
   if (!info) {
-    *err = dup_str(error_text(info.takeError()));
+    *err = wpd_shim::dup_string(error_text(info.takeError()));
     return -1;
   }
   if (!info->IsThinLTO || !info->HasSummary) return 0;
   LLVMContext ctx;
   Expected<std::unique_ptr<Module>> m = bm.getLazyModule(ctx, /*ShouldLazyLoadMetadata=*/true, /*IsImporting=*/false);
   if (!m) {
-    *err = dup_str(error_text(m.takeError()));
+    *err = wpd_shim::dup_string(error_text(m.takeError()));
     return -1;
   }
   for (const Function &f : **m) {
@@ -206,7 +198,7 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char 
   WriteBitcodeToFile(m, os, /*ShouldPreserveUseListOrder=*/false, &index, /*GenerateHash=*/true);
   *out = dup_bytes(buffer.data(), buffer.size());
   if (!*out) {
-    *err = dup_str("out of memory");
+    *err = wpd_shim::dup_string("out of memory");
     return 0;
   }
   *len = buffer.size();
@@ -282,7 +274,7 @@ void *wpd_lto_input_open(const char *data, size_t len, const char *name, char **
   MemoryBufferRef ref(StringRef(data, len), *input->name);
   Expected<std::unique_ptr<lto::InputFile>> in = lto::InputFile::create(ref);
   if (!in) {
-    *err = dup_str(error_text(in.takeError()));
+    *err = wpd_shim::dup_string(error_text(in.takeError()));
     return nullptr;
   }
   input->file = std::move(*in);
@@ -323,7 +315,7 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
   state->names.push_back(std::move(wrapped->name));
   std::unique_ptr<lto::InputFile> in = std::move(wrapped->file);
   if (n != in->symbols().size()) {
-    *err = dup_str("resolution count does not match the symbol table");
+    *err = wpd_shim::dup_string("resolution count does not match the symbol table");
     return 0;
   }
   std::vector<lto::SymbolResolution> out(n);
@@ -335,7 +327,7 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
     out[i].LinkerRedefined = (res[i] & RES_LINKER_REDEFINED) != 0;
   }
   if (Error e = state->lto->add(std::move(in), out)) {
-    *err = dup_str(error_text(std::move(e)));
+    *err = wpd_shim::dup_string(error_text(std::move(e)));
     return 0;
   }
   return 1;
@@ -359,11 +351,11 @@ int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data
   Error e = state->lto->run(add_stream);
   for (const std::string &w : state->warnings) warn(ctx, w.data(), w.size());
   if (e) {
-    *err = dup_str(error_text(std::move(e)));
+    *err = wpd_shim::dup_string(error_text(std::move(e)));
     return 0;
   }
   if (!state->first_error.empty()) {
-    *err = dup_str(state->first_error);
+    *err = wpd_shim::dup_string(state->first_error);
     return 0;
   }
   for (size_t task = 0; task < state->outputs.size(); ++task)

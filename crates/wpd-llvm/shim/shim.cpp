@@ -1,6 +1,7 @@
 // wpd's C++ shim: the few things LLVM 19's C API cannot do.
 // Every function here is declared in src/ffi.rs and wrapped safely in src/lib.rs.
 
+#include "common.h"
 #include "llvm/Analysis/TypeMetadataUtils.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Dominators.h"
@@ -37,14 +38,7 @@
 
 using namespace llvm;
 
-static char *dup_string(const std::string &s) {
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (p) {
-    std::memcpy(p, s.data(), s.size());
-    p[s.size()] = 0;
-  }
-  return p;
-}
+using wpd_shim::dup_string;
 
 extern "C" {
 

@@ -3,6 +3,7 @@
 // producer differs), so reading it costs no IR parse. Declared in
 // src/ffi.rs, wrapped safely in src/symtab.rs.
 
+#include "common.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Object/IRSymtab.h"
 #include "llvm/Support/Error.h"
@@ -48,14 +49,7 @@ struct Table {
   size_t modules = 0;
 };
 
-char *dup_string(const std::string &s) {
-  char *p = static_cast<char *>(std::malloc(s.size() + 1));
-  if (p) {
-    std::memcpy(p, s.data(), s.size());
-    p[s.size()] = 0;
-  }
-  return p;
-}
+using wpd_shim::dup_string;
 
 }  // namespace
 

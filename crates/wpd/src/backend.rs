@@ -67,8 +67,10 @@ pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<usiz
 /// Compiles one bitcode input under `plan` into a native object on its own
 /// (no cross-module optimization): `wpd backend`, one module at a time.
 pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Result<(Vec<u8>, BackendStats)> {
+    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
+    let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
-    let (module, stats, _) = rewrite(&ctx, input, plan)?;
+    let (module, stats, _) = rewrite(&ctx, input, plan, index, &hash)?;
     let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
     Ok((object, stats))
 }
@@ -77,8 +79,8 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
 /// link and backends (`crate::thinlto`).
 pub struct Rewritten {
     /// ThinLTO bitcode: one module (a split unit's parts linked), with a
-    /// fresh module summary.
-    pub bitcode: Vec<u8>,
+    /// fresh module summary; `None`: the input's own bytes ([`passthrough`]).
+    bitcode: Option<Vec<u8>>,
     pub stats: BackendStats,
     /// The names the rewrite gave this module's definitions (promoted
     /// locals, aliases of local vtables): the module's own.
@@ -87,9 +89,24 @@ pub struct Rewritten {
 
 impl Rewritten {
     /// An input that goes to ThinLTO as it is ([`passthrough`]).
-    pub fn unchanged(input: &BitcodeInput) -> Rewritten {
+    pub fn unchanged() -> Rewritten {
         let stats = BackendStats { unchanged: true, ..BackendStats::default() };
-        Rewritten { bitcode: input.bytes.clone(), stats, introduced: BTreeSet::new() }
+        Rewritten { bitcode: None, stats, introduced: BTreeSet::new() }
+    }
+
+    /// The bitcode LLVM's ThinLTO gets for `input` (this module's source).
+    pub fn bitcode<'a>(&'a self, input: &'a BitcodeInput) -> &'a [u8] {
+        self.bitcode.as_deref().unwrap_or(&input.bytes)
+    }
+}
+
+/// The index in `plan` of the module `summary` describes, given that the
+/// plan was made from the link's summaries in order (`k`-th summary,
+/// `k`-th plan module): checked by content hash, no search.
+pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: usize) -> Result<usize> {
+    match plan.modules.get(k) {
+        Some(m) if m.hash == summary.module.hash => Ok(k),
+        _ => Err(Error::at(&summary.module.name, "not the plan's module at its position (a wpd bug)")),
     }
 }
 
@@ -98,13 +115,14 @@ impl Rewritten {
 /// call site, no vtable of its laid out), it is not a split unit, and it is
 /// one ThinLTO module that declares no type intrinsic (nothing to drop).
 /// Such a module is parsed once, by its ThinLTO backend, as in lld's link,
-/// and keeps clang's own summary. `summary` is the input's.
+/// and keeps clang's own summary. `summary` is the input's, `index` its
+/// module's in the plan.
 pub fn passthrough(
     input: &BitcodeInput,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
+    index: usize,
 ) -> Result<Option<wpd_llvm::Passthrough>> {
-    let index = plan_module(plan, input, &summary.module.hash)?;
     let planned = &plan.modules[index];
     if summary.module.split
         || !summary.call_sites.is_empty()
@@ -133,26 +151,34 @@ pub fn passthrough_chosen(candidates: &[Option<wpd_llvm::Passthrough>]) -> Vec<b
     candidates.iter().map(|c| c.is_some_and(|p| p.split_flag == best)).collect()
 }
 
-/// Applies the plan to one input and writes it back as ThinLTO bitcode.
-pub fn rewrite_to_bitcode(input: &BitcodeInput, plan: &Plan, verify: bool) -> Result<Rewritten> {
+/// Applies the plan to one input (`summary` its summary, `index` its
+/// module's in the plan) and writes it back as ThinLTO bitcode.
+pub fn rewrite_to_bitcode(
+    input: &BitcodeInput,
+    summary: &wpd_summary::ModuleSummary,
+    plan: &Plan,
+    index: usize,
+    verify: bool,
+) -> Result<Rewritten> {
     let ctx = Context::new();
-    let (module, stats, introduced) = rewrite(&ctx, input, plan)?;
+    let (module, stats, introduced) = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
         module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
     }
     let bitcode = module.write_thinlto_bitcode().map_err(|e| Error::at(&input.name, e))?;
-    Ok(Rewritten { bitcode, stats, introduced })
+    Ok(Rewritten { bitcode: Some(bitcode), stats, introduced })
 }
 
 /// Parses one input, applies the plan to both parts of a split unit, links
 /// them and drops leftover type tests: the module the backends optimize.
+/// `index` is the input's module in the plan, `hash` its content hash.
 fn rewrite<'c>(
     ctx: &'c Context,
     input: &BitcodeInput,
     plan: &Plan,
+    index: usize,
+    hash: &str,
 ) -> Result<(Module<'c>, BackendStats, BTreeSet<String>)> {
-    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
-    let index = plan_module(plan, input, &hash)?;
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
@@ -168,7 +194,7 @@ fn rewrite<'c>(
     // the vtable later retargets the alias (replaceAllUsesWith).
     rewrite::promote::aliases(&modules, &planned.vtable_aliases, &input.name)?;
     {
-        let scan = summarize::scan(&modules, &hash);
+        let scan = summarize::scan(&modules, hash);
         for c in scan.calls {
             let part = &modules[c.part];
             let outcome = match c.call {

@@ -118,14 +118,16 @@ pub fn compile_summarized(
     }
     let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
         // Modules the plan leaves alone go to ThinLTO as they are.
-        let candidates =
-            each_input(inputs, jobs, progress, "rewrite", |k, i| backend::passthrough(i, &summaries[k], &plan))?;
+        let candidates = each_input(inputs, jobs, progress, "rewrite", |k, i| {
+            backend::passthrough(i, &summaries[k], &plan, backend::planned_index(&plan, &summaries[k], k)?)
+        })?;
         let unchanged = backend::passthrough_chosen(&candidates);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {
             if unchanged[k] {
-                Ok(backend::Rewritten::unchanged(i))
+                Ok(backend::Rewritten::unchanged())
             } else {
-                backend::rewrite_to_bitcode(i, &plan, codegen.verify)
+                let index = backend::planned_index(&plan, &summaries[k], k)?;
+                backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify)
             }
         })
     })?;

@@ -62,7 +62,7 @@ pub fn compile(
             name = format!("{}#{k}", input.name);
             seen.insert(name.clone());
         }
-        let lto_input = LtoInput::open(&module.bitcode, &name)
+        let lto_input = LtoInput::open(module.bitcode(input), &name)
             .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {e}")))?;
         let resolutions: Vec<Resolution> = lto_input
             .symbols()

@@ -1,7 +1,7 @@
 //! `wpd report diff OLD.json NEW.json [--fail-on GATE]...`: what changed
 //! between two builds, and the CI gate. Reads schema 1 and 2 reports.
 
-use super::render::Format;
+use super::render::{Format, cell};
 use super::view::Report;
 use crate::demangle;
 use serde_json::{Value, json};
@@ -218,12 +218,12 @@ fn markdown(d: &Diff) -> String {
                 o,
                 "| `{}`+{off} | {a} | {b} | {} |",
                 demangle::type_id(t),
-                why.as_deref().unwrap_or("").replace('|', "\\|")
+                cell(why.as_deref().unwrap_or(""))
             );
         }
     }
     for (t, why) in &d.newly_open {
-        let _ = writeln!(o, "\n- newly open: `{}` ({})", demangle::type_id(t), why.replace('|', "\\|"));
+        let _ = writeln!(o, "\n- newly open: `{}` ({})", demangle::type_id(t), cell(why));
     }
     o.push_str("\n| size | old | new | delta |\n|---|---:|---:|---:|\n");
     for (k, a, b) in &d.sizes {

@@ -143,7 +143,7 @@ fn text(r: &Report) -> String {
 }
 
 /// Escapes `|` and newlines for a markdown table cell.
-fn cell(s: &str) -> String {
+pub(super) fn cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
