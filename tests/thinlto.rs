@@ -177,10 +177,64 @@ fn mixed_bitcode_kinds() -> Check {
     // The empty unit and the C unit have nothing for the plan and no type
     // intrinsic: they go to ThinLTO as clang wrote them (and counter.c's
     // code is still imported into main, which prints its count).
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    let json = report_json(&report)?;
     if json["modules_unchanged"] != 2 {
         return Err(format!("expected 2 modules passed through unchanged, report says {}", json["modules_unchanged"]));
+    }
+    Ok(())
+}
+
+/// The report of a link, parsed.
+fn report_json(path: &Path) -> Check<serde_json::Value> {
+    serde_json::from_slice(&std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Modules whose calls all stay indirect go to LLVM's ThinLTO as clang
+/// wrote them, type tests and all (`fixtures/thinlto/indirect`); their type
+/// tests are dropped inside LLVM's backends, before LLVM's own
+/// devirtualization could act on them. Built with `-fvisibility=hidden`,
+/// where LLVM's thin link alone (no whole-program visibility) devirtualizes
+/// `count_to`'s call: with the hierarchy left open by `--wpd-open`, that
+/// call must stay indirect. In split objects the units defining vtables are
+/// rewritten (their parts merged), which leaves LLVM's index partially
+/// split, so the modules with calls are rewritten too.
+fn indirect_calls_pass_through(split: bool) -> Check {
+    let dir = temp_dir("thinlto-indirect")?;
+    let mut flags = vec!["-fvisibility=hidden"];
+    if !split {
+        flags.push("-fno-split-lto-unit");
+    }
+    let b = build("indirect", dir.path(), &flags)?;
+    let report = dir.path().join("report.json");
+    let report_flag = format!("-Wl,--wpd-report={}", report.display());
+    let (_, stderr) = link(&b, "prog", &["-Wl,--wpd-remarks", &report_flag])?;
+    if !stderr.contains("single-impl: devirtualized a call to _ZN2Up4nextEv") {
+        return Err(format!("count_to's call was not devirtualized: {stderr}"));
+    }
+    // main.cpp (its deletes), use_shapes.cpp (two implementations) and
+    // shapes.cpp change nothing. use_counter.cpp's call is devirtualized,
+    // and counter.cpp keeps the hidden Up::next that call now names.
+    let json = report_json(&report)?;
+    let expected = if split { 0 } else { 3 };
+    if json["modules_unchanged"] != expected || json["type_tests_dropped"] != 5 {
+        return Err(format!(
+            "expected {expected} modules unchanged and 5 type tests dropped, report says {} and {}",
+            json["modules_unchanged"], json["type_tests_dropped"]
+        ));
+    }
+    let (prog, _) = link(&b, "open", &["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off", &report_flag])?;
+    let json = report_json(&report)?;
+    let expected = if split { 0 } else { 5 };
+    if json["modules_unchanged"] != expected || json["call_sites"]["not_devirtualized"] != 5 {
+        return Err(format!(
+            "open hierarchies: expected {expected} modules unchanged and 5 calls left indirect, report says {} and {}",
+            json["modules_unchanged"], json["call_sites"]["not_devirtualized"]
+        ));
+    }
+    let body = disassembly(&prog, "count_to(Counter*, int)")?;
+    if !body.lines().any(|l| l.contains("call") && l.contains('*')) {
+        return Err(format!("count_to's call was devirtualized although wpd left it indirect:\n{body}"));
     }
     Ok(())
 }
@@ -317,6 +371,12 @@ fn main() {
             one_copy_dead_code_internalized(&["-fno-split-lto-unit"]).map_err(Into::into)
         }),
         libtest_mimic::Trial::test("mixed_bitcode_kinds", || mixed_bitcode_kinds().map_err(Into::into)),
+        libtest_mimic::Trial::test("indirect_calls_pass_through_split", || {
+            indirect_calls_pass_through(true).map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("indirect_calls_pass_through_nosplit", || {
+            indirect_calls_pass_through(false).map_err(Into::into)
+        }),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
             in_process_lld_equals_spawned().map_err(Into::into)

@@ -8,7 +8,20 @@
 #include <cstring>
 #include <string>
 
+namespace llvm {
+class Module;
+}
+
 namespace wpd_shim {
+
+// Type tests and checked loads of `m` whose result is used as a real check
+// (control-flow integrity), which wpd must not silently drop (shim.cpp).
+size_t count_type_checks(llvm::Module &m);
+
+// Removes every type test and checked load of `m`: assumes they feed are
+// erased, other uses become `true`, a checked load becomes a plain load
+// paired with `true`. Returns how many intrinsic calls went (shim.cpp).
+size_t drop_type_tests(llvm::Module &m);
 
 // A malloc'd, NUL-terminated copy of `len` bytes (null if out of memory).
 inline char *dup_bytes(const char *data, size_t len) {

@@ -121,14 +121,14 @@ extern "C" {
 
 // Whether a bitcode file can go to LLVM's ThinLTO as it is, when wpd's plan
 // changes nothing in it: one module (not a split unit), ThinLTO with a
-// summary, and no type intrinsic declared (so nothing to drop, and nothing
-// LLVM's own devirtualization or type-test lowering could act on). Read
-// lazily: module-level records only, no function bodies. Returns 1 (yes,
-// and *split_flag is the module's EnableSplitLTOUnit flag: 0, 1, or -1
-// when absent), 0 (no), -1 (unreadable; *err set).
+// summary. Its type tests, if any, are dropped by the backends' hook
+// (wpd_lto_new). Reads the module list and its LTO info only, not the
+// module. Returns 1 (yes, and *split_flag is the summary's
+// EnableSplitLTOUnit flag, the one LLVM's thin link checks), 0 (no), -1
+// (unreadable; *err set).
 int wpd_thinlto_passthrough(const char *data, size_t len, const char *name, int *split_flag, char **err) {
   *err = nullptr;
-  *split_flag = -1;
+  *split_flag = 0;
   MemoryBufferRef buf(StringRef(data, len), StringRef(name));
   Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
   if (!list) {
@@ -136,25 +136,13 @@ int wpd_thinlto_passthrough(const char *data, size_t len, const char *name, int 
     return -1;
   }
   if (list->size() != 1) return 0;
-  BitcodeModule &bm = (*list)[0];
-  Expected<BitcodeLTOInfo> info = bm.getLTOInfo();
+  Expected<BitcodeLTOInfo> info = (*list)[0].getLTOInfo();
   if (!info) {
     *err = wpd_shim::dup_string(error_text(info.takeError()));
     return -1;
   }
   if (!info->IsThinLTO || !info->HasSummary) return 0;
-  LLVMContext ctx;
-  Expected<std::unique_ptr<Module>> m = bm.getLazyModule(ctx, /*ShouldLazyLoadMetadata=*/true, /*IsImporting=*/false);
-  if (!m) {
-    *err = wpd_shim::dup_string(error_text(m.takeError()));
-    return -1;
-  }
-  for (const Function &f : **m) {
-    StringRef n = f.getName();
-    if (n.starts_with("llvm.type.") || n.starts_with("llvm.public.type.")) return 0;
-  }
-  if (auto *flag = mdconst::extract_or_null<ConstantInt>((*m)->getModuleFlag("EnableSplitLTOUnit")))
-    *split_flag = flag->isZero() ? 0 : 1;
+  *split_flag = info->EnableSplitLTOUnit ? 1 : 0;
   return 1;
 }
 
@@ -238,10 +226,37 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
   if (o->cs_profile && *o->cs_profile) c.CSIRProfile = o->cs_profile;
   c.RunCSIRInstr = o->cs_generate != 0;
   if (o->dwo_dir && *o->dwo_dir) c.DwoDir = o->dwo_dir;
-  // wpd has devirtualized and removed every type test already.
+  // wpd owns devirtualization: LLVM's is never asked to act (no
+  // whole-program visibility, so its public type tests become `true`), and
+  // the hook below drops every other type test before it could.
   c.HasWholeProgramVisibility = false;
 
   auto *state = new WpdLto();
+  // Modules wpd rewrote hold no type test any more; modules it passed
+  // through unchanged (backend::passthrough: every call in them stays
+  // indirect) still do, and so may code imported from them. They go here:
+  // after import, before the optimization pipeline, whose first passes are
+  // LLVM's WholeProgramDevirt and LowerTypeTests in their importing mode.
+  // Those then find nothing, so a call wpd left indirect stays indirect
+  // whatever LLVM's own thin link concluded. A real check (-fsanitize=cfi)
+  // is not dropped: the link fails, naming the module, as a rewrite would.
+  //
+  // The hook is typed `const Module &` for observers, but the module is the
+  // backend's own mutable one (lto::thinBackend owns it and optimizes it
+  // next), so changing it here is sound.
+  c.PostImportModuleHook = [state](unsigned, const Module &observed) {
+    Module &m = const_cast<Module &>(observed);
+    if (size_t checks = wpd_shim::count_type_checks(m)) {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      if (state->first_error.empty())
+        state->first_error = m.getModuleIdentifier() + ": " + std::to_string(checks) +
+                             " control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI "
+                             "checks and will not drop them";
+      return false;
+    }
+    wpd_shim::drop_type_tests(m);
+    return true;
+  };
   c.DiagHandler = [state](const DiagnosticInfo &di) {
     if (di.getSeverity() != DS_Error && di.getSeverity() != DS_Warning) return;
     std::string text;

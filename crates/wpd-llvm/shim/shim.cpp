@@ -297,11 +297,12 @@ static bool is_assumption(Value *v) {
   return only_assumed(v, seen);
 }
 
+}  // extern "C"
+
 // Counts type tests and checked loads whose result is used as a real check
 // (see only_assumed): control-flow integrity, which wpd must not silently
 // drop.
-size_t wpd_count_type_checks(LLVMModuleRef mod) {
-  Module &m = *unwrap(mod);
+size_t wpd_shim::count_type_checks(Module &m) {
   size_t checks = 0;
   for (Intrinsic::ID id : {Intrinsic::type_test, Intrinsic::public_type_test}) {
     Function *f = m.getFunction(Intrinsic::getName(id));
@@ -322,12 +323,7 @@ size_t wpd_count_type_checks(LLVMModuleRef mod) {
   return checks;
 }
 
-// Removes every type test so code generation never sees one: the assumes
-// they feed are erased and remaining uses become `true`;
-// llvm.type.checked.load becomes a plain load paired with `true`. Returns the
-// number of intrinsic calls removed.
-size_t wpd_drop_type_tests(LLVMModuleRef mod) {
-  Module &m = *unwrap(mod);
+size_t wpd_shim::drop_type_tests(Module &m) {
   size_t removed = 0;
   for (Intrinsic::ID id : {Intrinsic::type_test, Intrinsic::public_type_test}) {
     Function *f = m.getFunction(Intrinsic::getName(id));
@@ -358,6 +354,12 @@ size_t wpd_drop_type_tests(LLVMModuleRef mod) {
   }
   return removed;
 }
+
+extern "C" {
+
+size_t wpd_count_type_checks(LLVMModuleRef mod) { return wpd_shim::count_type_checks(*unwrap(mod)); }
+
+size_t wpd_drop_type_tests(LLVMModuleRef mod) { return wpd_shim::drop_type_tests(*unwrap(mod)); }
 
 // Replaces a call or invoke by `v` and erases it; an invoke becomes a
 // branch to its normal destination.

@@ -38,22 +38,21 @@ impl Module<'_> {
 }
 
 /// A bitcode file LLVM's ThinLTO can take as it is (see
-/// [`thinlto_passthrough`]), with its `EnableSplitLTOUnit` module flag.
+/// [`thinlto_passthrough`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Passthrough {
-    /// `Some(true)`: built with `-fsplit-lto-unit` (but nothing to split);
-    /// `None`: the flag is absent.
-    pub split_flag: Option<bool>,
+    /// Its summary's `EnableSplitLTOUnit` flag (built with
+    /// `-fsplit-lto-unit`, with nothing to split): the flag LLVM's thin link
+    /// checks across modules.
+    pub split_flag: bool,
 }
 
 /// Whether `bytes` can go to LLVM's ThinLTO unchanged when wpd's plan
-/// changes nothing in it: a single ThinLTO module with a summary that
-/// declares no type intrinsic (`llvm.type.test`, `llvm.public.type.test`,
-/// `llvm.type.checked.load*`). Reads module-level records only (lazily, in
-/// a context of its own), not function bodies.
+/// changes nothing in it: a single ThinLTO module with a summary. Reads the
+/// file's module list and LTO info only, not the module.
 pub fn thinlto_passthrough(bytes: &[u8], name: &str) -> Result<Option<Passthrough>, String> {
     let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
-    let mut flag: std::os::raw::c_int = -1;
+    let mut flag: std::os::raw::c_int = 0;
     let mut err = std::ptr::null_mut();
     // SAFETY: `bytes` and `cname` outlive the call, which copies nothing it
     // keeps; out-pointers are valid.
@@ -61,7 +60,7 @@ pub fn thinlto_passthrough(bytes: &[u8], name: &str) -> Result<Option<Passthroug
         ffi::wpd_thinlto_passthrough(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut flag, &mut err)
     };
     match r {
-        1 => Ok(Some(Passthrough { split_flag: (flag >= 0).then_some(flag == 1) })),
+        1 => Ok(Some(Passthrough { split_flag: flag == 1 })),
         0 => Ok(None),
         // SAFETY: err is null or a malloc'd string.
         _ => Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid bitcode".into())),

@@ -88,9 +88,9 @@ pub struct Rewritten {
 }
 
 impl Rewritten {
-    /// An input that goes to ThinLTO as it is ([`passthrough`]).
-    pub fn unchanged() -> Rewritten {
-        let stats = BackendStats { unchanged: true, ..BackendStats::default() };
+    /// An input that goes to ThinLTO as it is, with the stats
+    /// [`passthrough`] found for it.
+    pub fn unchanged(stats: BackendStats) -> Rewritten {
         Rewritten { bitcode: None, stats, introduced: BTreeSet::new() }
     }
 
@@ -112,20 +112,22 @@ pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: usize
 
 /// Whether `input` can go to LLVM's ThinLTO without being rewritten: the
 /// plan changes nothing in it (no promotions, aliases or kept copies, no
-/// call site, no vtable of its laid out), it is not a split unit, and it is
-/// one ThinLTO module that declares no type intrinsic (nothing to drop).
-/// Such a module is parsed once, by its ThinLTO backend, as in lld's link,
-/// and keeps clang's own summary. `summary` is the input's, `index` its
-/// module's in the plan.
+/// vtable of its laid out, every call site left indirect and none of them a
+/// real check), it is not a split unit, and it is one ThinLTO module. Such
+/// a module is parsed once, by its ThinLTO backend, as in lld's link, and
+/// keeps clang's own summary; its type tests are dropped inside that
+/// backend, after import and before LLVM's own devirtualization could act
+/// on them (`wpd_lto_new`'s hook in the shim). `summary` is the input's,
+/// `index` its module's in the plan. The stats are what a rewrite would
+/// have reported: every call indirect, every type test dropped.
 pub fn passthrough(
     input: &BitcodeInput,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
     index: usize,
-) -> Result<Option<wpd_llvm::Passthrough>> {
+) -> Result<Option<(wpd_llvm::Passthrough, BackendStats)>> {
     let planned = &plan.modules[index];
     if summary.module.split
-        || !summary.call_sites.is_empty()
         || !planned.promotions.is_empty()
         || !planned.vtable_aliases.is_empty()
         || !planned.keep.is_empty()
@@ -136,19 +138,47 @@ pub fn passthrough(
     if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m as usize == index) && defines(&l.symbol)) {
         return Ok(None);
     }
-    wpd_llvm::thinlto_passthrough(&input.bytes, &input.name)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))
+    let policy = call_policy(plan);
+    let mut stats = BackendStats { unchanged: true, ..BackendStats::default() };
+    for site in &summary.call_sites {
+        // A control-flow integrity check goes to the rewrite, which refuses it.
+        if !site.assumed || Outcome::planned(plan, site, &policy) != Outcome::Indirect {
+            return Ok(None);
+        }
+        stats.calls.push(CallOutcome { site: site.clone(), outcome: Outcome::Indirect });
+    }
+    // One type test per (function, test index), however many calls it guards.
+    let tests = summary.call_sites.iter().map(|c| (&c.function, c.test_index)).collect::<BTreeSet<_>>().len();
+    stats.type_tests_dropped = tests as u32;
+    let found = wpd_llvm::thinlto_passthrough(&input.bytes, &input.name)
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+    Ok(found.map(|p| (p, stats)))
+}
+
+/// The policy a module's calls are rewritten under: the plan's visibility;
+/// speculation and validation were decided by the thin link.
+fn call_policy(plan: &Plan) -> Policy {
+    Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() }
 }
 
 /// Which modules of `candidates` ([`passthrough`]) actually pass through:
-/// those sharing one `EnableSplitLTOUnit` flag value (the most common; on a
-/// tie, the flag set), since importing between two modules whose flags
-/// disagree fails. Every module wpd rewrites drops the flag.
-pub fn passthrough_chosen(candidates: &[Option<wpd_llvm::Passthrough>]) -> Vec<bool> {
-    let count = |v: Option<bool>| candidates.iter().flatten().filter(|p| p.split_flag == v).count();
-    let values = [Some(true), Some(false), None];
-    let best = values.into_iter().max_by_key(|&v| (count(v), v == Some(true), v.is_some())).unwrap_or(None);
-    candidates.iter().map(|c| c.is_some_and(|p| p.split_flag == best)).collect()
+/// those sharing one `EnableSplitLTOUnit` summary flag (the more common
+/// value; on a tie, set), since importing between two modules whose flags
+/// disagree fails. Every module wpd rewrites drops the flag, so when the
+/// chosen value is "set" and some module is rewritten, LLVM's combined
+/// index is partially split, and LLVM refuses such a link if any summary
+/// records a virtual call ("inconsistent LTO Unit splitting"): then only
+/// modules without type tests pass through.
+pub fn passthrough_chosen(candidates: &[Option<(wpd_llvm::Passthrough, BackendStats)>]) -> Vec<bool> {
+    let count = |v: bool| candidates.iter().flatten().filter(|(p, _)| p.split_flag == v).count();
+    let split = count(true) >= count(false);
+    let chosen: Vec<bool> = candidates.iter().map(|c| c.as_ref().is_some_and(|(p, _)| p.split_flag == split)).collect();
+    let partially_split = split && chosen.iter().any(|c| !c);
+    candidates
+        .iter()
+        .zip(chosen)
+        .map(|(c, chosen)| chosen && !(partially_split && c.as_ref().is_some_and(|(_, s)| s.type_tests_dropped > 0)))
+        .collect()
 }
 
 /// Applies the plan to one input (`summary` its summary, `index` its
@@ -182,7 +212,7 @@ fn rewrite<'c>(
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
-    let policy = Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() };
+    let policy = call_policy(plan);
     let mut stats = BackendStats::default();
     let planned = &plan.modules[index];
     let introduced = planned.promotions.iter().chain(&planned.vtable_aliases).map(|p| p.promoted.clone()).collect();
@@ -242,23 +272,38 @@ fn rewrite<'c>(
 
 #[cfg(test)]
 mod tests {
-    use super::passthrough_chosen;
+    use super::{BackendStats, passthrough_chosen};
     use wpd_llvm::Passthrough;
 
-    fn p(split_flag: Option<bool>) -> Option<Passthrough> {
-        Some(Passthrough { split_flag })
+    fn p(split_flag: bool) -> Option<(Passthrough, BackendStats)> {
+        Some((Passthrough { split_flag }, BackendStats { unchanged: true, ..BackendStats::default() }))
+    }
+
+    fn with_tests(split_flag: bool) -> Option<(Passthrough, BackendStats)> {
+        let stats = BackendStats { unchanged: true, type_tests_dropped: 1, ..BackendStats::default() };
+        Some((Passthrough { split_flag }, stats))
     }
 
     #[test]
     fn passthrough_modules_share_one_split_flag() {
-        // The most common flag value wins; the others are rewritten.
-        assert_eq!(
-            passthrough_chosen(&[p(Some(false)), None, p(Some(true)), p(Some(false))]),
-            [true, false, false, true]
-        );
-        // A tie goes to the flag set, then to a set flag over an absent one.
-        assert_eq!(passthrough_chosen(&[p(Some(false)), p(Some(true))]), [false, true]);
-        assert_eq!(passthrough_chosen(&[p(None), p(Some(false))]), [false, true]);
+        // The more common flag value wins; the others are rewritten.
+        assert_eq!(passthrough_chosen(&[p(false), None, p(true), p(false)]), [true, false, false, true]);
+        // A tie goes to the flag set.
+        assert_eq!(passthrough_chosen(&[p(false), p(true)]), [false, true]);
         assert_eq!(passthrough_chosen(&[None, None]), [false, false]);
+    }
+
+    #[test]
+    fn partially_split_index_keeps_type_tests_out() {
+        // Split-flagged modules with type tests pass through only when no
+        // module is rewritten (no summary says "not split" then).
+        assert_eq!(passthrough_chosen(&[with_tests(true), p(true)]), [true, true]);
+        assert_eq!(passthrough_chosen(&[with_tests(true), p(true), None]), [false, true, false]);
+        assert_eq!(passthrough_chosen(&[with_tests(true), with_tests(false)]), [false, false]);
+        // Without the flag no summary is split: type tests or not.
+        assert_eq!(
+            passthrough_chosen(&[with_tests(false), with_tests(false), p(true), None]),
+            [true, true, false, false]
+        );
     }
 }

@@ -124,7 +124,8 @@ pub fn compile_summarized(
         let unchanged = backend::passthrough_chosen(&candidates);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {
             if unchanged[k] {
-                Ok(backend::Rewritten::unchanged())
+                let stats = candidates[k].as_ref().map(|(_, s)| s.clone()).unwrap_or_default();
+                Ok(backend::Rewritten::unchanged(stats))
             } else {
                 let index = backend::planned_index(&plan, &summaries[k], k)?;
                 backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify)
