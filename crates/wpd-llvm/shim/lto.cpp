@@ -78,6 +78,12 @@ struct WpdLto {
   std::mutex mutex;
   std::string first_error;
   std::vector<std::string> warnings;
+
+  // Keeps the first error reported, from any backend thread.
+  void fail(std::string text) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (first_error.empty()) first_error = std::move(text);
+  }
 };
 
 // Bits of a resolution byte (src/lto.rs Resolution::bits).
@@ -247,11 +253,9 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
   c.PostImportModuleHook = [state](unsigned, const Module &observed) {
     Module &m = const_cast<Module &>(observed);
     if (size_t checks = wpd_shim::count_type_checks(m)) {
-      std::lock_guard<std::mutex> lock(state->mutex);
-      if (state->first_error.empty())
-        state->first_error = m.getModuleIdentifier() + ": " + std::to_string(checks) +
-                             " control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI "
-                             "checks and will not drop them";
+      state->fail(m.getModuleIdentifier() + ": " + std::to_string(checks) +
+                  " control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and "
+                  "will not drop them");
       return false;
     }
     wpd_shim::drop_type_tests(m);
@@ -263,12 +267,9 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
     raw_string_ostream os(text);
     DiagnosticPrinterRawOStream printer(os);
     di.print(printer);
+    if (di.getSeverity() == DS_Error) return state->fail(std::move(text));
     std::lock_guard<std::mutex> lock(state->mutex);
-    if (di.getSeverity() == DS_Error) {
-      if (state->first_error.empty()) state->first_error = text;
-    } else {
-      state->warnings.push_back(text);
-    }
+    state->warnings.push_back(std::move(text));
   };
   ThreadPoolStrategy threads =
       o->threads ? hardware_concurrency(o->threads) : heavyweight_hardware_concurrency();

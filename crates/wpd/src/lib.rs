@@ -122,15 +122,19 @@ pub fn compile_summarized(
             backend::passthrough(i, &summaries[k], &plan, backend::planned_index(&plan, &summaries[k], k)?)
         })?;
         let unchanged = backend::passthrough_chosen(&candidates);
-        each_input(inputs, jobs, progress, "rewrite", |k, i| {
+        let rewritten = each_input(inputs, jobs, progress, "rewrite", |k, i| {
             if unchanged[k] {
-                let stats = candidates[k].as_ref().map(|(_, s)| s.clone()).unwrap_or_default();
-                Ok(backend::Rewritten::unchanged(stats))
-            } else {
-                let index = backend::planned_index(&plan, &summaries[k], k)?;
-                backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify)
+                return Ok(None);
             }
-        })
+            let index = backend::planned_index(&plan, &summaries[k], k)?;
+            backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify).map(Some)
+        })?;
+        // A module passed through keeps the stats `passthrough` found.
+        Ok(rewritten
+            .into_iter()
+            .zip(candidates)
+            .map(|(r, c)| r.unwrap_or_else(|| backend::Rewritten::unchanged(c.map(|(_, s)| s).unwrap_or_default())))
+            .collect())
     })?;
     let objects =
         timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, progress))?;
