@@ -102,6 +102,12 @@ pub struct LinkArgs {
     pub profile: Profile,
     /// `-plugin-opt=dwo_dir=` (`-gsplit-dwarf`): write split DWARF there.
     pub dwo_dir: Option<PathBuf>,
+    /// The link cache (`--wpd-cache-dir=`, `--thinlto-cache-dir=`,
+    /// `-plugin-opt=cache-dir=`).
+    pub cache_dir: Option<PathBuf>,
+    /// Its pruning policy (`--thinlto-cache-policy=`,
+    /// `-plugin-opt=cache-policy=`; lld's syntax, checked when parsed).
+    pub cache_policy: String,
     pub wpd: WpdOptions,
 }
 
@@ -127,6 +133,8 @@ impl Default for LinkArgs {
             machine: MachineFlags::default(),
             profile: Profile::default(),
             dwo_dir: None,
+            cache_dir: None,
+            cache_policy: String::new(),
             wpd: WpdOptions { validate: true, speculate: 1, ..WpdOptions::default() },
         }
     }
@@ -302,6 +310,10 @@ fn plugin_opt(out: &mut LinkArgs, v: &str) -> Result<(), String> {
         out.wpd.save_temps = true;
     } else if v == "thinlto" {
         // "Use ThinLTO": wpd always works on ThinLTO bitcode.
+    } else if let Some(dir) = v.strip_prefix("cache-dir=") {
+        out.cache_dir = Some(PathBuf::from(nonempty(dir, v)?));
+    } else if let Some(policy) = v.strip_prefix("cache-policy=") {
+        out.cache_policy = cache_policy(policy, &format!("-plugin-opt={v}"))?;
     } else if let Some(dir) = v.strip_prefix("dwo_dir=") {
         out.dwo_dir = Some(PathBuf::from(nonempty(dir, v)?));
     } else if let Some(file) = v.strip_prefix("sample-profile=") {
@@ -326,6 +338,12 @@ const REFUSED_PLUGIN_OPTIONS: &[(&str, &str)] = &[
     ("opt-remarks-", "from -fsave-optimization-record or -fdiagnostics-show-hotness"),
     ("stats-file=", "from -save-stats"),
 ];
+
+/// A cache pruning policy, checked by LLVM's own parser.
+fn cache_policy(policy: &str, shown: &str) -> Result<String, String> {
+    wpd::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {e}"))?;
+    Ok(policy.to_string())
+}
 
 fn nonempty<'a>(value: &'a str, option: &str) -> Result<&'a str, String> {
     if value.is_empty() { Err(format!("-plugin-opt={option} needs a value")) } else { Ok(value) }
@@ -517,6 +535,17 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 out.jobs = Some(parse_jobs(&v)?);
                 pass = false;
             }
+            Action::CacheDir => {
+                if v.is_empty() {
+                    return Err(format!("{shown} needs a directory"));
+                }
+                out.cache_dir = Some(PathBuf::from(&v));
+                pass = false;
+            }
+            Action::CachePolicy => {
+                out.cache_policy = cache_policy(&v, &shown)?;
+                pass = false;
+            }
             Action::LtoIgnored => pass = false,
             Action::LtoDisableVerify => {
                 out.disable_verify = true;
@@ -691,6 +720,24 @@ mod tests {
         assert!(parse(&["-plugin-opt=bogus".to_string()]).unwrap_err().contains("-plugin-opt=bogus"));
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
         assert!(!b.whole_program_visibility);
+    }
+
+    #[test]
+    fn cache_options_in_every_spelling() {
+        for spelling in [&["--wpd-cache-dir=c"][..], &["--thinlto-cache-dir=c"], &["-plugin-opt=cache-dir=c"]] {
+            let a = p(spelling);
+            assert_eq!(a.cache_dir, Some(PathBuf::from("c")), "{spelling:?}");
+            assert!(a.items.is_empty(), "{spelling:?} was passed on");
+        }
+        assert_eq!(
+            p(&["--thinlto-cache-policy=prune_after=24h:cache_size=10%"]).cache_policy,
+            "prune_after=24h:cache_size=10%"
+        );
+        assert_eq!(p(&["-plugin-opt=cache-policy=prune_interval=1h"]).cache_policy, "prune_interval=1h");
+        let e = parse(&["--thinlto-cache-policy=prune_after=forever".to_string()]).unwrap_err();
+        assert!(e.contains("--thinlto-cache-policy"), "{e}");
+        assert!(parse(&["-plugin-opt=cache-dir=".to_string()]).is_err());
+        assert!(parse(&["--thinlto-cache-dir=".to_string()]).is_err());
     }
 
     #[test]

@@ -143,8 +143,22 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // Progress on a terminal, unless --wpd-quiet or remarks go there.
     let progress =
         wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
-    let out = wpd::devirtualize_and_compile(&modules, &policy, &codegen, &symbols, link.jobs, &mut timings, &progress)
-        .map_err(|e| e.to_string())?;
+    // The cache's entries also depend on the -mllvm options, which no key names.
+    let cache = match &link.cache_dir {
+        Some(dir) => Some(wpd::cache::Cache::open(dir, &link.llvm_options).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let out = wpd::devirtualize_and_compile(
+        &modules,
+        &policy,
+        &codegen,
+        &symbols,
+        link.jobs,
+        cache.as_ref(),
+        &mut timings,
+        &progress,
+    )
+    .map_err(|e| e.to_string())?;
     for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.wpd.remarks) {
         eprintln!("{r}");
     }
@@ -164,6 +178,13 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let link_start = std::time::Instant::now();
     let code = run_linker(&linker, &final_argv, tmp.path())?;
     timings.phases.push(("link", link_start.elapsed()));
+    // As lld: the cache is pruned after a link (when its policy's interval
+    // has passed since the last pruning).
+    if let Some(c) = &cache
+        && code == 0
+    {
+        c.prune(&link.cache_policy).map_err(|e| e.to_string())?;
+    }
     timings.phases.push(("total", start.elapsed()));
     if let Some(report) = &link.wpd.report
         && code == 0
@@ -187,6 +208,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
                 &codegen,
                 &symbols,
                 link.jobs,
+                None,
                 &mut t,
                 &wpd::progress::Progress::off(),
             )
@@ -217,6 +239,10 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         );
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
+        json["cache"] = match &cache {
+            Some(c) => serde_json::to_value(c.report()).map_err(|e| e.to_string())?,
+            None => serde_json::Value::Null,
+        };
         json["link_model"] = link_model_json(&res.model);
         let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
         wpd_summary::container::write_bytes_atomic(text.as_bytes(), report).map_err(|e| e.to_string())?;

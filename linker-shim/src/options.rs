@@ -114,6 +114,10 @@ pub enum Action {
     LtoCsGenerate,
     LtoCsFile,
     ThinltoJobs,
+    /// `--thinlto-cache-dir=`, `--wpd-cache-dir=`: the link cache.
+    CacheDir,
+    /// `--thinlto-cache-policy=`: how the cache is pruned.
+    CachePolicy,
     /// An LTO option with nothing for wpd's backends to do.
     LtoIgnored,
     /// `--disable-verify`: LLVM's ThinLTO skips verifying the modules.
@@ -373,6 +377,8 @@ pub const OPTIONS: &[Spec] = &[
     o(&["lto-cs-profile-generate"], Flag, Lto, A::LtoCsGenerate),
     o(&["lto-cs-profile-file"], Value, Lto, A::LtoCsFile),
     o(&["thinlto-jobs"], Value, Lto, A::ThinltoJobs),
+    o(&["thinlto-cache-dir"], Value, Lto, A::CacheDir),
+    o(&["thinlto-cache-policy"], Value, Lto, A::CachePolicy),
     o(&["disable-verify"], Flag, Lto, A::LtoDisableVerify),
     o(&["lto-pgo-warn-mismatch", "no-lto-pgo-warn-mismatch"], Flag, Lto, A::LtoIgnored),
     // lld's defaults spelled out; wpd validates whatever they say.
@@ -391,6 +397,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-linker"], Value, Wpd, A::WpdLinker),
     o(&["wpd-report"], Value, Wpd, A::WpdReport),
     o(&["wpd-jobs"], Value, Wpd, A::WpdJobs),
+    o(&["wpd-cache-dir"], Value, Wpd, A::CacheDir),
     o(&["wpd-remarks"], Optional, Wpd, A::WpdRemarks),
     o(&["wpd-remarks-file"], Value, Wpd, A::WpdRemarksFile),
     o(&["wpd-size-baseline"], Flag, Wpd, A::WpdSizeBaseline),

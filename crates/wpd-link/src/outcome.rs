@@ -3,11 +3,11 @@
 //! two are compared for every call of a link (`wpd::report::mismatches`).
 
 use crate::policy::Policy;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wpd_summary::{CallSite, Plan, Resolution, SlotDecision};
 
 /// What happened to one call site (one summary record, same order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// Left indirect (or a type test that guards no call).

@@ -25,6 +25,7 @@
 #include "llvm/IR/ModuleSummaryIndex.h"
 #include "llvm/LTO/Config.h"
 #include "llvm/LTO/LTO.h"
+#include "llvm/Support/CachePruning.h"
 #include "llvm/Support/Caching.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -351,20 +352,41 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
 
 // Runs the thin link and every backend. `emit` receives each task's object
 // (task 0 is the regular LTO partition, empty here; task k is the k-th
-// input added), in task order, after all backends finished.
-int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data, size_t len), void *ctx,
-                void (*warn)(void *ctx, const char *text, size_t len), void (*progress)(void *pctx), void *pctx,
+// input added) with LLVM's cache key for it (empty when LLVM did not
+// compute one), in task order, after all backends finished. With `lookup`,
+// each backend first asks it (from the backend's thread) for the object of
+// its cache key: on 1 the caller has that object (its task is emitted
+// empty) and the backend does not run.
+int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data, size_t len, const char *key,
+                                       size_t key_len),
+                void *ctx, void (*warn)(void *ctx, const char *text, size_t len), void (*progress)(void *pctx),
+                void *pctx, int (*lookup)(void *lctx, unsigned task, const char *key, size_t len), void *lctx,
                 char **err) {
   *err = nullptr;
   auto *state = static_cast<WpdLto *>(p);
   state->outputs.assign(state->lto->getMaxTasks(), {});
+  std::vector<std::string> keys(state->lto->getMaxTasks());
   // A backend asks for its output stream once it has optimized its module
   // and starts emitting code: progress, from the backend's thread.
-  auto add_stream = [state, progress, pctx](unsigned task, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+  AddStreamFn add_stream = [state, progress, pctx](unsigned task,
+                                                   const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
     progress(pctx);
     return std::make_unique<CachedFileStream>(std::make_unique<raw_svector_ostream>(state->outputs[task]));
   };
-  Error e = state->lto->run(add_stream);
+  FileCache cache = nullptr;
+  if (lookup) {
+    // Each task writes only its own key: no lock needed.
+    cache = [&keys, add_stream, lookup, lctx, progress, pctx](unsigned task, StringRef key,
+                                                              const Twine &) -> Expected<AddStreamFn> {
+      if (task < keys.size()) keys[task] = key.str();
+      if (lookup(lctx, task, key.data(), key.size())) {
+        progress(pctx);
+        return AddStreamFn();
+      }
+      return add_stream;
+    };
+  }
+  Error e = state->lto->run(add_stream, cache);
   for (const std::string &w : state->warnings) warn(ctx, w.data(), w.size());
   if (e) {
     *err = wpd_shim::dup_string(error_text(std::move(e)));
@@ -375,7 +397,33 @@ int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data
     return 0;
   }
   for (size_t task = 0; task < state->outputs.size(); ++task)
-    emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size());
+    emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size(),
+         keys[task].data(), keys[task].size());
+  return 1;
+}
+
+// Checks a cache pruning policy (lld's --thinlto-cache-policy syntax).
+// Returns 1, or 0 with *err set.
+int wpd_cache_policy_check(const char *policy, char **err) {
+  *err = nullptr;
+  Expected<CachePruningPolicy> parsed = parseCachePruningPolicy(policy);
+  if (!parsed) {
+    *err = wpd_shim::dup_string(error_text(parsed.takeError()));
+    return 0;
+  }
+  return 1;
+}
+
+// Prunes the cache directory `dir` by `policy` (as lld does after a link).
+// Returns 1, or 0 with *err set.
+int wpd_cache_prune(const char *dir, const char *policy, char **err) {
+  *err = nullptr;
+  Expected<CachePruningPolicy> parsed = parseCachePruningPolicy(policy);
+  if (!parsed) {
+    *err = wpd_shim::dup_string(error_text(parsed.takeError()));
+    return 0;
+  }
+  pruneCache(dir, *parsed);
   return 1;
 }
 

@@ -166,7 +166,15 @@ pub struct LtoOptionsRaw {
     pub verify: c_int,
 }
 
-pub type LtoEmitFn = unsafe extern "C" fn(ctx: *mut c_void, task: u32, data: *const c_char, len: usize);
+pub type LtoEmitFn = unsafe extern "C" fn(
+    ctx: *mut c_void,
+    task: u32,
+    data: *const c_char,
+    len: usize,
+    key: *const c_char,
+    key_len: usize,
+);
+pub type LtoLookupFn = unsafe extern "C" fn(ctx: *mut c_void, task: u32, key: *const c_char, len: usize) -> c_int;
 pub type LtoWarnFn = unsafe extern "C" fn(ctx: *mut c_void, text: *const c_char, len: usize);
 pub type LtoProgressFn = unsafe extern "C" fn(ctx: *mut c_void);
 
@@ -211,8 +219,12 @@ unsafe extern "C" {
         warn: LtoWarnFn,
         progress: LtoProgressFn,
         progress_ctx: *mut c_void,
+        lookup: Option<LtoLookupFn>,
+        lookup_ctx: *mut c_void,
         err: *mut *mut c_char,
     ) -> c_int;
+    pub fn wpd_cache_policy_check(policy: *const c_char, err: *mut *mut c_char) -> c_int;
+    pub fn wpd_cache_prune(dir: *const c_char, policy: *const c_char, err: *mut *mut c_char) -> c_int;
 }
 
 // `shim/link.cpp`: lld's ELF driver in-process, LLVM's archive writer.

@@ -18,7 +18,10 @@ mod vcall;
 
 pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
-pub use lto::{LtoInput, LtoOptions, LtoReloc, LtoSymbol, Passthrough, Resolution, ThinLto, thinlto_passthrough};
+pub use lto::{
+    LtoInput, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Passthrough, Resolution, ThinLto, parse_cache_policy,
+    prune_cache, thinlto_passthrough,
+};
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
 pub use vcall::{RewriteError, TypeTest, VirtualCall};

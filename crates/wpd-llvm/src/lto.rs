@@ -8,7 +8,7 @@
 use crate::{Module, ffi, name_text, take_c_string};
 use std::ffi::CString;
 use std::marker::PhantomData;
-use std::os::raw::{c_char, c_void};
+use std::os::raw::{c_char, c_int, c_void};
 use std::path::Path;
 
 impl Module<'_> {
@@ -293,11 +293,28 @@ impl<'b> ThinLto<'b> {
     /// Runs LLVM's thin link and the backends; returns one native object
     /// per input, in the order they were added. LLVM's warnings go to
     /// `on_warning`; `on_module` is called (from backend threads) as each
-    /// module's code generation starts.
-    pub fn run(self, on_warning: &mut dyn FnMut(&str), on_module: &(dyn Fn() + Sync)) -> Result<Vec<Vec<u8>>, String> {
+    /// module's code generation starts, or its object comes from `cache`.
+    /// With `cache`, a backend whose object LLVM's ThinLTO cache key finds
+    /// there does not run, and every object compiled under a key is stored.
+    pub fn run(
+        self,
+        on_warning: &mut dyn FnMut(&str),
+        on_module: &(dyn Fn() + Sync),
+        cache: Option<&dyn ObjectCache>,
+    ) -> Result<Vec<Vec<u8>>, String> {
         struct Sink<'w> {
             objects: Vec<Vec<u8>>,
             warn: &'w mut dyn FnMut(&str),
+            cache: Option<&'w dyn ObjectCache>,
+        }
+        /// Objects the cache had, by task; filled from backend threads.
+        struct Found<'c> {
+            cache: &'c dyn ObjectCache,
+            objects: std::sync::Mutex<Vec<Option<Vec<u8>>>>,
+        }
+        unsafe fn bytes<'a>(data: *const c_char, len: usize) -> &'a [u8] {
+            // SAFETY (callers): data holds len bytes, alive for 'a.
+            if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) } }
         }
         unsafe extern "C" fn progress(pctx: *mut c_void) {
             // SAFETY: pctx points to `on_module` of `run` (a Sync closure,
@@ -306,28 +323,60 @@ impl<'b> ThinLto<'b> {
             let f = unsafe { &*pctx.cast::<&(dyn Fn() + Sync)>() };
             f();
         }
-        unsafe extern "C" fn emit(ctx: *mut c_void, task: u32, data: *const c_char, len: usize) {
-            // SAFETY: ctx is the Sink of `run`; data holds len bytes.
+        unsafe extern "C" fn lookup(lctx: *mut c_void, task: u32, key: *const c_char, len: usize) -> c_int {
+            // SAFETY: lctx is the Found of `run` (shared, Sync: a mutex and
+            // a Sync cache), alive through the call; key holds len bytes.
+            let found = unsafe { &*lctx.cast::<Found<'_>>() };
+            let key = String::from_utf8_lossy(unsafe { bytes(key, len) });
+            let Some(object) = found.cache.lookup(&key) else { return 0 };
+            let mut objects = found.objects.lock().unwrap_or_else(|e| e.into_inner());
+            match objects.get_mut(task as usize) {
+                Some(slot) => {
+                    *slot = Some(object);
+                    1
+                }
+                None => 0,
+            }
+        }
+        unsafe extern "C" fn emit(
+            ctx: *mut c_void,
+            task: u32,
+            data: *const c_char,
+            len: usize,
+            key: *const c_char,
+            key_len: usize,
+        ) {
+            // SAFETY: ctx is the Sink of `run`; data holds len bytes, key
+            // key_len bytes.
             let sink = unsafe { &mut *ctx.cast::<Sink<'_>>() };
-            let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(data.cast::<u8>(), len) } };
+            let (object, key) = unsafe { (bytes(data, len), bytes(key, key_len)) };
             // Task 0 is the (empty) regular LTO partition.
             if let Some(slot) = (task as usize).checked_sub(1).and_then(|k| sink.objects.get_mut(k)) {
-                *slot = bytes.to_vec();
+                *slot = object.to_vec();
+                if let (Some(cache), false, false) = (sink.cache, key.is_empty(), object.is_empty()) {
+                    cache.store(&String::from_utf8_lossy(key), object);
+                }
             }
         }
         unsafe extern "C" fn warn(ctx: *mut c_void, text: *const c_char, len: usize) {
             // SAFETY: ctx is the Sink of `run`; text holds len bytes.
             let sink = unsafe { &mut *ctx.cast::<Sink<'_>>() };
-            let bytes = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) } };
-            (sink.warn)(&String::from_utf8_lossy(bytes));
+            (sink.warn)(&String::from_utf8_lossy(unsafe { bytes(text, len) }));
         }
-        let mut sink = Sink { objects: vec![Vec::new(); self.added], warn: on_warning };
+        let tasks = self.added + 1;
+        let found = cache.map(|cache| Found { cache, objects: std::sync::Mutex::new(vec![None; tasks]) });
+        let mut sink = Sink { objects: vec![Vec::new(); self.added], warn: on_warning, cache };
         let on_module: &(dyn Fn() + Sync) = on_module;
         let mut err = std::ptr::null_mut();
+        let (lookup_fn, lookup_ctx): (Option<ffi::LtoLookupFn>, *mut c_void) = match &found {
+            Some(f) => (Some(lookup), std::ptr::from_ref(f).cast_mut().cast()),
+            None => (None, std::ptr::null_mut()),
+        };
         // SAFETY: a live LTO. `emit` and `warn` get the sink, which outlives
         // the call; the shim calls them on this thread after every backend
-        // finished. `progress` gets `on_module`, also alive through the
-        // call, from backend threads (it is Sync).
+        // finished. `progress` gets `on_module` and `lookup` gets `found`,
+        // both alive through the call and used from backend threads through
+        // shared references only (both Sync).
         let ok = unsafe {
             ffi::wpd_lto_run(
                 self.raw,
@@ -336,6 +385,8 @@ impl<'b> ThinLto<'b> {
                 warn,
                 progress,
                 (&raw const on_module).cast_mut().cast(),
+                lookup_fn,
+                lookup_ctx,
                 &mut err,
             )
         };
@@ -343,6 +394,55 @@ impl<'b> ThinLto<'b> {
             // SAFETY: err is null or a malloc'd string.
             return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO failed".into()));
         }
-        Ok(sink.objects)
+        let mut objects = sink.objects;
+        if let Some(found) = found {
+            let cached = found.objects.into_inner().unwrap_or_else(|e| e.into_inner());
+            for (task, object) in cached.into_iter().enumerate() {
+                if let (Some(object), Some(slot)) = (object, task.checked_sub(1).and_then(|k| objects.get_mut(k))) {
+                    *slot = object;
+                }
+            }
+        }
+        Ok(objects)
     }
+}
+
+/// Native objects stored by LLVM's ThinLTO cache key ([`ThinLto::run`]).
+/// Called from backend threads.
+pub trait ObjectCache: Sync {
+    /// The object stored under `key`, if any (and intact).
+    fn lookup(&self, key: &str) -> Option<Vec<u8>>;
+    /// Stores `object` under `key`.
+    fn store(&self, key: &str, object: &[u8]);
+}
+
+/// Checks a cache pruning policy (lld's `--thinlto-cache-policy` syntax,
+/// e.g. `prune_interval=1h:prune_after=24h:cache_size=10%`).
+pub fn parse_cache_policy(policy: &str) -> Result<(), String> {
+    let c = CString::new(policy).map_err(|_| "NUL in the cache policy".to_string())?;
+    let mut err = std::ptr::null_mut();
+    // SAFETY: a NUL-terminated string alive through the call; err is set
+    // to null or a malloc'd string.
+    let ok = unsafe { ffi::wpd_cache_policy_check(c.as_ptr(), &mut err) };
+    if ok == 0 {
+        // SAFETY: err is null or a malloc'd string.
+        return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid cache policy".into()));
+    }
+    Ok(())
+}
+
+/// Prunes the cache directory `dir` by `policy` (LLVM's `pruneCache`, as
+/// lld runs it after a link).
+pub fn prune_cache(dir: &std::path::Path, policy: &str) -> Result<(), String> {
+    let d = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| "NUL in the cache path".to_string())?;
+    let c = CString::new(policy).map_err(|_| "NUL in the cache policy".to_string())?;
+    let mut err = std::ptr::null_mut();
+    // SAFETY: NUL-terminated strings alive through the call; err is set to
+    // null or a malloc'd string.
+    let ok = unsafe { ffi::wpd_cache_prune(d.as_ptr(), c.as_ptr(), &mut err) };
+    if ok == 0 {
+        // SAFETY: err is null or a malloc'd string.
+        return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid cache policy".into()));
+    }
+    Ok(())
 }

@@ -15,7 +15,7 @@ use crate::input::BitcodeInput;
 use crate::policy::Policy;
 use crate::rewrite;
 use crate::summarize;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use wpd_llvm::{Context, Module};
 use wpd_summary::{CallSite, Plan};
@@ -23,7 +23,7 @@ use wpd_summary::{CallSite, Plan};
 pub use wpd_link::outcome::Outcome;
 
 /// One call site and what the backend did to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallOutcome {
     /// The call site as the summarizer recorded it.
     pub site: CallSite,
@@ -31,7 +31,7 @@ pub struct CallOutcome {
 }
 
 /// What the backend did to one module.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackendStats {
     /// Every call site, in the order of the module's summary.
     pub calls: Vec<CallOutcome>,
@@ -80,7 +80,7 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
 pub struct Rewritten {
     /// ThinLTO bitcode: one module (a split unit's parts linked), with a
     /// fresh module summary; `None`: the input's own bytes ([`passthrough`]).
-    bitcode: Option<Vec<u8>>,
+    pub bitcode: Option<Vec<u8>>,
     pub stats: BackendStats,
     /// The names the rewrite gave this module's definitions (promoted
     /// locals, aliases of local vtables): the module's own.

@@ -19,6 +19,7 @@
 //! linker shim does; the CLI runs the phases one at a time.
 
 pub mod backend;
+pub mod cache;
 pub mod codegen;
 pub mod demangle;
 pub mod error;
@@ -82,18 +83,24 @@ fn each_input<T: Send>(
 /// LLVM's ThinLTO with the link's symbol resolutions (`symbols`). Objects
 /// come back in input order, byte-identical whatever `jobs` is. (`wpd
 /// backend` compiles one module on its own: [`backend::backend`].)
+#[allow(clippy::too_many_arguments)]
 pub fn devirtualize_and_compile(
     inputs: &[BitcodeInput],
     policy: &policy::Policy,
     codegen: &codegen::CodegenOptions,
     symbols: &wpd_link::lto::LtoSymbols<'_>,
     jobs: Option<usize>,
+    cache: Option<&cache::Cache>,
     timings: &mut Timings,
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
-    let summaries = timings
-        .phase("summarize", || each_input(inputs, jobs, progress, "summarize", |_, i| summarize::summarize(i)))?;
-    compile_summarized(inputs, summaries, policy, codegen, symbols, jobs, timings, progress)
+    let summaries = timings.phase("summarize", || {
+        each_input(inputs, jobs, progress, "summarize", |_, i| match cache {
+            Some(c) => c.summary(i, || summarize::summarize(i)),
+            None => summarize::summarize(i),
+        })
+    })?;
+    compile_summarized(inputs, summaries, policy, codegen, symbols, jobs, cache, timings, progress)
 }
 
 /// [`devirtualize_and_compile`] from the summaries on: thin-link under
@@ -107,10 +114,15 @@ pub fn compile_summarized(
     codegen: &codegen::CodegenOptions,
     symbols: &wpd_link::lto::LtoSymbols<'_>,
     jobs: Option<usize>,
+    cache: Option<&cache::Cache>,
     timings: &mut Timings,
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
     let plan = timings.phase("thin-link", || thin_link(&summaries, policy));
+    let plan_hash = match cache {
+        Some(_) => Some(cache::plan_hash(&plan)?),
+        None => None,
+    };
     if let Some(dir) = &codegen.dwo_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
@@ -127,7 +139,11 @@ pub fn compile_summarized(
                 return Ok(None);
             }
             let index = backend::planned_index(&plan, &summaries[k], k)?;
-            backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify).map(Some)
+            let make = || backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify);
+            match (cache, plan_hash) {
+                (Some(c), Some(h)) => c.rewrite(i, h, index, codegen.verify, make).map(Some),
+                _ => make().map(Some),
+            }
         })?;
         // A module passed through keeps the stats `passthrough` found.
         Ok(rewritten
@@ -137,7 +153,7 @@ pub fn compile_summarized(
             .collect())
     })?;
     let objects =
-        timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, progress))?;
+        timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, cache, progress))?;
     let stats: Vec<backend::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
     progress.finish();
     // Calls were rewritten to load bytes beside this vtable: a layout that

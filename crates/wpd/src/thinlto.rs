@@ -25,6 +25,7 @@ pub fn compile(
     symbols: &LtoSymbols<'_>,
     opts: &CodegenOptions,
     jobs: Option<usize>,
+    cache: Option<&crate::cache::Cache>,
     progress: &crate::progress::Progress,
 ) -> Result<Vec<Vec<u8>>> {
     if symbols.module_count() != rewritten.len() {
@@ -91,8 +92,14 @@ pub fn compile(
         lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
     }
     progress.phase("backend", rewritten.len());
+    // Split DWARF files are written beside the objects, not cached with
+    // them: a link that writes them compiles every module.
+    let object_cache: Option<&dyn wpd_llvm::ObjectCache> = match cache {
+        Some(c) if opts.dwo_dir.is_none() => Some(c),
+        _ => None,
+    };
     let objects = lto
-        .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick())
+        .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
         .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
     if let Some(k) = objects.iter().position(|o| o.is_empty()) {
         return Err(Error::at(&inputs[k].name, "LLVM's ThinLTO produced no object for this module"));
