@@ -5,6 +5,7 @@
 #   make bench-link  benches/link.sh: wpd-ld vs lld ThinLTO link times (bench-out/link.txt)
 #   make bench-runtime    benches/runtime.sh: demo run time, wpd-ld vs lld ThinLTO (bench-out/runtime.txt)
 #   make bench-speculate  benches/speculate.sh: --wpd-speculate=1 vs off run time (bench-out/speculate.txt)
+#   make bench-scale  benches/scale.py: thin link of N generated objects (N=1000, N=10000) vs lld --thinlto-index-only (bench-out/scale-N.txt)
 #   make fmt    rustfmt check;  make lint  clippy with warnings as errors
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -15,7 +16,7 @@ WPD_LD := $(abspath target/release/wpd-ld)
 DEMO_DIR := target/demo
 LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
-.PHONY: test demo bench bench-link bench-parity bench-runtime bench-speculate fmt lint build toolchain
+.PHONY: test demo bench bench-link bench-parity bench-runtime bench-scale bench-speculate fmt lint build toolchain
 
 toolchain:
 	@missing=; \
@@ -67,6 +68,9 @@ bench-runtime: build
 
 bench-speculate: build
 	benches/speculate.sh
+
+bench-scale: build
+	python3 benches/scale.py
 
 fmt:
 	$(CARGO) fmt --all -- --check
