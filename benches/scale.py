@@ -179,7 +179,7 @@ def main():
 
     wall, peak, p = timed([WPD, 'summarize', '-j', str(JOBS), '-o', sums, '--time'] + objs)
     rows.append(('wpd summarize', wall, peak))
-    summaries = [os.path.join(sums, os.path.basename(o).replace('.o', '.wpds')) for o in objs]
+    summaries = [os.path.join(sums, os.path.basename(o) + '.wpds') for o in objs]
     plan = os.path.join(out, 'plan.wpdp')
     wall, peak, p = timed([WPD, 'thin-link', '-j', str(JOBS), '--whole-program-visibility', '--time', '-o', plan]
                           + summaries)

@@ -103,7 +103,10 @@ fn sorted<'a, T, K: Ord + Debug>(items: &'a [T], key: impl Fn(&'a T) -> K, what:
 /// A name that may appear in a message or in the IR: no control characters
 /// (they would break one-line messages, and no compiler emits them).
 fn printable(what: &str, s: &str) -> Check {
-    ensure(!s.chars().any(char::is_control), || format!("{what} {} has a control character", show(s)))
+    // Nearly every name is printable ASCII: checked a byte at a time; the
+    // rest decode to chars (C1 controls are two bytes in UTF-8).
+    let ascii = s.bytes().all(|b| (0x20..0x7f).contains(&b));
+    ensure(ascii || !s.chars().any(char::is_control), || format!("{what} {} has a control character", show(s)))
 }
 
 /// A symbol a backend may name in the IR or another module may call: also

@@ -10,7 +10,8 @@
 use crate::hierarchy::{Link, SymKey, VtableRef};
 use crate::layout::{Layout, Member};
 use crate::policy::Policy;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
     ArgDecision, Body, CallSite, FunctionFacts, Linkage, Plan, PlanModule, PlanOptions, PlanStats, Promotion,
     Resolution, RetKind, SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
@@ -211,7 +212,7 @@ impl<'a> Decider<'_, 'a> {
         // external name, the first discardable copy, or None when some
         // definition is always emitted.
         let index = self.discardable.get_or_insert_with(|| {
-            let mut index: HashMap<&'a str, Option<usize>> = HashMap::new();
+            let mut index: HashMap<&'a str, Option<usize>> = HashMap::default();
             for (m, s) in summaries.iter().enumerate() {
                 for g in s.globals.iter().filter(|g| !g.linkage.is_local()) {
                     match g.linkage {

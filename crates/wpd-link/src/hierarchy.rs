@@ -2,7 +2,8 @@
 //! module), the reference graph and its live part, and the index from type id
 //! to the vtables (and address points) compatible with it.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeSet;
 use wpd_summary::{FunctionFacts, Linkage, ModuleSummary, Slot, Visibility, Vtable};
 
 /// A symbol of the link: global by name, or local to one module.
@@ -63,9 +64,9 @@ impl<'a> Link<'a> {
             summaries,
             locals,
             vtables: Vec::new(),
-            by_type_id: HashMap::new(),
-            facts: HashMap::new(),
-            live: HashSet::new(),
+            by_type_id: HashMap::default(),
+            facts: HashMap::default(),
+            live: HashSet::default(),
         };
         link.index_vtables();
         for (m, s) in summaries.iter().enumerate() {
@@ -117,7 +118,7 @@ impl<'a> Link<'a> {
     fn index_vtables(&mut self) {
         // Representative per symbol: a definition with slots beats an
         // available_externally copy; otherwise the first in input order.
-        let mut chosen: HashMap<SymKey<'a>, VtableRef> = HashMap::new();
+        let mut chosen: HashMap<SymKey<'a>, VtableRef> = HashMap::default();
         let mut order: Vec<SymKey<'a>> = Vec::new();
         for (m, s) in self.summaries.iter().enumerate() {
             for (i, v) in s.vtables.iter().enumerate() {
@@ -151,7 +152,7 @@ impl<'a> Link<'a> {
     /// unknown), dynamically exported symbols, and each module's
     /// `llvm.used`, `llvm.compiler.used` and constructor/destructor lists.
     fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
-        let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::new();
+        let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::default();
         let mut roots: Vec<SymKey<'a>> = vec![SymKey { module: None, name: "main" }];
         for (m, s) in self.summaries.iter().enumerate() {
             let m = m as u32;
@@ -177,7 +178,7 @@ impl<'a> Link<'a> {
                 roots.push(self.key(m, name));
             }
         }
-        let mut live: HashSet<SymKey<'a>> = HashSet::new();
+        let mut live: HashSet<SymKey<'a>> = HashSet::default();
         while let Some(k) = roots.pop() {
             if live.insert(k)
                 && let Some(next) = edges.get(&k)

@@ -8,7 +8,7 @@
 //! and its "before" byte at distance `d >= 1` from its start at ap-relative
 //! offset `-ap - d`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Bytes (as bit masks) already used beside one vtable, and their values.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl Layout {
 
     /// Bytes that placing `bytes` at `off` adds beyond what each vtable has.
     fn padding(&self, members: &[Member], side: Side, off: i64, bytes: u64) -> u64 {
-        let mut per_vtable: HashMap<usize, usize> = HashMap::new();
+        let mut per_vtable: HashMap<usize, usize> = HashMap::default();
         for m in members {
             // The highest index touched on this side.
             let last = (0..bytes as i64).filter_map(|k| Self::index(m, side, off + k)).max().unwrap_or(0) + 1;
