@@ -162,24 +162,26 @@ impl Cache {
     }
 
     /// The rewrite of module `index` of `plan` (`plan_hash`: the plan's
-    /// content hash, [`plan_hash`]) from `input`, from the cache or made by
+    /// content hash, [`plan_hash`]) from `input` (`summary`: its summary,
+    /// whose content hash keys the entry), from the cache or made by
     /// `make`: its ThinLTO bitcode, stats and introduced names.
     pub fn rewrite(
         &self,
         input: &BitcodeInput,
+        summary: &ModuleSummary,
         plan_hash: u128,
         index: usize,
         verify: bool,
         make: impl FnOnce() -> Result<Rewritten>,
     ) -> Result<Rewritten> {
-        let mut key = Vec::with_capacity(48);
-        key.extend_from_slice(&xxh3_128(&input.bytes).to_le_bytes());
+        let mut key = Vec::with_capacity(64);
+        key.extend_from_slice(summary.module.hash.as_bytes());
         key.extend_from_slice(&plan_hash.to_le_bytes());
         key.extend_from_slice(&(index as u64).to_le_bytes());
         key.push(verify as u8);
         let path = self.path("rewrite", &key);
         if let Some(payload) = self.load(&path) {
-            if let Some(found) = split_rewrite(&payload) {
+            if let Some(found) = split_rewrite(payload) {
                 self.rewrites.hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(found);
             }
@@ -222,14 +224,16 @@ impl Cache {
             .map_err(|e| Error::at(self.dir.display().to_string(), format!("cannot prune the cache: {e}")))
     }
 
-    /// A verified entry's payload; a corrupt entry is removed (`None`).
+    /// A verified entry's payload (the file's bytes, header removed in
+    /// place); a corrupt entry is removed (`None`).
     fn load(&self, path: &Path) -> Option<Vec<u8>> {
-        let bytes = std::fs::read(path).ok()?;
-        let payload = unseal(&bytes);
-        if payload.is_none() {
+        let mut bytes = std::fs::read(path).ok()?;
+        if unseal(&bytes).is_none() {
             self.discard(path);
+            return None;
         }
-        payload.map(<[u8]>::to_vec)
+        bytes.drain(..HEADER);
+        Some(bytes)
     }
 
     fn discard(&self, path: &Path) {
@@ -277,11 +281,15 @@ fn unseal(bytes: &[u8]) -> Option<&[u8]> {
     (payload.len() == len && xxh3_128(payload) == sum).then_some(payload)
 }
 
-fn split_rewrite(payload: &[u8]) -> Option<Rewritten> {
+/// A rewrite entry's payload (bitcode length, bitcode, JSON of the rest)
+/// back into a [`Rewritten`], the bitcode taken over without a copy.
+fn split_rewrite(mut payload: Vec<u8>) -> Option<Rewritten> {
     let len = u64::from_le_bytes(payload.get(..8)?.try_into().ok()?) as usize;
-    let bitcode = payload.get(8..8usize.checked_add(len)?)?;
-    let entry: RewriteEntry = serde_json::from_slice(&payload[8 + len..]).ok()?;
-    Some(Rewritten { bitcode: Some(bitcode.to_vec()), stats: entry.stats, introduced: entry.introduced })
+    let end = 8usize.checked_add(len).filter(|&e| e <= payload.len())?;
+    let entry: RewriteEntry = serde_json::from_slice(&payload[end..]).ok()?;
+    payload.truncate(end);
+    payload.drain(..8);
+    Some(Rewritten { bitcode: Some(payload), stats: entry.stats, introduced: entry.introduced })
 }
 
 impl wpd_llvm::ObjectCache for Cache {

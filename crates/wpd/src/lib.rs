@@ -141,7 +141,7 @@ pub fn compile_summarized(
             let index = backend::planned_index(&plan, &summaries[k], k)?;
             let make = || backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify);
             match (cache, plan_hash) {
-                (Some(c), Some(h)) => c.rewrite(i, h, index, codegen.verify, make).map(Some),
+                (Some(c), Some(h)) => c.rewrite(i, &summaries[k], h, index, codegen.verify, make).map(Some),
                 _ => make().map(Some),
             }
         })?;
