@@ -62,6 +62,11 @@ pub struct WpdOptions {
     /// Most targets per guarded speculative call (0: off).
     pub speculate: u8,
     pub unknown_options: UnknownOptions,
+    /// `--wpd-index-only=DIR`: distributed backends (see
+    /// `wpd::distributed`).
+    pub index_only: Option<PathBuf>,
+    /// `--wpd-from-index=DIR`: the final link on the objects of DIR's jobs.
+    pub from_index: Option<PathBuf>,
 }
 
 /// A scanned command line.
@@ -226,6 +231,27 @@ pub fn response_file_text(args: &[String]) -> String {
         text.push('\n');
     }
     text
+}
+
+/// `args` without the options whose action is `action` (with their values):
+/// the command line as given, minus those.
+pub fn without_action(args: &[String], action: Action) -> Result<Vec<String>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        if !arg.starts_with('-') || arg == "-" {
+            out.push(arg.clone());
+        } else {
+            match scan_option(args, &mut i)? {
+                Scanned::Known { spec, .. } if spec.action == action => {}
+                Scanned::Known { raw, .. } => out.extend(raw),
+                Scanned::Unknown(raw) => out.push(raw),
+            }
+        }
+        i += 1;
+    }
+    Ok(out)
 }
 
 /// One scanned option.
@@ -592,6 +618,18 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 out.wpd.validate = false;
                 pass = false;
             }
+            Action::WpdIndexOnly | Action::WpdFromIndex => {
+                if v.is_empty() {
+                    return Err(format!("{shown} needs a directory"));
+                }
+                let dir = Some(PathBuf::from(&v));
+                if spec.action == Action::WpdIndexOnly {
+                    out.wpd.index_only = dir
+                } else {
+                    out.wpd.from_index = dir
+                }
+                pass = false;
+            }
             Action::WpdOpen => {
                 out.wpd.open.push(v);
                 pass = false;
@@ -738,6 +776,29 @@ mod tests {
         assert!(e.contains("--thinlto-cache-policy"), "{e}");
         assert!(parse(&["-plugin-opt=cache-dir=".to_string()]).is_err());
         assert!(parse(&["--thinlto-cache-dir=".to_string()]).is_err());
+    }
+
+    #[test]
+    fn distributed_options() {
+        let a = p(&["--wpd-index-only=jobs", "a.o"]);
+        assert_eq!(a.wpd.index_only, Some(PathBuf::from("jobs")));
+        assert_eq!(p(&["--wpd-from-index", "d", "a.o"]).wpd.from_index, Some(PathBuf::from("d")));
+        assert!(parse(&["--wpd-index-only=".to_string()]).unwrap_err().contains("needs a directory"));
+        // lld's own distributed ThinLTO would run clang's backends.
+        for lld in ["--thinlto-index-only", "--thinlto-index-only=list.txt", "--thinlto-emit-imports-files"] {
+            let e = parse(&[lld.to_string()]).unwrap_err();
+            assert!(e.contains("--wpd-index-only"), "{lld}: {e}");
+        }
+        // The final link's command line: the link's own, minus the option.
+        let argv: Vec<String> =
+            ["-o", "out", "--wpd-index-only", "jobs", "a.o", "-plugin-opt=O3", "-wpd-index-only=x", "-lfoo"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        assert_eq!(
+            without_action(&argv, Action::WpdIndexOnly).unwrap(),
+            ["-o", "out", "a.o", "-plugin-opt=O3", "-lfoo"]
+        );
     }
 
     #[test]

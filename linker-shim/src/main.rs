@@ -6,6 +6,7 @@
 //! bitcode, and runs the real linker.
 
 mod args;
+mod distributed;
 mod inputs;
 mod options;
 
@@ -79,9 +80,42 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
 
+    // Distributed backends: this link stops after the thin link, or is the
+    // final link on the objects of the jobs.
+    if (link.wpd.index_only.is_some() || link.wpd.from_index.is_some()) && link.wpd.size_baseline {
+        return Err("--wpd-size-baseline links twice in one process: not with distributed backends".into());
+    }
+    let index_dir = match (&link.wpd.index_only, &link.wpd.from_index) {
+        (Some(_), Some(_)) => return Err("--wpd-index-only and --wpd-from-index exclude each other".into()),
+        (Some(d), None) => Some(distributed::prepare(d)?),
+        _ => None,
+    };
+    // Until the link step has written its job list, an error discards what
+    // it wrote into the index directory.
+    let pending = distributed::Pending::new(index_dir.as_deref());
+
     if !res.has_bitcode() {
-        // No bitcode: nothing for wpd to do.
+        // No bitcode: nothing for wpd to do (a distributed link's only job
+        // is the final link).
+        if let Some(dir) = &index_dir {
+            let codegen = CodegenOptions::default();
+            distributed::write_jobs(dir, &argv, &link, &[], &[], &codegen, &serde_json::Value::Null)?;
+            pending.finished();
+            keep_temps(tmp, link.wpd.save_temps);
+            return Ok(0);
+        }
+        if let Some(dir) = &link.wpd.from_index {
+            distributed::objects(dir, &[])?;
+        }
         let code = run_linker(&linker, &final_args(&link, &[]), tmp.path())?;
+        keep_temps(tmp, link.wpd.save_temps);
+        return Ok(code);
+    }
+    if let Some(dir) = &link.wpd.from_index {
+        let modules = bitcode_modules(&mut res)?;
+        let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules))?;
+        let report = (!report.is_null()).then_some(report);
+        let code = final_link(&link, &linker, &res, &objects, report, &mut timings, start, None, tmp.path())?;
         keep_temps(tmp, link.wpd.save_temps);
         return Ok(code);
     }
@@ -153,6 +187,10 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         &policy,
         &codegen,
         &symbols,
+        match &index_dir {
+            Some(dir) => wpd::Backends::IndexOnly(dir),
+            None => wpd::Backends::InProcess,
+        },
         link.jobs,
         cache.as_ref(),
         &mut timings,
@@ -173,70 +211,11 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         eprintln!("wpd-ld: warning: plan and backend disagree: {m}");
     }
 
-    let replacements = timings.phase("write", || write_natives(tmp.path(), &link, &res, &out.objects))?;
-    let final_argv = final_args(&link, &replacements);
-    let link_start = std::time::Instant::now();
-    let code = run_linker(&linker, &final_argv, tmp.path())?;
-    timings.phases.push(("link", link_start.elapsed()));
-    // As lld: the cache is pruned after a link (when its policy's interval
-    // has passed since the last pruning).
-    if let Some(c) = &cache
-        && code == 0
-    {
-        c.prune(&link.cache_policy).map_err(|e| e.to_string())?;
-    }
-    timings.phases.push(("total", start.elapsed()));
-    if let Some(report) = &link.wpd.report
-        && code == 0
-    {
-        let output = link.output.clone().unwrap_or_else(|| "a.out".into());
-        let sizes = wpd::report::sizes::of_file(Path::new(&output)).ok();
-        // The same link without devirtualization: every hierarchy open, no
-        // speculation; its output goes to the temporary directory.
-        let baseline = if link.wpd.size_baseline {
-            let mut plain = policy.clone();
-            plain.validation.force_open = vec!["*".into()];
-            plain.validation.enabled = true;
-            plain.speculate = 0;
-            let mut t = Timings::default();
-            // Same summaries, another policy: only the plan and the
-            // backends run again.
-            let base = wpd::compile_summarized(
-                &modules,
-                out.summaries.clone(),
-                &plain,
-                &codegen,
-                &symbols,
-                link.jobs,
-                None,
-                &mut t,
-                &wpd::progress::Progress::off(),
-            )
-            .map_err(|e| e.to_string())?;
-            let dir = tmp.path().join("baseline");
-            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            let replacements = write_natives(&dir, &link, &res, &base.objects)?;
-            let mut argv = final_args(&link, &replacements);
-            let target = dir.join("output");
-            // The last -o wins (lld, GNU ld and gold alike).
-            argv.extend(["-o".to_string(), target.display().to_string()]);
-            if run_linker(&linker, &argv, &dir)? != 0 {
-                return Err("the baseline link (--wpd-size-baseline) failed".into());
-            }
-            Some(wpd::report::sizes::of_file(&target)?)
-        } else {
-            None
-        };
-        let mut json = wpd::report::report(
-            &out.summaries,
-            &out.plan,
-            &policy,
-            &out.stats,
-            &mismatches,
-            &timings,
-            sizes.as_ref(),
-            baseline.as_ref(),
-        );
+    // The report as far as the thin link and the backends know it; the
+    // final link adds the output's sizes and its timings.
+    let report = |timings: &Timings| -> Result<serde_json::Value, String> {
+        let mut json =
+            wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, timings, None, None);
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
         json["cache"] = match &cache {
@@ -244,10 +223,112 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             None => serde_json::Value::Null,
         };
         json["link_model"] = link_model_json(&res.model);
-        let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-        wpd_summary::container::write_bytes_atomic(text.as_bytes(), report).map_err(|e| e.to_string())?;
+        Ok(json)
+    };
+    if let Some(dir) = &index_dir {
+        timings.phases.push(("total", start.elapsed()));
+        distributed::write_jobs(dir, &argv, &link, &modules, &out.job_modules, &codegen, &report(&timings)?)?;
+        pending.finished();
+        if let Some(c) = &cache {
+            c.prune(&link.cache_policy).map_err(|e| e.to_string())?;
+        }
+        keep_temps(tmp, link.wpd.save_temps);
+        return Ok(0);
+    }
+    let report = link.wpd.report.as_ref().map(|_| report(&timings)).transpose()?;
+    // The same link without devirtualization (--wpd-size-baseline): every
+    // hierarchy open, no speculation. Same summaries, another policy: only
+    // the plan and the backends run again.
+    let baseline = || -> Result<Vec<Vec<u8>>, String> {
+        let mut plain = policy.clone();
+        plain.validation.force_open = vec!["*".into()];
+        plain.validation.enabled = true;
+        plain.speculate = 0;
+        let base = wpd::compile_summarized(
+            &modules,
+            out.summaries.clone(),
+            &plain,
+            &codegen,
+            &symbols,
+            wpd::Backends::InProcess,
+            link.jobs,
+            None,
+            &mut Timings::default(),
+            &wpd::progress::Progress::off(),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(base.objects)
+    };
+    let baseline: Option<&dyn Fn() -> Result<Vec<Vec<u8>>, String>> = link.wpd.size_baseline.then_some(&baseline);
+    let objects = out.objects;
+    let code = final_link(&link, &linker, &res, &objects, report, &mut timings, start, baseline, tmp.path())?;
+    // As lld: the cache is pruned after a link (when its policy's interval
+    // has passed since the last pruning).
+    if let Some(c) = &cache
+        && code == 0
+    {
+        c.prune(&link.cache_policy).map_err(|e| e.to_string())?;
     }
     keep_temps(tmp, link.wpd.save_temps);
+    Ok(code)
+}
+
+/// The real link: native objects (`objects`, one per loaded bitcode unit,
+/// in load order) in place of the bitcode, then the real linker. On
+/// success, `report` (the link's report so far) is completed with the
+/// output's sizes (and `baseline`'s: the objects of the same link without
+/// devirtualization) and this link's timings, and written to
+/// `--wpd-report`.
+#[allow(clippy::too_many_arguments)]
+fn final_link(
+    link: &LinkArgs,
+    linker: &RealLinker,
+    res: &inputs::Resolution<'_>,
+    objects: &[Vec<u8>],
+    report: Option<serde_json::Value>,
+    timings: &mut Timings,
+    start: std::time::Instant,
+    baseline: Option<&dyn Fn() -> Result<Vec<Vec<u8>>, String>>,
+    tmp: &Path,
+) -> Result<u8, String> {
+    let replacements = timings.phase("write", || write_natives(tmp, link, res, objects))?;
+    let final_argv = final_args(link, &replacements);
+    let link_start = std::time::Instant::now();
+    let code = run_linker(linker, &final_argv, tmp)?;
+    timings.phases.push(("link", link_start.elapsed()));
+    timings.phases.push(("total", start.elapsed()));
+    let (Some(path), Some(mut json), 0) = (&link.wpd.report, report, code) else { return Ok(code) };
+    let output = link.output.clone().unwrap_or_else(|| "a.out".into());
+    let sizes = wpd::report::sizes::of_file(Path::new(&output)).ok();
+    let baseline = match baseline {
+        Some(objects_of) => {
+            let dir = tmp.join("baseline");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let replacements = write_natives(&dir, link, res, &objects_of()?)?;
+            let mut argv = final_args(link, &replacements);
+            let target = dir.join("output");
+            // The last -o wins (lld, GNU ld and gold alike).
+            argv.extend(["-o".to_string(), target.display().to_string()]);
+            if run_linker(linker, &argv, &dir)? != 0 {
+                return Err("the baseline link (--wpd-size-baseline) failed".into());
+            }
+            Some(wpd::report::sizes::of_file(&target)?)
+        }
+        None => None,
+    };
+    json["size"] = serde_json::json!({ "output": sizes, "baseline": baseline });
+    // A distributed link's report has the index-only link's phases; the
+    // final link's own are added as `final-<phase>`.
+    let distributed = link.wpd.from_index.is_some();
+    if !json["timings_ms"].is_object() {
+        json["timings_ms"] = serde_json::json!({});
+    }
+    for (name, d) in &timings.phases {
+        let key = if distributed { format!("final-{name}") } else { name.to_string() };
+        json["timings_ms"][key] = serde_json::json!(d.as_secs_f64() * 1e3);
+    }
+    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+    wpd_summary::container::write_bytes_atomic(text.as_bytes(), path).map_err(|e| e.to_string())?;
     Ok(code)
 }
 

@@ -139,6 +139,12 @@ pub enum Action {
     WpdOpen,
     WpdSpeculate,
     WpdUnknownOptions,
+    /// `--wpd-index-only=DIR`: distributed backends; stop after the thin
+    /// link and write the jobs into DIR.
+    WpdIndexOnly,
+    /// `--wpd-from-index=DIR`: the final link of a distributed link, on the
+    /// objects its jobs wrote into DIR.
+    WpdFromIndex,
 }
 
 /// One option: its names (one character: a short option, `-x`; longer: a
@@ -159,6 +165,8 @@ const fn o(names: &'static [&'static str], arity: Arity, effect: Effect, action:
 use Action as A;
 use Arity::{Flag, Optional, Prefix, Value};
 use Effect::{Harmless, Input, InputState, Lto, Output, Symbols, Wpd};
+
+const DISTRIBUTED: &str = "distributed ThinLTO with wpd is --wpd-index-only=DIR (docs/cli.md)";
 
 /// Every ld option wpd-ld accepts.
 pub const OPTIONS: &[Spec] = &[
@@ -393,6 +401,11 @@ pub const OPTIONS: &[Spec] = &[
         A::LtoIgnored,
     ),
     o(&["load-pass-plugin"], Value, Lto, A::Refuse("wpd-ld does not load LLVM pass plugins")),
+    // lld's distributed ThinLTO: its jobs would be clang's backends, which
+    // know nothing of wpd's plan; wpd-ld writes its own.
+    o(&["thinlto-index-only"], Optional, Lto, A::Refuse(DISTRIBUTED)),
+    o(&["thinlto-emit-imports-files"], Flag, Lto, A::Refuse(DISTRIBUTED)),
+    o(&["thinlto-prefix-replace", "thinlto-object-suffix-replace"], Value, Lto, A::Refuse(DISTRIBUTED)),
     // wpd's own.
     o(&["wpd-linker"], Value, Wpd, A::WpdLinker),
     o(&["wpd-report"], Value, Wpd, A::WpdReport),
@@ -409,6 +422,8 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-open"], Value, Wpd, A::WpdOpen),
     o(&["wpd-speculate"], Value, Wpd, A::WpdSpeculate),
     o(&["wpd-unknown-options"], Value, Wpd, A::WpdUnknownOptions),
+    o(&["wpd-index-only"], Value, Wpd, A::WpdIndexOnly),
+    o(&["wpd-from-index"], Value, Wpd, A::WpdFromIndex),
 ];
 
 /// `-z` keywords (a trailing `=` takes a value) and their effect. Any other

@@ -25,6 +25,11 @@
 #include "llvm/IR/ModuleSummaryIndex.h"
 #include "llvm/LTO/Config.h"
 #include "llvm/LTO/LTO.h"
+#include "llvm/LTO/LTOBackend.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Transforms/IPO/FunctionImport.h"
+#include "llvm/IR/ProfileSummary.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CachePruning.h"
 #include "llvm/Support/Caching.h"
 #include "llvm/Support/Error.h"
@@ -200,7 +205,11 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char 
   return 1;
 }
 
-void *wpd_lto_new(const WpdLtoOptions *o) {
+// The link's LTO configuration, as lld builds it (lld/ELF/LTO.cpp
+// createConfig), with wpd's post-import hook; errors and warnings of the
+// backends go to `state`. The in-process link and a distributed backend
+// (wpd_thin_backend) share it, so both compile a module alike.
+static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_import_only) {
   lto::Config c;
   TargetOptions &t = c.Options;
   // As lld: a section per function and datum, address-significance tables,
@@ -238,7 +247,6 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
   // the hook below drops every other type test before it could.
   c.HasWholeProgramVisibility = false;
 
-  auto *state = new WpdLto();
   // Modules wpd rewrote hold no type test any more; modules it passed
   // through unchanged (backend::passthrough: every call in them stays
   // indirect) still do, and so may code imported from them. They go here:
@@ -251,7 +259,11 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
   // The hook is typed `const Module &` for observers, but the module is the
   // backend's own mutable one (lto::thinBackend owns it and optimizes it
   // next), so changing it here is sound.
-  c.PostImportModuleHook = [state](unsigned, const Module &observed) {
+  //
+  // A distributed link's backends stop here: the module, with everything
+  // LLVM's thin link did to it, is written as its task's output, and its job
+  // (wpd_thin_backend) optimizes and compiles it.
+  c.PostImportModuleHook = [state, post_import_only](unsigned task, const Module &observed) {
     Module &m = const_cast<Module &>(observed);
     if (size_t checks = wpd_shim::count_type_checks(m)) {
       state->fail(m.getModuleIdentifier() + ": " + std::to_string(checks) +
@@ -260,7 +272,14 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
       return false;
     }
     wpd_shim::drop_type_tests(m);
-    return true;
+    if (!post_import_only) return true;
+    // Each task writes its own slot (sized before the run): no lock.
+    if (task < state->outputs.size()) {
+      raw_svector_ostream os(state->outputs[task]);
+      // With its use-list order, so that the job optimizes exactly this.
+      WriteBitcodeToFile(m, os, /*ShouldPreserveUseListOrder=*/true);
+    }
+    return false;
   };
   c.DiagHandler = [state](const DiagnosticInfo &di) {
     if (di.getSeverity() != DS_Error && di.getSeverity() != DS_Warning) return;
@@ -272,6 +291,19 @@ void *wpd_lto_new(const WpdLtoOptions *o) {
     std::lock_guard<std::mutex> lock(state->mutex);
     state->warnings.push_back(std::move(text));
   };
+  return c;
+}
+
+// A link's LTO. `post_import_only` 0: in-process backends (wpd_lto_run
+// emits each module's object). 1: a distributed link's thin link
+// (wpd-ld --wpd-index-only): each backend stops once LLVM's thin link is
+// applied to its module (prevailing copies, dead stripping,
+// internalization and promotion, imports), and wpd_lto_run emits that
+// module as bitcode instead of an object; wpd_thin_backend then optimizes
+// and compiles it, anywhere, as this link's backend would have.
+void *wpd_lto_new(const WpdLtoOptions *o, int post_import_only) {
+  auto *state = new WpdLto();
+  lto::Config c = make_config(o, state, post_import_only != 0);
   ThreadPoolStrategy threads =
       o->threads ? hardware_concurrency(o->threads) : heavyweight_hardware_concurrency();
   lto::ThinBackend backend = lto::createInProcessThinBackend(threads);
@@ -399,6 +431,59 @@ int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data
   for (size_t task = 0; task < state->outputs.size(); ++task)
     emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size(),
          keys[task].data(), keys[task].size());
+  return 1;
+}
+
+// One job of a distributed link: `data` is a module as a link with
+// post_import_only wrote it (LLVM's thin link applied, imports done, type
+// tests dropped); it is optimized and compiled as lto::thinBackend does
+// from there (LLVM's -thinlto-assume-merged: no second import), with the
+// link's configuration. `task` is the module's task in the link (k + 1),
+// which names its split DWARF file. The object goes to *out (malloc'd).
+// Returns 1, or 0 with *err set; LLVM's warnings go to `warn`.
+int wpd_thin_backend(const WpdLtoOptions *o, const char *data, size_t len, const char *name, unsigned task,
+                     char **out, size_t *out_len, void (*warn)(void *ctx, const char *text, size_t len), void *ctx,
+                     char **err) {
+  *out = nullptr;
+  *out_len = 0;
+  *err = nullptr;
+  std::string module_name = name;
+  auto fail = [&](const std::string &text) {
+    *err = wpd_shim::dup_string(text);
+    return 0;
+  };
+  auto &options = cl::getRegisteredOptions();
+  auto merged = options.find("thinlto-assume-merged");
+  if (merged == options.end()) return fail("this LLVM has no -thinlto-assume-merged");
+  if (merged->second->addOccurrence(0, "thinlto-assume-merged", "true"))
+    return fail("cannot set -thinlto-assume-merged");
+  WpdLto state;
+  lto::Config c = make_config(o, &state, false);
+  lto::LTOLLVMContext context(c);
+  Expected<std::unique_ptr<Module>> m = parseBitcodeFile(MemoryBufferRef(StringRef(data, len), module_name), context);
+  if (!m) return fail(module_name + ": " + error_text(m.takeError()));
+  // thinBackend sets a partial sample profile's ratio from the index's
+  // block count, as the link did already: an index with the count that
+  // gives the module's ratio back leaves it as it is.
+  ModuleSummaryIndex index(/*HaveGVs=*/false);
+  if (Metadata *md = (*m)->getProfileSummary(/*IsCS=*/false)) {
+    std::unique_ptr<ProfileSummary> summary(ProfileSummary::getFromMD(md));
+    if (summary && summary->getKind() == ProfileSummary::PSK_Sample && summary->isPartialProfile())
+      index.addBlockCount(static_cast<uint64_t>(summary->getPartialProfileRatio() * summary->getNumCounts() + 0.5));
+  }
+  SmallVector<char, 0> object;
+  AddStreamFn add_stream = [&object](unsigned, const Twine &) -> Expected<std::unique_ptr<CachedFileStream>> {
+    return std::make_unique<CachedFileStream>(std::make_unique<raw_svector_ostream>(object));
+  };
+  FunctionImporter::ImportMapTy no_imports;
+  GVSummaryMapTy no_globals;
+  Error e = lto::thinBackend(c, task, add_stream, **m, index, no_imports, no_globals, /*ModuleMap=*/nullptr);
+  for (const std::string &w : state.warnings) warn(ctx, w.data(), w.size());
+  if (e) return fail(module_name + ": " + error_text(std::move(e)));
+  if (!state.first_error.empty()) return fail(state.first_error);
+  *out = dup_bytes(object.data(), object.size());
+  if (!*out) return fail("out of memory");
+  *out_len = object.size();
   return 1;
 }
 

@@ -192,7 +192,7 @@ unsafe extern "C" {
         len: *mut usize,
         err: *mut *mut c_char,
     ) -> c_int;
-    pub fn wpd_lto_new(options: *const LtoOptionsRaw) -> *mut c_void;
+    pub fn wpd_lto_new(options: *const LtoOptionsRaw, post_import_only: c_int) -> *mut c_void;
     pub fn wpd_lto_free(lto: *mut c_void);
     pub fn wpd_lto_input_open(
         data: *const c_char,
@@ -221,6 +221,18 @@ unsafe extern "C" {
         progress_ctx: *mut c_void,
         lookup: Option<LtoLookupFn>,
         lookup_ctx: *mut c_void,
+        err: *mut *mut c_char,
+    ) -> c_int;
+    pub fn wpd_thin_backend(
+        options: *const LtoOptionsRaw,
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        task: u32,
+        out: *mut *mut c_char,
+        out_len: *mut usize,
+        warn: LtoWarnFn,
+        ctx: *mut c_void,
         err: *mut *mut c_char,
     ) -> c_int;
     pub fn wpd_cache_policy_check(policy: *const c_char, err: *mut *mut c_char) -> c_int;

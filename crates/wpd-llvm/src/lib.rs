@@ -20,7 +20,7 @@ pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use lto::{
     LtoInput, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Passthrough, Resolution, ThinLto, parse_cache_policy,
-    prune_cache, thinlto_passthrough,
+    prune_cache, thin_backend, thinlto_passthrough,
 };
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};

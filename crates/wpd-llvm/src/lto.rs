@@ -229,14 +229,23 @@ impl Drop for ThinLto<'_> {
     }
 }
 
-impl<'b> ThinLto<'b> {
-    pub fn new(o: &LtoOptions<'_>) -> Result<ThinLto<'b>, String> {
-        crate::codegen::init_native_target();
-        let text = |s: Option<&Path>| CString::new(s.map(|p| p.display().to_string()).unwrap_or_default());
+/// The options in the shim's layout, with the strings they point to
+/// (alive as long as it is).
+struct RawOptions {
+    raw: ffi::LtoOptionsRaw,
+    _strings: [CString; 4],
+}
+
+impl RawOptions {
+    fn new(o: &LtoOptions<'_>) -> Result<RawOptions, String> {
+        let text = |s: Option<&Path>| {
+            CString::new(s.map(|p| p.as_os_str().as_encoded_bytes().to_vec()).unwrap_or_default())
+                .map_err(|_| "NUL in a path of the link's options".to_string())
+        };
         let cpu = CString::new(o.cpu).map_err(|e| e.to_string())?;
-        let sample = text(o.sample_profile).map_err(|e| e.to_string())?;
-        let cs = text(o.cs_profile).map_err(|e| e.to_string())?;
-        let dwo = text(o.dwo_dir).map_err(|e| e.to_string())?;
+        let sample = text(o.sample_profile)?;
+        let cs = text(o.cs_profile)?;
+        let dwo = text(o.dwo_dir)?;
         let tuning = match o.debugger_tuning {
             None => -1,
             Some("gdb") => 1,
@@ -245,7 +254,7 @@ impl<'b> ThinLto<'b> {
             Some("dbx") => 4,
             Some(other) => return Err(format!("unknown debugger tuning '{other}' (gdb, lldb, sce or dbx)")),
         };
-        let raw_opts = ffi::LtoOptionsRaw {
+        let raw = ffi::LtoOptionsRaw {
             opt_level: o.opt_level as u32,
             cpu: cpu.as_ptr(),
             reloc: match o.reloc {
@@ -268,9 +277,34 @@ impl<'b> ThinLto<'b> {
             threads: o.threads.unwrap_or(0).min(u32::MAX as usize) as u32,
             verify: o.verify as i32,
         };
+        // The CStrings' heap buffers do not move when they are moved here.
+        Ok(RawOptions { raw, _strings: [cpu, sample, cs, dwo] })
+    }
+}
+
+impl<'b> ThinLto<'b> {
+    /// A link whose backends run in this process ([`ThinLto::run`] returns
+    /// the objects).
+    pub fn new(o: &LtoOptions<'_>) -> Result<ThinLto<'b>, String> {
+        Self::create(o, false)
+    }
+
+    /// A distributed link's thin link: [`ThinLto::run`] applies LLVM's thin
+    /// link to every module (prevailing copies, dead stripping,
+    /// internalization and promotion, imports; type tests dropped) and
+    /// returns each as bitcode instead of compiling it; [`thin_backend`]
+    /// then optimizes and compiles one, anywhere, as [`ThinLto::new`]'s
+    /// backends would have.
+    pub fn post_import(o: &LtoOptions<'_>) -> Result<ThinLto<'b>, String> {
+        Self::create(o, true)
+    }
+
+    fn create(o: &LtoOptions<'_>, post_import_only: bool) -> Result<ThinLto<'b>, String> {
+        crate::codegen::init_native_target();
+        let options = RawOptions::new(o)?;
         // SAFETY: the options and their strings live through the call; the
         // shim copies what it keeps.
-        let raw = unsafe { ffi::wpd_lto_new(&raw_opts) };
+        let raw = unsafe { ffi::wpd_lto_new(&options.raw, post_import_only as c_int) };
         Ok(ThinLto { raw, added: 0, _bytes: PhantomData })
     }
 
@@ -405,6 +439,60 @@ impl<'b> ThinLto<'b> {
         }
         Ok(objects)
     }
+}
+
+/// One job of a distributed link: `bytes` is a module as
+/// [`ThinLto::post_import`]'s run returned it, optimized and compiled as the
+/// in-process link's backend does from there (LLVM's
+/// `-thinlto-assume-merged`, set in this process). `task` is the module's
+/// task in the link (its position plus one), which names its split DWARF
+/// file; `name` names it in errors. Returns the native object; LLVM's
+/// warnings go to `on_warning`.
+pub fn thin_backend(
+    o: &LtoOptions<'_>,
+    bytes: &[u8],
+    name: &str,
+    task: u32,
+    on_warning: &mut dyn FnMut(&str),
+) -> Result<Vec<u8>, String> {
+    unsafe extern "C" fn warn(ctx: *mut c_void, text: *const c_char, len: usize) {
+        // SAFETY: ctx is `on_warning` of `thin_backend`, alive through the
+        // call, used on this thread only; text holds len bytes.
+        let f = unsafe { &mut *ctx.cast::<&mut dyn FnMut(&str)>() };
+        let text = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(text.cast::<u8>(), len) } };
+        f(&String::from_utf8_lossy(text));
+    }
+    crate::codegen::init_native_target();
+    let options = RawOptions::new(o)?;
+    let cname = CString::new(name).map_err(|_| format!("NUL in the module name {name:?}"))?;
+    let (mut out, mut len, mut err) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
+    let mut on_warning = on_warning;
+    // SAFETY: the options, strings and bytes live through the call, which
+    // copies what it keeps; `warn` gets `on_warning`, alive through the
+    // call and called on this thread; the out-pointers are valid.
+    let ok = unsafe {
+        ffi::wpd_thin_backend(
+            &options.raw,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            cname.as_ptr(),
+            task,
+            &mut out,
+            &mut len,
+            warn,
+            (&raw mut on_warning).cast(),
+            &mut err,
+        )
+    };
+    if ok == 0 {
+        // SAFETY: err is null or a malloc'd string.
+        return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO backend failed".into()));
+    }
+    // SAFETY: `out` holds `len` bytes, malloc'd by the shim.
+    let object = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
+    // SAFETY: allocated with malloc by the shim.
+    unsafe { ffi::wpd_free(out.cast()) };
+    Ok(object)
 }
 
 /// Native objects stored by LLVM's ThinLTO cache key ([`ThinLto::run`]).

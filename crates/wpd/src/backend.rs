@@ -67,7 +67,7 @@ pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<usiz
 /// Compiles one bitcode input under `plan` into a native object on its own
 /// (no cross-module optimization): `wpd backend`, one module at a time.
 pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Result<(Vec<u8>, BackendStats)> {
-    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
+    let hash = input.content_hash();
     let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
     let (module, stats, _) = rewrite(&ctx, input, plan, index, &hash)?;

@@ -16,6 +16,14 @@ pub struct BitcodeInput {
     pub bytes: Vec<u8>,
 }
 
+impl BitcodeInput {
+    /// The bytes' content hash (xxh3-128, 32 hex digits): the module's
+    /// identity in summaries, plans and distributed job lists.
+    pub fn content_hash(&self) -> String {
+        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&self.bytes))
+    }
+}
+
 /// Reads `path` and returns its bitcode modules: the file itself, or every
 /// bitcode member of an archive (non-bitcode members are left to the
 /// linker). Anything else is an error naming the file.

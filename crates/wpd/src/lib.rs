@@ -22,6 +22,7 @@ pub mod backend;
 pub mod cache;
 pub mod codegen;
 pub mod demangle;
+pub mod distributed;
 pub mod error;
 pub mod input;
 pub mod progress;
@@ -78,17 +79,31 @@ fn each_input<T: Send>(
     results.into_iter().collect()
 }
 
+/// Where the link's backends run.
+#[derive(Clone, Copy, Debug)]
+pub enum Backends<'a> {
+    /// In this process: [`LinkOutput::objects`] holds the native objects.
+    InProcess,
+    /// Distributed ThinLTO: the thin link writes every module, ready for
+    /// optimization and code generation, into this directory
+    /// ([`thinlto::write_job_modules`], named by [`LinkOutput::job_modules`])
+    /// and nothing is compiled.
+    IndexOnly(&'a Path),
+}
+
 /// The whole link-time job on bitcode already read: summarize every module,
 /// thin-link, apply the plan to every module, and compile them through
-/// LLVM's ThinLTO with the link's symbol resolutions (`symbols`). Objects
-/// come back in input order, byte-identical whatever `jobs` is. (`wpd
-/// backend` compiles one module on its own: [`backend::backend`].)
+/// LLVM's ThinLTO with the link's symbol resolutions (`symbols`), here or
+/// (`backends`) as distributed jobs. Objects come back in input order,
+/// byte-identical whatever `jobs` is. (`wpd backend --plan` compiles one
+/// module on its own: [`backend::backend`].)
 #[allow(clippy::too_many_arguments)]
 pub fn devirtualize_and_compile(
     inputs: &[BitcodeInput],
     policy: &policy::Policy,
     codegen: &codegen::CodegenOptions,
     symbols: &wpd_link::lto::LtoSymbols<'_>,
+    backends: Backends<'_>,
     jobs: Option<usize>,
     cache: Option<&cache::Cache>,
     timings: &mut Timings,
@@ -100,7 +115,7 @@ pub fn devirtualize_and_compile(
             None => summarize::summarize(i),
         })
     })?;
-    compile_summarized(inputs, summaries, policy, codegen, symbols, jobs, cache, timings, progress)
+    compile_summarized(inputs, summaries, policy, codegen, symbols, backends, jobs, cache, timings, progress)
 }
 
 /// [`devirtualize_and_compile`] from the summaries on: thin-link under
@@ -113,6 +128,7 @@ pub fn compile_summarized(
     policy: &policy::Policy,
     codegen: &codegen::CodegenOptions,
     symbols: &wpd_link::lto::LtoSymbols<'_>,
+    backends: Backends<'_>,
     jobs: Option<usize>,
     cache: Option<&cache::Cache>,
     timings: &mut Timings,
@@ -152,8 +168,19 @@ pub fn compile_summarized(
             .map(|(r, c)| r.unwrap_or_else(|| backend::Rewritten::unchanged(c.map(|(_, s)| s).unwrap_or_default())))
             .collect())
     })?;
-    let objects =
-        timings.phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, cache, progress))?;
+    let (objects, job_modules) = match backends {
+        Backends::InProcess => {
+            let objects = timings
+                .phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, cache, progress))?;
+            (objects, Vec::new())
+        }
+        Backends::IndexOnly(dir) => {
+            let modules = timings.phase("lto-thin-link", || {
+                thinlto::write_job_modules(inputs, &rewritten, symbols, codegen, jobs, dir, progress)
+            })?;
+            (Vec::new(), modules)
+        }
+    };
     let stats: Vec<backend::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
     progress.finish();
     // Calls were rewritten to load bytes beside this vtable: a layout that
@@ -166,15 +193,19 @@ pub fn compile_summarized(
             l.symbol
         )));
     }
-    Ok(LinkOutput { summaries, plan, objects, stats })
+    Ok(LinkOutput { summaries, plan, objects, job_modules, stats })
 }
 
 /// What [`devirtualize_and_compile`] produces.
 pub struct LinkOutput {
     pub summaries: Vec<ModuleSummary>,
     pub plan: Plan,
-    /// One native object per input, in input order.
+    /// One native object per input, in input order (none when the
+    /// backends are distributed).
     pub objects: Vec<Vec<u8>>,
+    /// Distributed backends: the file in the index directory that each
+    /// input's job compiles, in input order.
+    pub job_modules: Vec<String>,
     pub stats: Vec<backend::BackendStats>,
 }
 

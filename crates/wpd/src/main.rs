@@ -90,13 +90,24 @@ enum Command {
         #[arg(long)]
         time: bool,
     },
-    /// Apply a plan to one bitcode object and emit a native object.
+    /// Apply a plan to one bitcode object and emit a native object; or
+    /// (`--link-options`) run one job of a distributed link.
     Backend {
-        /// The bitcode object (as summarized for the plan).
+        /// The bitcode object (as summarized for the plan), or with
+        /// --link-options a module (`<k>.bc`) an index-only link wrote.
         input: PathBuf,
         /// The plan from `wpd thin-link`.
-        #[arg(long, required = true)]
-        plan: PathBuf,
+        #[arg(long, required_unless_present = "link_options", conflicts_with = "link_options")]
+        plan: Option<PathBuf>,
+        /// A distributed link's job (`wpd-ld --wpd-index-only=DIR`; its
+        /// jobs.json has the command): the link's backend options
+        /// (`backend-options.json`).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["opt_level", "mcpu", "verify", "split_dwarf_file"])]
+        link_options: Option<PathBuf>,
+        /// With --link-options: the module's task in the link (its position
+        /// plus one), which names its split DWARF file.
+        #[arg(long, default_value_t = 1, requires = "link_options")]
+        task: u32,
         /// The native object to write.
         #[arg(short = 'o', long = "output", required = true)]
         out: PathBuf,
@@ -208,7 +219,15 @@ fn run(cli: Cli) -> Result<()> {
             };
             thin_link(&summaries, &out, &policy, jobs, remarks, time)
         }
-        Command::Backend { input, plan, out, opt_level, mcpu, verify, split_dwarf_file, time } => {
+        Command::Backend { input, link_options: Some(options), task, out, time, .. } => {
+            let mut timings = Timings::default();
+            timings.phase("backend", || wpd::distributed::run_job(&input, &options, task, &out))?;
+            if time {
+                eprint!("{}", timings.render());
+            }
+            Ok(())
+        }
+        Command::Backend { input, plan: Some(plan), out, opt_level, mcpu, verify, split_dwarf_file, time, .. } => {
             let opts = CodegenOptions {
                 opt_level,
                 cpu: mcpu,
@@ -218,6 +237,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             backend(&input, &plan, &out, &opts, time)
         }
+        Command::Backend { .. } => Err(Error::msg("wpd backend: give --plan or --link-options")),
         Command::Dump { file } => dump(&file),
         Command::Report { .. } => unreachable!("handled in main"),
     }

@@ -12,31 +12,15 @@ use crate::codegen::CodegenOptions;
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
 use std::collections::HashSet;
+use std::path::Path;
 use wpd_link::lto::{LtoSymbols, SymbolView};
 use wpd_llvm::{LtoInput, LtoOptions, Resolution, ThinLto};
 
-/// Compiles the rewritten modules (in link order, `inputs[k]` the source of
-/// `rewritten[k]`) with LLVM's ThinLTO; returns one native object per
-/// module, in the same order. `jobs`: backend threads (`None`: lld's
-/// default, one per physical core).
-pub fn compile(
-    inputs: &[BitcodeInput],
-    rewritten: &[Rewritten],
-    symbols: &LtoSymbols<'_>,
-    opts: &CodegenOptions,
-    jobs: Option<usize>,
-    cache: Option<&crate::cache::Cache>,
-    progress: &crate::progress::Progress,
-) -> Result<Vec<Vec<u8>>> {
-    if symbols.module_count() != rewritten.len() {
-        return Err(Error::msg(format!(
-            "the link model has {} bitcode modules, the backends {}",
-            symbols.module_count(),
-            rewritten.len()
-        )));
-    }
+/// LLVM's ThinLTO options of the link (`jobs`: backend threads, `None`:
+/// lld's default, one per physical core).
+pub fn lto_options(opts: &CodegenOptions, jobs: Option<usize>) -> LtoOptions<'_> {
     let machine = &opts.machine;
-    let lto_opts = LtoOptions {
+    LtoOptions {
         opt_level: opts.opt_level,
         cpu: &opts.cpu,
         reloc: opts.reloc,
@@ -53,17 +37,28 @@ pub fn compile(
         dwo_dir: opts.dwo_dir.as_deref(),
         threads: jobs,
         verify: opts.lto_verify,
-    };
-    let mut lto = ThinLto::new(&lto_opts).map_err(Error::msg)?;
-    // Module names are LLVM's keys: unique, whatever the command line repeats.
-    let mut seen = HashSet::new();
+    }
+}
+
+/// Adds every rewritten module (in link order, `inputs[k]` the source of
+/// `rewritten[k]`) to `lto` under `names[k]`, with the resolutions of the
+/// link model.
+fn add_modules<'b>(
+    lto: &mut ThinLto<'b>,
+    inputs: &'b [BitcodeInput],
+    rewritten: &'b [Rewritten],
+    names: &[String],
+    symbols: &LtoSymbols<'_>,
+) -> Result<()> {
+    if symbols.module_count() != rewritten.len() {
+        return Err(Error::msg(format!(
+            "the link model has {} bitcode modules, the backends {}",
+            symbols.module_count(),
+            rewritten.len()
+        )));
+    }
     for (k, (input, module)) in inputs.iter().zip(rewritten).enumerate() {
-        let mut name = input.name.clone();
-        if !seen.insert(name.clone()) {
-            name = format!("{}#{k}", input.name);
-            seen.insert(name.clone());
-        }
-        let lto_input = LtoInput::open(module.bitcode(input), &name)
+        let lto_input = LtoInput::open(module.bitcode(input), &names[k])
             .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {e}")))?;
         let resolutions: Vec<Resolution> = lto_input
             .symbols()
@@ -91,6 +86,38 @@ pub fn compile(
             .collect();
         lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
     }
+    Ok(())
+}
+
+/// Compiles the rewritten modules (in link order, `inputs[k]` the source of
+/// `rewritten[k]`) with LLVM's ThinLTO; returns one native object per
+/// module, in the same order. `jobs`: backend threads (`None`: lld's
+/// default, one per physical core).
+pub fn compile(
+    inputs: &[BitcodeInput],
+    rewritten: &[Rewritten],
+    symbols: &LtoSymbols<'_>,
+    opts: &CodegenOptions,
+    jobs: Option<usize>,
+    cache: Option<&crate::cache::Cache>,
+    progress: &crate::progress::Progress,
+) -> Result<Vec<Vec<u8>>> {
+    let mut lto = ThinLto::new(&lto_options(opts, jobs)).map_err(Error::msg)?;
+    // Module names are LLVM's keys: unique, whatever the command line repeats.
+    let mut seen = HashSet::new();
+    let names: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, input)| {
+            let mut name = input.name.clone();
+            if !seen.insert(name.clone()) {
+                name = format!("{}#{k}", input.name);
+                seen.insert(name.clone());
+            }
+            name
+        })
+        .collect();
+    add_modules(&mut lto, inputs, rewritten, &names, symbols)?;
     progress.phase("backend", rewritten.len());
     // Split DWARF files are written beside the objects, not cached with
     // them: a link that writes them compiles every module.
@@ -105,4 +132,55 @@ pub fn compile(
         return Err(Error::at(&inputs[k].name, "LLVM's ThinLTO produced no object for this module"));
     }
     Ok(objects)
+}
+
+/// The file module `k` of a distributed link is written to, in the index
+/// directory.
+pub fn job_module_name(k: usize) -> String {
+    format!("{k}.bc")
+}
+
+/// A distributed link's thin link: LLVM's thin link applied to every
+/// rewritten module with the link model's resolutions (prevailing copies,
+/// dead stripping, internalization and promotion, imports), each module
+/// then written to `dir/<k>.bc` ([`job_module_name`]) instead of being
+/// compiled. [`backend_job`] compiles one, anywhere, into the object the
+/// in-process link ([`compile`]) would have made. Returns the file names,
+/// in link order.
+pub fn write_job_modules(
+    inputs: &[BitcodeInput],
+    rewritten: &[Rewritten],
+    symbols: &LtoSymbols<'_>,
+    opts: &CodegenOptions,
+    jobs: Option<usize>,
+    dir: &Path,
+    progress: &crate::progress::Progress,
+) -> Result<Vec<String>> {
+    let names: Vec<String> = (0..inputs.len()).map(job_module_name).collect();
+    let mut lto = ThinLto::post_import(&lto_options(opts, jobs)).map_err(Error::msg)?;
+    add_modules(&mut lto, inputs, rewritten, &names, symbols)?;
+    progress.phase("thin link", rewritten.len());
+    let modules = lto
+        .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), None)
+        .map_err(|e| Error::msg(format!("ThinLTO thin link: {e}")))?;
+    for (k, module) in modules.iter().enumerate() {
+        if module.is_empty() {
+            return Err(Error::at(&inputs[k].name, "LLVM's ThinLTO produced no module for this input"));
+        }
+        let path = dir.join(&names[k]);
+        std::fs::write(&path, module).map_err(|e| Error::at(path.display().to_string(), e.to_string()))?;
+    }
+    Ok(names)
+}
+
+/// One job of a distributed link: `module` (a `<k>.bc` that
+/// [`write_job_modules`] wrote) optimized and compiled as the in-process
+/// link would have compiled it as task `task`.
+pub fn backend_job(module: &Path, opts: &CodegenOptions, task: u32) -> Result<Vec<u8>> {
+    let shown = module.display().to_string();
+    let bytes = std::fs::read(module).map_err(|e| Error::at(&shown, e.to_string()))?;
+    wpd_llvm::thin_backend(&lto_options(opts, None), &bytes, &shown, task, &mut |w| {
+        eprintln!("wpd: warning: {}", w.replace('\n', " "))
+    })
+    .map_err(Error::msg)
 }

@@ -25,7 +25,7 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
     let modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
-    let hash = format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&input.bytes));
+    let hash = input.content_hash();
     let first = &modules[0];
     let info = ModuleInfo {
         name: input.name.clone(),

@@ -1,0 +1,274 @@
+//! Distributed backends (`wpd-ld --wpd-index-only=DIR`,
+//! `crates/wpd/src/distributed.rs`): a real CMake + Ninja project linked in
+//! one process and as distributed jobs gives the same program, byte for
+//! byte, and the same report; a job runs anywhere its listed files are; the
+//! final link refuses objects of other inputs and jobs that have not run.
+//! Every program prints what its -O0 build prints.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use wpd_tests::link::wpd_ld_bin;
+use wpd_tests::{CLANGXX, Check, read, repo_root, run, run_raw, temp_dir};
+
+const LTO_FLAGS: &str = "-O2 -flto=thin -fwhole-program-vtables";
+
+fn which(name: &str) -> Check<PathBuf> {
+    let path = std::env::var_os("PATH").ok_or("no PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .ok_or_else(|| format!("{name} not found in PATH (make toolchain installs it)"))
+}
+
+fn fixture() -> PathBuf {
+    repo_root().join("fixtures/distributed")
+}
+
+/// What the fixture prints built at -O0.
+fn reference(d: &Path) -> Check<Vec<u8>> {
+    let src = fixture();
+    let exe = d.join("ref");
+    run(Command::new(CLANGXX)
+        .arg("-O0")
+        .args(["main.cpp", "animals.cpp", "zoo.cpp"].map(|s| src.join(s)))
+        .arg("-o")
+        .arg(&exe))?;
+    Ok(run(&mut Command::new(&exe))?.stdout)
+}
+
+/// Configures the build tree `build` with wpd-ld and `link_flags`.
+fn configure(build: &Path, link_flags: &str) -> Check {
+    let ld = format!("--ld-path={} -Wl,--lto-whole-program-visibility {link_flags}", wpd_ld_bin()?.display());
+    run(Command::new("cmake")
+        .arg("-G")
+        .arg("Ninja")
+        .arg("-S")
+        .arg(fixture())
+        .arg("-B")
+        .arg(build)
+        .arg(format!("-DCMAKE_CXX_COMPILER={}", which(CLANGXX)?.display()))
+        .arg(format!("-DCMAKE_AR={}", which("llvm-ar-19")?.display()))
+        .arg(format!("-DCMAKE_RANLIB={}", which("llvm-ranlib-19")?.display()))
+        .arg(format!("-DCMAKE_CXX_FLAGS={LTO_FLAGS}"))
+        .arg(format!("-DCMAKE_EXE_LINKER_FLAGS={ld}")))?;
+    Ok(())
+}
+
+fn build(build: &Path) -> Check {
+    run(Command::new("cmake").arg("--build").arg(build))?;
+    Ok(())
+}
+
+fn report(path: &Path) -> Check<Value> {
+    let mut v: Value = serde_json::from_slice(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
+    // Wall times differ from run to run; everything else must not.
+    v.as_object_mut().ok_or("a report is an object")?.remove("timings_ms");
+    Ok(v)
+}
+
+fn same_output(prog: &Path, expected: &[u8], what: &str) -> Check {
+    let got = run(&mut Command::new(prog))?.stdout;
+    if got != expected {
+        return Err(format!(
+            "{what} prints {:?}, -O0 prints {:?}",
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(expected)
+        ));
+    }
+    Ok(())
+}
+
+/// The CMake project linked in-process, then reconfigured to link with
+/// `--wpd-index-only` and finished by `ninja -C` on the job directory: the
+/// same program and the same report. One job, copied with the files
+/// jobs.json lists into an empty directory, writes the same object there.
+fn cmake_ninja() -> Check {
+    let t = temp_dir("distributed-cmake")?;
+    let expected = reference(t.path())?;
+    let tree = t.path().join("build");
+    let app = tree.join("app");
+    let jobs_dir = tree.join("wpd-jobs");
+
+    configure(&tree, &format!("-Wl,--wpd-report={}", t.path().join("in-process.json").display()))?;
+    build(&tree)?;
+    same_output(&app, &expected, "the in-process link")?;
+    let in_process = read(&app)?;
+    std::fs::remove_file(&app).map_err(|e| e.to_string())?;
+
+    // Only the link flags change: CMake relinks, the objects stay.
+    let flags = format!(
+        "-Wl,--wpd-report={} -Wl,--wpd-index-only={}",
+        t.path().join("distributed.json").display(),
+        jobs_dir.display()
+    );
+    configure(&tree, &flags)?;
+    build(&tree)?;
+    if app.exists() {
+        return Err("the index-only link wrote the program".into());
+    }
+    let jobs: Value = serde_json::from_slice(&read(&jobs_dir.join("jobs.json"))?).map_err(|e| e.to_string())?;
+    let list = jobs["jobs"].as_array().ok_or("jobs.json has no jobs")?;
+    // main.o, and the archive's two members.
+    if list.len() != 3 {
+        return Err(format!("expected 3 jobs, jobs.json has {}: {jobs}", list.len()));
+    }
+    if jobs["link"]["output"].as_str() != Some(&*app.display().to_string()) {
+        return Err(format!("the final link writes {}, not {}", jobs["link"]["output"], app.display()));
+    }
+    run(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
+    same_output(&app, &expected, "the distributed link")?;
+    if read(&app)? != in_process {
+        return Err("the distributed link's program differs from the in-process link's".into());
+    }
+    let (a, b) = (report(&t.path().join("in-process.json"))?, report(&t.path().join("distributed.json"))?);
+    if a != b {
+        return Err(format!("the reports differ:\nin-process: {a}\ndistributed: {b}"));
+    }
+    let calls = &a["call_sites"];
+    let devirtualized =
+        calls["total"].as_u64().unwrap_or(0).saturating_sub(calls["not_devirtualized"].as_u64().unwrap_or(0));
+    if devirtualized == 0 {
+        return Err(format!("nothing was devirtualized: {calls}"));
+    }
+
+    // A job needs only the files it lists.
+    let job = &list[1];
+    let elsewhere = t.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).map_err(|e| e.to_string())?;
+    for f in job["inputs"].as_array().ok_or("a job lists its inputs")? {
+        let f = f.as_str().ok_or("an input is a path")?;
+        std::fs::copy(jobs_dir.join(f), elsewhere.join(f)).map_err(|e| format!("{f}: {e}"))?;
+    }
+    let argv: Vec<&str> =
+        job["command"].as_array().ok_or("a job has a command")?.iter().filter_map(Value::as_str).collect();
+    run(Command::new(argv[0]).args(&argv[1..]).current_dir(&elsewhere))?;
+    let object = job["object"].as_str().ok_or("a job names its object")?;
+    if read(&elsewhere.join(object))? != read(&jobs_dir.join(object))? {
+        return Err(format!("job {object} wrote another object in another directory"));
+    }
+    Ok(())
+}
+
+/// Demo objects compiled into `d`.
+fn demo_objects(d: &Path) -> Check<Vec<PathBuf>> {
+    let mut objects = Vec::new();
+    for s in ["main.cpp", "shapes.cpp"] {
+        let obj = d.join(s.replace(".cpp", ".o"));
+        run(Command::new(CLANGXX)
+            .args(LTO_FLAGS.split(' '))
+            .arg("-c")
+            .arg(repo_root().join("fixtures/demo").join(s))
+            .arg("-o")
+            .arg(&obj))?;
+        objects.push(obj);
+    }
+    Ok(objects)
+}
+
+fn final_link(jobs_dir: &Path) -> Check<std::process::Output> {
+    let jobs: Value = serde_json::from_slice(&read(&jobs_dir.join("jobs.json"))?).map_err(|e| e.to_string())?;
+    let argv: Vec<&str> =
+        jobs["link"]["command"].as_array().ok_or("no final link")?.iter().filter_map(Value::as_str).collect();
+    run_raw(Command::new(argv[0]).args(&argv[1..]).current_dir(jobs["link"]["cwd"].as_str().ok_or("no cwd")?))
+}
+
+/// The final link before the jobs ran, or after an input changed, stops
+/// with an error naming the file, and writes no program.
+fn refused() -> Check {
+    let t = temp_dir("distributed-refused")?;
+    let objects = demo_objects(t.path())?;
+    let jobs_dir = t.path().join("jobs");
+    let prog = t.path().join("shapes");
+    run(Command::new(CLANGXX)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .arg(format!("-Wl,--wpd-index-only={}", jobs_dir.display()))
+        .args(&objects)
+        .arg("-o")
+        .arg(&prog)
+        .current_dir(t.path()))?;
+    let out = final_link(&jobs_dir)?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() || !err.contains("0.o") || !err.contains("has not run") || prog.exists() {
+        return Err(format!("a final link before the jobs: {:?}, stderr {err}", out.status));
+    }
+    run(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
+    run(&mut Command::new(&prog))?;
+    std::fs::remove_file(&prog).map_err(|e| e.to_string())?;
+    // shapes.o rebuilt with other flags: not the input the jobs were made from.
+    run(Command::new(CLANGXX)
+        .args(["-O1", "-flto=thin", "-fwhole-program-vtables", "-c"])
+        .arg(repo_root().join("fixtures/demo/shapes.cpp"))
+        .arg("-o")
+        .arg(&objects[1]))?;
+    let out = final_link(&jobs_dir)?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() || !err.contains("shapes.o") || !err.contains("changed since the index-only link") {
+        return Err(format!("a final link on a changed input: {:?}, stderr {err}", out.status));
+    }
+    if prog.exists() {
+        return Err("the refused final link wrote the program".into());
+    }
+
+    // A link step that fails (a CFI module, which wpd refuses) leaves no
+    // job list and no module of the earlier index behind.
+    let cfi = t.path().join("cfi.o");
+    run(Command::new(CLANGXX)
+        .args(LTO_FLAGS.split(' '))
+        .args(["-fvisibility=hidden", "-fsanitize=cfi-vcall", "-c"])
+        .arg(repo_root().join("fixtures/demo/main.cpp"))
+        .arg("-o")
+        .arg(&cfi))?;
+    let out = run_raw(
+        Command::new(CLANGXX)
+            .arg("-flto=thin")
+            .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+            .arg(format!("-Wl,--wpd-index-only={}", jobs_dir.display()))
+            .arg(&cfi)
+            .arg(&objects[1])
+            .arg("-o")
+            .arg(&prog),
+    )?;
+    let left: Vec<String> = std::fs::read_dir(&jobs_dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".bc") || n == "jobs.json" || n.ends_with(".o"))
+        .collect();
+    if out.status.success() || !left.is_empty() {
+        return Err(format!(
+            "a failed link step: {:?}, stderr {}, left {left:?}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+
+    // A directory of something else is not an index directory.
+    let other = t.path().join("other");
+    std::fs::create_dir_all(&other).map_err(|e| e.to_string())?;
+    std::fs::write(other.join("0.o"), b"mine").map_err(|e| e.to_string())?;
+    let out = run_raw(
+        Command::new(CLANGXX)
+            .arg("-flto=thin")
+            .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+            .arg(format!("-Wl,--wpd-index-only={}", other.display()))
+            .args(&objects)
+            .arg("-o")
+            .arg(&prog),
+    )?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() || !err.contains("neither empty nor") || read(&other.join("0.o"))? != b"mine" {
+        return Err(format!("an index-only link into a foreign directory: {:?}, stderr {err}", out.status));
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = vec![
+        libtest_mimic::Trial::test("cmake_ninja", || cmake_ninja().map_err(Into::into)),
+        libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
