@@ -20,13 +20,13 @@ LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
 toolchain:
 	@missing=; \
-	for t in clang++-19 ld.lld-19 llvm-config-19 llvm-dis-19 llvm-ar-19 chromium cmake ninja; do \
+	for t in clang++-19 ld.lld-19 llvm-config-19 llvm-dis-19 llvm-ar-19 chromium cmake ninja mold; do \
 	  command -v $$t >/dev/null || missing="$$missing $$t"; \
 	done; \
 	[ -f /usr/lib/llvm-19/lib/liblldELF.a ] || missing="$$missing liblld-19-dev"; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev chromium cmake ninja-build"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev chromium cmake ninja-build; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev chromium cmake ninja-build mold"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev chromium cmake ninja-build mold; \
 	fi
 
 build: toolchain

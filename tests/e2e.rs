@@ -51,7 +51,8 @@ use wpd_tests::link::{
     reference_run, run_program, same_run, split_stderr, wpd_ld_command,
 };
 use wpd_tests::{
-    BASE_FLAGS, CLANGXX, Check, Fixture, LLVM_AR, compile, fixtures, mkdir, object_name, read, run, show_cmd, temp_dir,
+    BASE_FLAGS, CLANGXX, Check, Fixture, LLVM_AR, compile, fixtures, mkdir, object_name, read, run, run_raw, show_cmd,
+    temp_dir,
 };
 
 /// Real linkers for `--wpd-linker`, by short name.
@@ -83,6 +84,10 @@ fn main() {
                     // A missing GNU linker is an environment gap, not a wpd bug.
                     trials.push(trial.with_ignored_flag(!present));
                 }
+            }
+            for fx in &all {
+                let fx = fx.clone();
+                trials.push(Trial::test(format!("plugin_{}", fx.name), move || plugin_test(&fx).map_err(Into::into)));
             }
             let fx = all.iter().find(|f| f.name == "archive").cloned();
             trials.push(Trial::test("oracle_detects_differences", move || {
@@ -1157,16 +1162,31 @@ impl Oracle {
 
 /// Compile, -O0 reference, wpd-ld with and without whole-program
 /// visibility, expectations, LLVM parity; the variants; the unsplit build.
-fn fixture_test(fx: &Fixture) -> Check {
+/// A fixture built in a temporary directory (kept alive by `tmp`), with its
+/// native plugin library if it has one, and its -O0 run.
+struct Prepared {
+    cfg: Config,
+    tmp: wpd_tests::TempDir,
+    build: PathBuf,
+    b: Build,
+    reference: RunResult,
+}
+
+fn prepare(fx: &Fixture, label: &str) -> Check<Prepared> {
     let cfg = load_config(fx)?;
-    let expect = load_expect(fx, &cfg)?;
-    let tmp = temp_dir(&fx.name)?;
+    let tmp = temp_dir(label)?;
     let build = tmp.path().join("build");
     let b = build_fixture(fx, &cfg, &build, &[])?;
     if let Some(p) = &cfg.plugin {
         build_native_lib(fx, p, &build)?;
     }
     let reference = reference(fx, &cfg, &tmp.path().join("ref"))?;
+    Ok(Prepared { cfg, tmp, build, b, reference })
+}
+
+fn fixture_test(fx: &Fixture) -> Check {
+    let Prepared { cfg, tmp: _tmp, build, b, reference } = prepare(fx, &fx.name)?;
+    let expect = load_expect(fx, &cfg)?;
     let t = Target { dir: &build, shared_main: cfg.output_shared.as_ref().map(|_| b.main_objects.as_slice()) };
     let inputs = b.args.clone();
     let llvm_extra = llvm_flags(&cfg);
@@ -1460,6 +1480,75 @@ fn linker_test(fx: &Fixture, short: &str, linker: &str) -> Check {
     }
     let mut oracle = Oracle::new(&t);
     oracle.check(&label, &inputs, &flags, &l.report)
+}
+
+/// The linkers that load `libwpd_plugin.so` (`-fuse-ld=` names).
+const PLUGIN_LINKERS: &[&str] = &["bfd", "gold", "mold"];
+
+/// The fixture linked through the linker plugin by GNU ld, gold and mold
+/// (the linker's own resolutions as the link model): each program agrees
+/// with -O0, and the devirtualized counts equal wpd-ld's on the same
+/// objects. The link is the fixture's main one (whole-program visibility
+/// unless `nowpv-only`), with libraries as `-l` when it has some.
+fn plugin_test(fx: &Fixture) -> Check {
+    let Prepared { cfg, tmp: _tmp, build, b, reference } = prepare(fx, &format!("{}-plugin", fx.name))?;
+    let t = Target { dir: &build, shared_main: cfg.output_shared.as_ref().map(|_| b.main_objects.as_slice()) };
+    let inputs = b.args.clone();
+    let wpv = cfg.modes()[0];
+    let ours = wpd_link(&t, "wpd", &inputs, wpv, &cfg.wpd_flags, true)?;
+    let expected = devirtualized_counts(&ours.report);
+    let so = wpd_tests::link::wpd_plugin_so()?;
+    let mut failures = Vec::new();
+    for &linker in PLUGIN_LINKERS {
+        let label = format!("plugin-{linker}");
+        let report_path = build.join(format!("{label}.report.json"));
+        // No -flto at link time: clang would load its own LLVMgold.so.
+        let mut cmd = Command::new(CLANGXX);
+        cmd.current_dir(&build)
+            .arg(format!("-fuse-ld={linker}"))
+            .arg(format!("-Wl,-plugin,{}", so.display()))
+            .arg(format!("-Wl,-plugin-opt=wpd-report={}", report_path.display()))
+            .args(t.output_flags());
+        if wpv {
+            cmd.arg("-Wl,-plugin-opt=whole-program-visibility");
+        }
+        for f in &cfg.wpd_flags {
+            // wpd-ld's own options (and lld's validation overrides) become
+            // plugin options.
+            if let Some(rest) = f.strip_prefix("-Wl,--wpd-") {
+                cmd.arg(format!("-Wl,-plugin-opt=wpd-{rest}"));
+            } else if let Some(glob) = f.strip_prefix("-Wl,--lto-known-safe-vtables=") {
+                cmd.arg(format!("-Wl,-plugin-opt=wpd-known-safe={glob}"));
+            } else {
+                cmd.arg(f);
+            }
+        }
+        cmd.args(&inputs).arg("-o").arg(t.output(&label));
+        let shown = show_cmd(&cmd);
+        let o = run_raw(&mut cmd)?;
+        if !o.status.success() {
+            failures.push(format!("[{linker}] `{shown}` failed: {}", String::from_utf8_lossy(&o.stderr)));
+            continue;
+        }
+        match t.run(&label) {
+            Ok(r) => {
+                if let Err(e) = same_run(&format!("[{linker}] plugin"), &reference, &r) {
+                    failures.push(e);
+                }
+            }
+            Err(e) => failures.push(format!("[{linker}] {e}")),
+        }
+        match read_report(&report_path) {
+            Ok(report) => {
+                let got = devirtualized_counts(&report);
+                if got != expected {
+                    failures.push(format!("[{linker}] plugin devirtualized {got}, wpd-ld {expected}"));
+                }
+            }
+            Err(e) => failures.push(format!("[{linker}] {e}")),
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
 }
 
 /// `--wpd-jobs=1` and `--wpd-jobs=2` give byte-identical programs and the

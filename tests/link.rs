@@ -39,6 +39,17 @@ pub const COUNTERS: &[&str] = &[
 ];
 
 /// The `wpd-ld` binary under test (absolute path).
+/// The linker plugin `libwpd_plugin.so` (`WPD_PLUGIN` overrides; else
+/// beside wpd-ld).
+pub fn wpd_plugin_so() -> Check<PathBuf> {
+    if let Some(p) = std::env::var_os("WPD_PLUGIN") {
+        let p = PathBuf::from(p);
+        return if p.is_file() { Ok(p) } else { Err(format!("WPD_PLUGIN={} is not a file", p.display())) };
+    }
+    let p = wpd_ld_bin()?.with_file_name("libwpd_plugin.so");
+    if p.is_file() { Ok(p) } else { Err(format!("{} not built (cargo build --release)", p.display())) }
+}
+
 pub fn wpd_ld_bin() -> Check<PathBuf> {
     if let Some(p) = std::env::var_os("WPD_LD_BIN") {
         let p = PathBuf::from(p);

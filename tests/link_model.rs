@@ -6,12 +6,15 @@
 //! wpd-ld once per real linker (ld.lld-19, GNU ld, gold), run, and compared
 //! with the `-O0` program; lines the program must not print (a constructor
 //! of a member the linker leaves out) and the report's `link_model` (members
-//! loaded and not loaded, the flavor) are checked too.
+//! loaded and not loaded, the flavor) are checked too. The same bitcode is
+//! then linked by GNU ld, gold and mold through the linker plugin
+//! (`libwpd_plugin.so`, the linker's own resolutions as the model), with
+//! the same checks of the program.
 
 use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 use std::process::Command;
-use wpd_tests::link::{RunResult, read_report, run_program, same_run, wpd_ld_bin};
+use wpd_tests::link::{RunResult, read_report, run_program, same_run, wpd_ld_bin, wpd_plugin_so};
 use wpd_tests::{CLANGXX, Check, LLVM_AR, mkdir, repo_root, run, temp_dir};
 
 /// One object: its name, source and extra compile flags.
@@ -220,6 +223,44 @@ fn check(case: &Case) -> Check {
         same_run(&format!("[{flavor}] wpd-ld"), &want, &got)?;
         check_absent(case, flavor, &got)?;
         check_model(case, flavor, &report)?;
+    }
+
+    // The plugin route: no -flto at link time (clang would add its own
+    // LLVMgold.so); wpd-ld's options become plugin options.
+    let plugin = wpd_plugin_so()?;
+    for linker in ["bfd", "gold", "mold"] {
+        // A linker that cannot link the native program (mold 1.10 does not
+        // restore -Bdynamic at --pop-state) is not asked to link the
+        // bitcode one.
+        let native_exe = native.join(format!("prog-{linker}"));
+        let native_link = Command::new(CLANGXX)
+            .arg(format!("-fuse-ld={linker}"))
+            .args(link_args(&native))
+            .arg("-o")
+            .arg(&native_exe)
+            .output();
+        if !native_link.is_ok_and(|o| o.status.success()) {
+            eprintln!("{}: {linker} cannot link the native program either; plugin link skipped", case.name);
+            continue;
+        }
+        let exe = lto.join(format!("prog-plugin-{linker}"));
+        let mut cmd = Command::new(CLANGXX);
+        cmd.current_dir(&lto).arg(format!("-fuse-ld={linker}")).arg(format!("-Wl,-plugin,{}", plugin.display()));
+        for f in case.wpd_flags {
+            if *f == WPV {
+                cmd.arg("-Wl,-plugin-opt=whole-program-visibility");
+            } else if let Some(rest) = f.strip_prefix("-Wl,--wpd-") {
+                cmd.arg(format!("-Wl,-plugin-opt=wpd-{rest}"));
+            } else {
+                cmd.arg(f);
+            }
+        }
+        cmd.args(link_args(&lto)).arg("-o").arg(&exe);
+        let what = format!("plugin-{linker}");
+        run(&mut cmd).map_err(|e| format!("[{what}] {e}"))?;
+        let got = run_program(&exe, &lto)?;
+        same_run(&format!("[{what}]"), &want, &got)?;
+        check_absent(case, &what, &got)?;
     }
     Ok(())
 }

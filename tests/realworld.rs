@@ -14,6 +14,14 @@
 //! report's `link_model.loaded` against lld's list. `WPD_E2E_VERBOSE=1`
 //! prints the figures.
 //!
+//! Each program is also linked through the linker plugin
+//! (`libwpd_plugin.so`) by one of GNU ld, gold and mold in turn (each
+//! linker gets a third of the programs): the program must agree with `-O0`,
+//! and every call site both links compiled must get the same outcome. (The
+//! linkers claim some archive members that lld does not load, e.g. GNU ld
+//! the first member it probes; those modules' code is dead and dropped, but
+//! their call sites add to the plugin's counts.)
+//!
 //! Set `WPD_SKIP_REALWORLD=1` to skip (e.g. offline).
 
 use libtest_mimic::{Arguments, Trial};
@@ -21,7 +29,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::oracle::{self, Flavor};
-use wpd_tests::link::wpd_ld_bin;
+use wpd_tests::link::{wpd_ld_bin, wpd_plugin_so};
 use wpd_tests::{CLANGXX, Check, LLVM_AR, mkdir, run, temp_dir, write};
 
 const LEVELDB_SYS: &str = "2.0.9";
@@ -152,7 +160,8 @@ fn leveldb() -> Check {
     }
     let mut failures = Vec::new();
     let mut compared = Vec::new();
-    for t in TESTS {
+    let plugin = wpd_plugin_so()?;
+    for (i, t) in TESTS.iter().enumerate() {
         let stem = t.replace('/', "_");
         let reference = work.join(format!("{stem}.o0"));
         run(Command::new(CLANGXX)
@@ -201,6 +210,51 @@ fn leveldb() -> Check {
             failures.push(format!("{t}: no tests ran:\n{}", want.1));
         } else if single == 0 {
             failures.push(format!("{t}: nothing devirtualized (report: {})", r["call_sites"]));
+        }
+        // The plugin route, one linker per program in turn.
+        let linker = ["bfd", "gold", "mold"][i % 3];
+        let via_plugin = work.join(format!("{stem}.plugin-{linker}"));
+        let plugin_report = work.join(format!("{stem}.plugin-{linker}.json"));
+        run(Command::new(CLANGXX)
+            .current_dir(work)
+            .arg(format!("-fuse-ld={linker}"))
+            .arg(format!("-Wl,-plugin,{}", plugin.display()))
+            .arg("-Wl,-plugin-opt=whole-program-visibility")
+            .arg(format!("-Wl,-plugin-opt=wpd-report={}", plugin_report.display()))
+            .args(&inputs)
+            .arg("-o")
+            .arg(&via_plugin))?;
+        let got = run_test(&via_plugin, &work.join("tmp"))?;
+        let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&plugin_report).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        if want != got {
+            failures.push(format!("{t}: -O0 exit {} vs plugin ({linker}) exit {}\n{}", want.0, got.0, got.1));
+        }
+        // Call sites by module (as `archive(member)`, the directory left
+        // out), function, location, type id and offset.
+        let outcomes = |v: &serde_json::Value| -> std::collections::BTreeMap<String, String> {
+            v["calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    let module = c["module"].as_str().unwrap_or("").rsplit('/').next().unwrap_or("").to_string();
+                    let key = format!("{module} {} {} {} {}", c["function"], c["location"], c["type_id"], c["offset"]);
+                    (key, c["outcome"].to_string())
+                })
+                .collect()
+        };
+        let (ours, theirs) = (outcomes(&r), outcomes(&p));
+        let differ: Vec<String> = ours
+            .iter()
+            .filter_map(|(k, o)| match theirs.get(k) {
+                Some(t) if t != o => Some(format!("{k}: wpd-ld {o}, plugin {t}")),
+                None => Some(format!("{k}: not compiled by the plugin")),
+                _ => None,
+            })
+            .collect();
+        if !differ.is_empty() {
+            failures.push(format!("{t}: plugin ({linker}) differs from wpd-ld:\n{}", differ.join("\n")));
         }
     }
     if std::env::var_os("WPD_E2E_VERBOSE").is_some_and(|v| v != "0" && !v.is_empty()) {

@@ -1,0 +1,557 @@
+//! `libwpd_plugin.so`: wpd as a linker plugin, through the interface
+//! `LLVMgold.so` implements (GNU ld, gold and mold load it with `-plugin`).
+//!
+//! - `onload` reads the options (`-plugin-opt=…`, [`options`]) and
+//!   registers three hooks.
+//! - claim-file: a bitcode object or archive member is claimed, and its
+//!   symbols (from the bitcode symbol table) are given to the linker.
+//! - all-symbols-read: the linker says how every symbol of every claimed
+//!   file resolved; that is the link model ([`model`]). The pipeline is
+//!   `wpd-ld`'s: summarize, thin link, rewrite, LLVM's ThinLTO backends.
+//!   The native objects go back to the linker (`add_input_file`).
+//! - cleanup: the report (with the output's sizes) is written and the
+//!   temporary objects are removed.
+//!
+//! Errors go through the linker's message callback, one line naming the
+//! file, and fail the link.
+
+pub mod api;
+pub mod model;
+pub mod options;
+
+use std::ffi::{CStr, CString};
+use std::os::raw::{c_char, c_int, c_void};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use wpd::input::BitcodeInput;
+use wpd::policy::{Policy, Validation};
+use wpd_llvm::BitcodeSymbol;
+
+/// How the linker gives back resolutions.
+#[derive(Clone, Copy)]
+enum GetSymbols {
+    V1(api::GetSymbols),
+    V2(api::GetSymbols),
+    V3(api::GetSymbols),
+}
+
+/// The linker's callbacks and facts, from the transfer vector.
+struct Linker {
+    add_symbols: api::AddSymbols,
+    get_symbols: GetSymbols,
+    add_input_file: api::AddInputFile,
+    message: Option<api::Message>,
+    get_wrap_symbols: Option<api::GetWrapSymbols>,
+    output: model::Output,
+    output_name: Option<String>,
+    flavor: wpd_link::Flavor,
+}
+
+/// A claimed bitcode file.
+struct Claimed {
+    input: BitcodeInput,
+    handle: *mut c_void,
+    /// The symbols given to the linker, and their plugin records (whose
+    /// strings `_strings` owns).
+    symbols: Vec<BitcodeSymbol>,
+    records: Vec<api::Symbol>,
+    _strings: Vec<CString>,
+}
+
+struct State {
+    linker: Linker,
+    options: options::Options,
+    files: Vec<Claimed>,
+    /// Member names of the archives the linker read members from, by the
+    /// offset of each member's data (the linker gives offsets, not names).
+    members: std::collections::HashMap<String, std::collections::HashMap<u64, String>>,
+    /// The native objects' folder (kept with `save-temps`).
+    temp: Option<tempfile::TempDir>,
+    /// The report, completed at cleanup with the output's sizes.
+    report: Option<serde_json::Value>,
+}
+
+/// The plugin's state: one link per process.
+struct Global(Mutex<Option<State>>);
+
+// SAFETY: the raw pointers inside are the linker's file handles and
+// records of strings this state owns; the linker calls the hooks from one
+// thread at a time, and the mutex serializes every access.
+unsafe impl Sync for Global {}
+
+static STATE: Global = Global(Mutex::new(None));
+
+fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> Option<T> {
+    let mut guard = STATE.0.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_mut().map(f)
+}
+
+/// Reports `text` through the linker (`level`), or on stderr when the
+/// linker gave no message callback.
+fn say(message: Option<api::Message>, level: c_int, text: &str) {
+    let line = format!("wpd plugin: {}", text.replace('\n', " "));
+    let c = CString::new(line.replace('\0', "?")).expect("no NUL");
+    match message {
+        // SAFETY: a printf-style callback given "%s" and one C string,
+        // alive through the call.
+        Some(m) => unsafe {
+            m(level, c"%s".as_ptr(), c.as_ptr());
+        },
+        None => eprintln!("{}", c.to_string_lossy()),
+    }
+}
+
+/// The plugin's entry point: reads the transfer vector, registers the
+/// hooks and takes the options.
+///
+/// # Safety
+/// `tv` is the linker's transfer vector, ended by `LDPT_NULL`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
+    let mut options = options::Options::default();
+    let mut errors = Vec::new();
+    let (mut register_claim, mut register_all, mut register_cleanup) = (None, None, None);
+    let (mut add_symbols, mut add_input_file, mut message, mut wraps) = (None, None, None, None);
+    let (mut get_v1, mut get_v2, mut get_v3) = (None, None, None);
+    let mut output = model::Output::Executable;
+    let mut output_name = None;
+    let mut flavor = wpd_link::Flavor::Bfd;
+    let mut p = tv;
+    // SAFETY (the loop): `tv` is a vector of entries ended by LDPT_NULL;
+    // each entry's value has the type its tag names (plugin-api.h), so a
+    // function pointer is read as that function's type.
+    unsafe {
+        while (*p).tag != api::tag::NULL {
+            let e = &*p;
+            match e.tag {
+                api::tag::OPTION => {
+                    let opt = CStr::from_ptr(e.value.string).to_string_lossy().into_owned();
+                    if let Err(err) = options.take(&opt) {
+                        errors.push(err);
+                    }
+                }
+                api::tag::LINKER_OUTPUT => {
+                    output = match e.value.int {
+                        api::output::REL => model::Output::Relocatable,
+                        api::output::DYN => model::Output::Shared,
+                        api::output::PIE => model::Output::Pie,
+                        _ => model::Output::Executable,
+                    }
+                }
+                api::tag::OUTPUT_NAME => {
+                    output_name = Some(CStr::from_ptr(e.value.string).to_string_lossy().into_owned())
+                }
+                api::tag::GOLD_VERSION => flavor = wpd_link::Flavor::Gold,
+                api::tag::REGISTER_CLAIM_FILE_HOOK => {
+                    register_claim = Some(std::mem::transmute::<*const c_void, api::RegisterClaimFile>(e.value.ptr))
+                }
+                api::tag::REGISTER_ALL_SYMBOLS_READ_HOOK => {
+                    register_all = Some(std::mem::transmute::<*const c_void, api::RegisterAllSymbolsRead>(e.value.ptr))
+                }
+                api::tag::REGISTER_CLEANUP_HOOK => {
+                    register_cleanup = Some(std::mem::transmute::<*const c_void, api::RegisterCleanup>(e.value.ptr))
+                }
+                api::tag::ADD_SYMBOLS => {
+                    add_symbols = Some(std::mem::transmute::<*const c_void, api::AddSymbols>(e.value.ptr))
+                }
+                api::tag::GET_SYMBOLS => {
+                    get_v1 = Some(std::mem::transmute::<*const c_void, api::GetSymbols>(e.value.ptr))
+                }
+                api::tag::GET_SYMBOLS_V2 => {
+                    get_v2 = Some(std::mem::transmute::<*const c_void, api::GetSymbols>(e.value.ptr))
+                }
+                api::tag::GET_SYMBOLS_V3 => {
+                    get_v3 = Some(std::mem::transmute::<*const c_void, api::GetSymbols>(e.value.ptr))
+                }
+                api::tag::ADD_INPUT_FILE => {
+                    add_input_file = Some(std::mem::transmute::<*const c_void, api::AddInputFile>(e.value.ptr))
+                }
+                api::tag::MESSAGE => message = Some(std::mem::transmute::<*const c_void, api::Message>(e.value.ptr)),
+                api::tag::GET_WRAP_SYMBOLS => {
+                    wraps = Some(std::mem::transmute::<*const c_void, api::GetWrapSymbols>(e.value.ptr))
+                }
+                _ => {}
+            }
+            p = p.add(1);
+        }
+    }
+    if let Some(e) = errors.first() {
+        say(message, api::level::FATAL, e);
+        return api::LDPS_ERR;
+    }
+    let get_symbols = match (get_v3, get_v2, get_v1) {
+        (Some(f), _, _) => GetSymbols::V3(f),
+        (None, Some(f), _) => GetSymbols::V2(f),
+        (None, None, Some(f)) => GetSymbols::V1(f),
+        _ => {
+            say(message, api::level::FATAL, "the linker offers no way to read symbol resolutions (get_symbols)");
+            return api::LDPS_ERR;
+        }
+    };
+    let (Some(register_claim), Some(register_all), Some(add_symbols), Some(add_input_file)) =
+        (register_claim, register_all, add_symbols, add_input_file)
+    else {
+        say(
+            message,
+            api::level::FATAL,
+            "the linker lacks a hook wpd needs (claim-file, all-symbols-read, add-symbols, add-input-file)",
+        );
+        return api::LDPS_ERR;
+    };
+    let linker = Linker {
+        add_symbols,
+        get_symbols,
+        add_input_file,
+        message,
+        get_wrap_symbols: wraps,
+        output,
+        output_name,
+        flavor,
+    };
+    *STATE.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
+        linker,
+        options,
+        files: Vec::new(),
+        members: std::collections::HashMap::new(),
+        temp: None,
+        report: None,
+    });
+    // SAFETY: the linker's registration functions, given hooks with the
+    // signatures plugin-api.h declares.
+    unsafe {
+        if register_claim(claim_file) != api::LDPS_OK || register_all(all_symbols_read) != api::LDPS_OK {
+            return api::LDPS_ERR;
+        }
+        if let Some(r) = register_cleanup
+            && r(cleanup) != api::LDPS_OK
+        {
+            return api::LDPS_ERR;
+        }
+    }
+    api::LDPS_OK
+}
+
+/// Reads `len` bytes at `offset` of the linker's open file `fd` (the file
+/// stays open: it is the linker's).
+fn read_at(fd: c_int, offset: i64, len: i64) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    use std::os::unix::io::FromRawFd;
+    let len = usize::try_from(len).map_err(|_| std::io::Error::other("negative file size"))?;
+    let offset = u64::try_from(offset).map_err(|_| std::io::Error::other("negative offset"))?;
+    // SAFETY: `fd` is open for the duration of the claim hook; ManuallyDrop
+    // keeps it open afterwards (the linker closes it).
+    let file = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, offset)?;
+    Ok(buf)
+}
+
+/// The member names of the archive `path`, by the offset of each member's
+/// data; empty when it cannot be read as an archive (members are then
+/// named by offset).
+fn member_names(path: &str) -> std::collections::HashMap<u64, String> {
+    let mut out = std::collections::HashMap::new();
+    let Ok(bytes) = std::fs::read(path) else { return out };
+    let Ok(archive) = wpd::object::read::archive::ArchiveFile::parse(&*bytes) else { return out };
+    for member in archive.members().flatten() {
+        let (offset, _) = member.file_range();
+        out.insert(offset, String::from_utf8_lossy(member.name()).into_owned());
+    }
+    out
+}
+
+unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int) -> api::Status {
+    // SAFETY: the linker passes a valid input file and out-pointer.
+    let (file, claimed) = unsafe { (&*file, &mut *claimed) };
+    *claimed = 0;
+    // SAFETY: the name is a C string the linker owns.
+    let name = unsafe { CStr::from_ptr(file.name) }.to_string_lossy().into_owned();
+    let result = with_state(|state| -> Result<bool, String> {
+        let bytes = read_at(file.fd, file.offset, file.filesize)
+            .map_err(|e| format!("{name} (at offset {}): {e}", file.offset))?;
+        if !wpd::input::is_bitcode(&bytes) {
+            return Ok(false);
+        }
+        let shown = if file.offset > 0 {
+            // `archive(member)`, as wpd-ld and lld's --trace name members.
+            let members = state.members.entry(name.clone()).or_insert_with(|| member_names(&name));
+            match members.get(&(file.offset as u64)) {
+                Some(m) => format!("{name}({m})"),
+                None => format!("{name}@{}", file.offset),
+            }
+        } else {
+            name.clone()
+        };
+        let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+        let symbols: Vec<BitcodeSymbol> = table.symbols.iter().filter(|s| s.in_link()).cloned().collect();
+        let mut strings = Vec::new();
+        let mut records = Vec::with_capacity(symbols.len());
+        for s in &symbols {
+            let cname = CString::new(wpd_summary::name::to_bytes(&s.name).into_owned())
+                .map_err(|_| format!("{shown}: a symbol name holds a NUL byte"))?;
+            let comdat = match s.comdat.and_then(|c| table.comdats.get(c as usize)) {
+                Some((key, _)) => {
+                    let k = CString::new(wpd_summary::name::to_bytes(key).into_owned())
+                        .map_err(|_| format!("{shown}: a comdat name holds a NUL byte"))?;
+                    let p = k.as_ptr().cast_mut();
+                    strings.push(k);
+                    p
+                }
+                None => std::ptr::null_mut(),
+            };
+            let def = match (s.undefined, s.weak, s.common) {
+                (true, true, _) => api::kind::WEAKUNDEF,
+                (true, false, _) => api::kind::UNDEF,
+                (false, _, true) => api::kind::COMMON,
+                (false, true, false) => api::kind::WEAKDEF,
+                (false, false, false) => api::kind::DEF,
+            };
+            let visibility = match s.visibility {
+                wpd_summary::Visibility::Hidden => api::visibility::HIDDEN,
+                wpd_summary::Visibility::Protected => api::visibility::PROTECTED,
+                wpd_summary::Visibility::Default => api::visibility::DEFAULT,
+            };
+            records.push(api::Symbol {
+                name: cname.as_ptr().cast_mut(),
+                version: std::ptr::null_mut(),
+                def,
+                symbol_type: 0,
+                section_kind: 0,
+                unused: 0,
+                visibility,
+                size: if s.common { s.common_size } else { 0 },
+                comdat_key: comdat,
+                resolution: api::resolution::UNKNOWN,
+            });
+            strings.push(cname);
+        }
+        let n = c_int::try_from(records.len()).map_err(|_| format!("{shown}: too many symbols"))?;
+        // SAFETY: the linker's callback, given its handle and records whose
+        // strings live in `strings` (kept with the file until the link ends).
+        let status = unsafe { (state.linker.add_symbols)(file.handle, n, records.as_ptr()) };
+        if status != api::LDPS_OK {
+            return Err(format!("{shown}: the linker refused its symbols"));
+        }
+        let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes };
+        state.files.push(Claimed { input, handle: file.handle, symbols, records, _strings: strings });
+        Ok(true)
+    });
+    match result {
+        Some(Ok(c)) => {
+            *claimed = c as c_int;
+            api::LDPS_OK
+        }
+        Some(Err(e)) => {
+            let message = with_state(|s| s.linker.message).flatten();
+            say(message, api::level::ERROR, &e);
+            api::LDPS_ERR
+        }
+        None => api::LDPS_ERR,
+    }
+}
+
+unsafe extern "C" fn all_symbols_read() -> api::Status {
+    let result = with_state(|state| link(state).map_err(|e| (state.linker.message, e)));
+    match result {
+        Some(Ok(())) => api::LDPS_OK,
+        Some(Err((message, e))) => {
+            say(message, api::level::FATAL, &e);
+            api::LDPS_ERR
+        }
+        None => api::LDPS_ERR,
+    }
+}
+
+unsafe extern "C" fn cleanup() -> api::Status {
+    let result = with_state(|state| -> Result<(), String> {
+        if let (Some(mut json), Some(path)) = (state.report.take(), state.options.report.clone()) {
+            let sizes = state
+                .linker
+                .output_name
+                .as_deref()
+                .and_then(|o| wpd::report::sizes::of_file(std::path::Path::new(o)).ok());
+            json["size"] = serde_json::json!({ "output": sizes, "baseline": null });
+            let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
+            wpd_summary::container::write_bytes_atomic(text.as_bytes(), &path).map_err(|e| e.to_string())?;
+        }
+        // Dropping the folder removes the objects, unless save-temps.
+        if let Some(t) = state.temp.take()
+            && state.options.save_temps
+        {
+            let kept = t.keep();
+            say(state.linker.message, api::level::INFO, &format!("temporary files kept in {}", kept.display()));
+        }
+        Ok(())
+    });
+    match result {
+        Some(Err(e)) => {
+            say(with_state(|s| s.linker.message).flatten(), api::level::ERROR, &e);
+            api::LDPS_ERR
+        }
+        _ => api::LDPS_OK,
+    }
+}
+
+/// all-symbols-read: the resolutions, the pipeline, the objects back to
+/// the linker.
+fn link(state: &mut State) -> Result<(), String> {
+    let mut timings = wpd::timing::Timings::default();
+    let start = std::time::Instant::now();
+    // Resolutions; with v3, a claimed file the linker did not load answers
+    // "no symbols" and is not part of the link.
+    let mut resolutions: Vec<Option<Vec<i32>>> = Vec::with_capacity(state.files.len());
+    for f in &mut state.files {
+        let n = c_int::try_from(f.records.len()).map_err(|_| "too many symbols".to_string())?;
+        let (get, v3) = match state.linker.get_symbols {
+            GetSymbols::V1(g) | GetSymbols::V2(g) => (g, false),
+            GetSymbols::V3(g) => (g, true),
+        };
+        // SAFETY: the linker's callback, given the handle of a file it
+        // loaded and the records it was given for it (filled in place).
+        let status = unsafe { get(f.handle, n, f.records.as_mut_ptr()) };
+        if v3 && status == api::LDPS_NO_SYMS {
+            resolutions.push(None);
+            continue;
+        }
+        if status != api::LDPS_OK {
+            return Err(format!("{}: the linker gave no symbol resolutions", f.input.name));
+        }
+        resolutions.push(Some(f.records.iter().map(|r| r.resolution).collect()));
+    }
+    let loaded: Vec<(&Claimed, Vec<i32>)> =
+        state.files.iter().zip(resolutions).filter_map(|(f, r)| r.map(|r| (f, r))).collect();
+    let mut wraps = Vec::new();
+    if let Some(get_wraps) = state.linker.get_wrap_symbols {
+        let (mut n, mut list): (u64, *mut *const c_char) = (0, std::ptr::null_mut());
+        // SAFETY: the linker's callback fills a count and an array of C
+        // strings it owns.
+        if unsafe { get_wraps(&mut n, &mut list) } == api::LDPS_OK && !list.is_null() {
+            for i in 0..n as usize {
+                // SAFETY: `list` holds `n` C strings.
+                wraps.push(unsafe { CStr::from_ptr(*list.add(i)) }.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let files: Vec<model::Resolved<'_>> = loaded
+        .iter()
+        .map(|(f, r)| model::Resolved { name: &f.input.name, symbols: &f.symbols, resolutions: r })
+        .collect();
+    let output = state.linker.output;
+    // The linker's own command line: symbols it names are roots.
+    let argv: Vec<String> = std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect()
+        })
+        .unwrap_or_default();
+    let defined: std::collections::BTreeSet<String> =
+        files.iter().flat_map(|f| f.symbols.iter().filter(|s| !s.undefined).map(|s| s.name.clone())).collect();
+    let mut mentioned = model::mentioned(&argv, &defined);
+    for w in model::wrapped(&argv) {
+        if !wraps.contains(&w) {
+            wraps.push(w);
+        }
+    }
+    // A wrapped symbol's references go to `__wrap_X` and `__real_X` to X:
+    // the linker binds them after the backends, so all three stay.
+    for w in &wraps {
+        mentioned.extend([format!("__wrap_{w}"), format!("__real_{w}"), w.clone()]);
+    }
+    let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned);
+    let modules: Vec<BitcodeInput> = loaded.iter().map(|(f, _)| f.input.clone()).collect();
+    if modules.is_empty() {
+        return Ok(());
+    }
+    let o = &state.options;
+    wpd_llvm::Context::set_llvm_options(&o.llvm_options)?;
+    let relocatable = output == model::Output::Relocatable;
+    let shared = output == model::Output::Shared;
+    let mut validation = Validation::from_native(&from.native, None);
+    validation.always = relocatable;
+    validation.enabled = o.validate;
+    validation.known_safe = o.known_safe.clone();
+    validation.force_open = o.open.clone();
+    let policy = Policy {
+        whole_program_visibility: o.whole_program_visibility,
+        facts: wpd::hierarchy::LinkFacts {
+            shared,
+            export_dynamic: false,
+            exported: Some(from.model.exported.clone()),
+            external_refs: from.model.outside_refs.known().cloned(),
+        },
+        validation,
+        speculate: o.speculate,
+    };
+    let codegen = wpd::codegen::CodegenOptions {
+        opt_level: o.opt_level,
+        cpu: o.cpu.clone(),
+        verify: false,
+        lto_verify: true,
+        sections: wpd_llvm::Sections { functions: true, data: true },
+        machine: wpd::codegen::MachineFlags::default(),
+        profile: wpd::codegen::Profile {
+            sample: o.sample_profile.clone(),
+            cs_profile: o.cs_profile.clone(),
+            cs_generate: o.cs_generate,
+        },
+        dwo_dir: o.dwo_dir.clone(),
+        split_dwarf_file: None,
+        reloc: match output {
+            model::Output::Relocatable => wpd_llvm::LtoReloc::Module,
+            model::Output::Pie | model::Output::Shared => wpd_llvm::LtoReloc::Pic,
+            model::Output::Executable => wpd_llvm::LtoReloc::Static,
+        },
+    };
+    let kind = wpd_link::lto::OutputKind { shared, relocatable, export_dynamic: false };
+    let symbols = wpd_link::lto::LtoSymbols::new(&from.model, kind);
+    let out = wpd::devirtualize_and_compile(
+        &modules,
+        &policy,
+        &codegen,
+        &symbols,
+        wpd::Backends::InProcess,
+        o.jobs,
+        None,
+        &mut timings,
+        &wpd::progress::Progress::off(),
+    )
+    .map_err(|e| e.to_string())?;
+    for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, o.remarks) {
+        eprintln!("{r}");
+    }
+    let mismatches = wpd::report::mismatches(&out.summaries, &out.plan, &policy, &out.stats);
+    for m in &mismatches {
+        say(state.linker.message, api::level::WARNING, &format!("plan and backend disagree: {m}"));
+    }
+    let temp = tempfile::Builder::new()
+        .prefix("wpd-plugin-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(out.objects.len());
+    for (k, object) in out.objects.iter().enumerate() {
+        let path = temp.path().join(format!("{k}.o"));
+        std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
+        paths.push(path);
+    }
+    for path in &paths {
+        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "NUL in a temporary path".to_string())?;
+        // SAFETY: the linker's callback, given a C string alive through the
+        // call (the linker copies the name).
+        if unsafe { (state.linker.add_input_file)(c.as_ptr()) } != api::LDPS_OK {
+            return Err(format!("the linker refused the native object {}", path.display()));
+        }
+    }
+    state.temp = Some(temp);
+    timings.phases.push(("total", start.elapsed()));
+    if o.report.is_some() {
+        let mut json =
+            wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);
+        json["linker"] = serde_json::Value::String(format!("{:?} (plugin)", state.linker.flavor));
+        json["link_model"] = serde_json::json!({
+            "source": "linker plugin resolutions",
+            "loaded": modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
+            "outside_refs_known": true,
+        });
+        state.report = Some(json);
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! The link model from the linker itself: which bitcode files it loaded
+//! (the files the plugin claimed, in claim order) and how it resolved every
+//! one of their symbols. `wpd-ld` works this out by re-reading the command
+//! line (`wpd_link::resolve`); here the linker says it, and the rest of the
+//! pipeline is the same.
+
+use crate::api::resolution as r;
+use std::collections::{BTreeMap, BTreeSet};
+use wpd_link::InputId;
+use wpd_link::native::{NativeScan, Sighting};
+use wpd_link::resolve::{Flavor, LinkModel, Loaded, LoadedKind, OutsideRefs};
+use wpd_llvm::BitcodeSymbol;
+
+/// One loaded bitcode file: its name, the symbols the plugin gave the
+/// linker (those `BitcodeSymbol::in_link`), and their resolutions, in the
+/// same order.
+pub struct Resolved<'a> {
+    pub name: &'a str,
+    pub symbols: &'a [BitcodeSymbol],
+    pub resolutions: &'a [i32],
+}
+
+/// The output kind, from `LDPT_LINKER_OUTPUT`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    Relocatable,
+    Executable,
+    Pie,
+    Shared,
+}
+
+/// What the resolutions say, for the pipeline: the link model, and the
+/// native side's view of C++ classes for validation.
+pub struct FromLinker {
+    pub model: LinkModel,
+    pub native: NativeScan,
+}
+
+fn prevails(res: i32) -> bool {
+    matches!(res, r::PREVAILING_DEF | r::PREVAILING_DEF_IRONLY | r::PREVAILING_DEF_IRONLY_EXP)
+}
+
+/// Builds the link model from the linker's resolutions.
+///
+/// - A definition prevails when the linker says so (`PREVAILING_DEF*`).
+/// - Code outside the bitcode references what the linker resolved as
+///   `PREVAILING_DEF` (referenced from a regular object: `main` from
+///   `crt1.o`, `-u`, a native caller).
+/// - The output exports what the linker put in its dynamic symbol table
+///   (`PREVAILING_DEF_IRONLY_EXP`), and, conservatively, every
+///   default-visibility definition a regular object references.
+/// - A class is seen natively when its vtable or typeinfo (`_ZTV`/`_ZTI`)
+///   is referenced from a regular object, preempted by a regular object's
+///   definition, or defined by one or by a shared library (an IR reference
+///   resolved there): the sightings `wpd-ld` gets by scanning the native
+///   inputs. (A native class without typeinfo, `-fno-rtti`, deriving from a
+///   bitcode class is visible only through such symbols.)
+///
+/// A definition the linker left unresolved (`UNKNOWN`) is kept as if
+/// referenced from outside, and so is every name in `mentioned` (symbols
+/// the linker's command line or scripts name: `-init`, `-e`, `--defsym`,
+/// `ENTRY`, … which not every linker reports as references).
+pub fn from_linker(
+    files: &[Resolved<'_>],
+    output: Output,
+    flavor: Flavor,
+    wraps: Vec<String>,
+    mentioned: &BTreeSet<String>,
+) -> FromLinker {
+    let mut loaded = Vec::with_capacity(files.len());
+    let mut outside = BTreeSet::new();
+    let mut exported = BTreeSet::new();
+    let mut classes: BTreeMap<String, Vec<Sighting>> = BTreeMap::new();
+    for f in files {
+        let mut defined = BTreeSet::new();
+        let mut prevailing = BTreeSet::new();
+        for (s, &res) in f.symbols.iter().zip(f.resolutions) {
+            if !s.undefined {
+                defined.insert(s.name.clone());
+                if prevails(res) || res == r::UNKNOWN {
+                    prevailing.insert(s.name.clone());
+                }
+                if res == r::PREVAILING_DEF || res == r::UNKNOWN || mentioned.contains(&s.name) {
+                    outside.insert(s.name.clone());
+                    if s.visibility == wpd_summary::Visibility::Default && output != Output::Relocatable {
+                        exported.insert(s.name.clone());
+                    }
+                }
+                if res == r::PREVAILING_DEF_IRONLY_EXP {
+                    exported.insert(s.name.clone());
+                }
+            }
+            let Some(class) = s.name.strip_prefix("_ZTV").or_else(|| s.name.strip_prefix("_ZTI")) else { continue };
+            let sighting = match res {
+                r::PREVAILING_DEF => Sighting::References { symbol: s.name.clone(), file: "a regular object".into() },
+                r::PREEMPTED_REG | r::RESOLVED_EXEC => {
+                    Sighting::Defines { symbol: s.name.clone(), file: "a regular object".into() }
+                }
+                r::RESOLVED_DYN => Sighting::Defines { symbol: s.name.clone(), file: "a shared library".into() },
+                // In the dynamic symbol table: a shared library of the link
+                // references it, or the output exports it.
+                r::PREVAILING_DEF_IRONLY_EXP => {
+                    Sighting::References { symbol: s.name.clone(), file: "the dynamic symbol table".into() }
+                }
+                _ => continue,
+            };
+            let list = classes.entry(class.to_string()).or_default();
+            if list.len() < 3 && !list.contains(&sighting) {
+                list.push(sighting);
+            }
+        }
+        loaded.push(Loaded {
+            input: InputId(0),
+            member: None,
+            kind: LoadedKind::Bitcode,
+            name: f.name.to_string(),
+            prevailing,
+            defined,
+        });
+    }
+    let native = NativeScan { refs: outside.clone(), classes, ..NativeScan::default() };
+    let model = LinkModel {
+        flavor,
+        inputs: Vec::new(),
+        loaded,
+        outside_refs: OutsideRefs::Known(outside),
+        wraps,
+        exported,
+        defined_by_command_line: BTreeSet::new(),
+        notes: Vec::new(),
+    };
+    FromLinker { model, native }
+}
+
+/// The bitcode-defined names (`defined`) that the linker's arguments (or
+/// the text files they name: scripts, version scripts, dynamic lists,
+/// response files) mention as a word. Conservative: a word that happens to
+/// equal a symbol only keeps that symbol.
+pub fn mentioned(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String> {
+    fn words(text: &str) -> impl Iterator<Item = &str> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '@')))
+            .filter(|w| !w.is_empty())
+    }
+    let mut out = BTreeSet::new();
+    let mut see = |text: &str| {
+        for w in words(text) {
+            if defined.contains(w) {
+                out.insert(w.to_string());
+            }
+        }
+    };
+    for a in args.iter().skip(1) {
+        // Plugin options name vtables for wpd (`wpd-known-safe=`), not
+        // symbols for the link.
+        if a.contains("plugin-opt") {
+            continue;
+        }
+        see(a);
+        let path = a.strip_prefix('@').unwrap_or(a);
+        let p = std::path::Path::new(path);
+        // A small text file: a script or a list (objects are binary).
+        if let Ok(meta) = std::fs::metadata(p)
+            && meta.is_file()
+            && meta.len() < (1 << 20)
+            && let Ok(text) = std::fs::read_to_string(p)
+        {
+            see(&text);
+        }
+    }
+    out
+}
+
+/// The `--wrap` symbols of the linker's arguments (`--wrap=X`, `--wrap X`,
+/// `-wrap X`), for linkers that do not offer `get_wrap_symbols`.
+pub fn wrapped(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--wrap" | "-wrap" => out.extend(it.next().cloned()),
+            _ => {
+                if let Some(v) = a.strip_prefix("--wrap=").or_else(|| a.strip_prefix("-wrap=")) {
+                    out.push(v.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sym(name: &str, undefined: bool) -> BitcodeSymbol {
+        BitcodeSymbol {
+            name: name.into(),
+            undefined,
+            weak: false,
+            common: false,
+            common_size: 0,
+            common_align: 0,
+            visibility: wpd_summary::Visibility::Default,
+            comdat: None,
+            used: false,
+            tls: false,
+            may_omit: false,
+            global: true,
+            format_specific: false,
+            executable: true,
+            unnamed_addr: false,
+            indirect: false,
+        }
+    }
+
+    #[test]
+    fn resolutions_become_the_model() {
+        let a = [sym("main", false), sym("_Z3tplv", false), sym("_ZTV4Base", false), sym("_ZTI3Ext", true)];
+        let ra = [r::PREVAILING_DEF, r::PREVAILING_DEF_IRONLY, r::PREVAILING_DEF, r::RESOLVED_DYN];
+        let b = [sym("_Z3tplv", false), sym("api", false)];
+        let rb = [r::PREEMPTED_IR, r::PREVAILING_DEF_IRONLY_EXP];
+        let files = [
+            Resolved { name: "a.o", symbols: &a, resolutions: &ra },
+            Resolved { name: "b.o", symbols: &b, resolutions: &rb },
+        ];
+        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new());
+        assert!(m.model.loaded[0].prevailing.contains("_Z3tplv"));
+        assert!(!m.model.loaded[1].prevailing.contains("_Z3tplv"));
+        assert!(m.model.loaded[1].defined.contains("_Z3tplv"));
+        let outside = m.model.outside_refs.known().unwrap();
+        assert!(outside.contains("main") && !outside.contains("_Z3tplv") && !outside.contains("api"));
+        assert!(m.model.exported.contains("api"));
+        // Base's vtable is referenced natively; Ext's typeinfo comes from a
+        // shared library.
+        assert!(matches!(m.native.classes["4Base"][0], Sighting::References { .. }));
+        assert!(matches!(m.native.classes["3Ext"][0], Sighting::Defines { .. }));
+        assert!(!m.native.classes.contains_key("3tplv"));
+        // A symbol the command line names (`-init=api`) is referenced.
+        let named = BTreeSet::from(["_Z3tplv".to_string()]);
+        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &named);
+        assert!(m.model.outside_refs.known().unwrap().contains("_Z3tplv"));
+    }
+
+    #[test]
+    fn names_in_arguments_and_scripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("link.ld");
+        std::fs::write(&script, "ENTRY(start_here)\nSECTIONS { .text : { *(.text) } }\n").unwrap();
+        let defined: BTreeSet<String> =
+            ["start_here", "hook", "other", "_ZTV4Base"].iter().map(|s| s.to_string()).collect();
+        let args = vec![
+            "ld".to_string(),
+            "-init=hook".into(),
+            "-T".into(),
+            script.display().to_string(),
+            "-o".into(),
+            "other-prog".into(),
+            "-plugin-opt=wpd-known-safe=_ZTV4Base".into(),
+        ];
+        let m = mentioned(&args, &defined);
+        assert!(m.contains("start_here") && m.contains("hook"), "{m:?}");
+        assert!(!m.contains("_ZTV4Base"));
+        let w: Vec<String> =
+            ["ld", "--wrap=malloc", "-wrap", "free", "--wrap", "open", "x.o"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(wrapped(&w), ["malloc", "free", "open"]);
+    }
+}

@@ -1,0 +1,117 @@
+//! The linker plugin (`libwpd_plugin.so`) on its own: a good link through
+//! GNU ld, gold and mold leaves no temporary file and writes a report with
+//! the output's sizes; a broken bitcode file and an unknown plugin option
+//! fail the link with one line naming them, through the linker's message
+//! callback. (`tests/e2e.rs` links every fixture through the plugin;
+//! `tests/link_model.rs` the link-model cases; `tests/realworld.rs`
+//! leveldb.)
+
+use std::path::Path;
+use std::process::Command;
+use wpd_tests::link::wpd_plugin_so;
+use wpd_tests::{CLANGXX, Check, repo_root, run, run_raw, temp_dir};
+
+const LINKERS: [&str; 3] = ["bfd", "gold", "mold"];
+
+fn demo_objects(d: &Path) -> Check<Vec<std::path::PathBuf>> {
+    let mut objects = Vec::new();
+    for s in ["main.cpp", "shapes.cpp"] {
+        let obj = d.join(s.replace(".cpp", ".o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(repo_root().join("fixtures/demo").join(s))
+            .arg("-o")
+            .arg(&obj))?;
+        objects.push(obj);
+    }
+    Ok(objects)
+}
+
+fn plugin_link(linker: &str, tmp: &Path, extra: &[&str], inputs: &[&Path], out: &Path) -> Check<std::process::Output> {
+    run_raw(
+        Command::new(CLANGXX)
+            .env("TMPDIR", tmp)
+            .arg(format!("-fuse-ld={linker}"))
+            .arg(format!("-Wl,-plugin,{}", wpd_plugin_so()?.display()))
+            .args(extra)
+            .args(inputs)
+            .arg("-o")
+            .arg(out),
+    )
+}
+
+fn clean_links() -> Check {
+    let t = temp_dir("plugin-clean")?;
+    let objects = demo_objects(t.path())?;
+    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
+    let reference = t.path().join("ref");
+    run(Command::new(CLANGXX)
+        .arg("-O0")
+        .args(["main.cpp", "shapes.cpp"].map(|s| repo_root().join("fixtures/demo").join(s)))
+        .arg("-o")
+        .arg(&reference))?;
+    let want = run(&mut Command::new(&reference))?.stdout;
+    for linker in LINKERS {
+        let scratch = t.path().join(format!("tmp-{linker}"));
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let report = t.path().join(format!("{linker}.json"));
+        let prog = t.path().join(format!("prog-{linker}"));
+        let o = plugin_link(
+            linker,
+            &scratch,
+            &["-Wl,-plugin-opt=whole-program-visibility", &format!("-Wl,-plugin-opt=wpd-report={}", report.display())],
+            &inputs,
+            &prog,
+        )?;
+        if !o.status.success() {
+            return Err(format!("[{linker}] link failed: {}", String::from_utf8_lossy(&o.stderr)));
+        }
+        if run(&mut Command::new(&prog))?.stdout != want {
+            return Err(format!("[{linker}] the program's output differs from -O0"));
+        }
+        let left: Vec<_> = std::fs::read_dir(&scratch).map_err(|e| e.to_string())?.flatten().collect();
+        if !left.is_empty() {
+            return Err(format!("[{linker}] the plugin left {} files in TMPDIR", left.len()));
+        }
+        let r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        if r["size"]["output"]["sections"][".text"].as_u64().unwrap_or(0) == 0 {
+            return Err(format!("[{linker}] the report has no output size: {}", r["size"]));
+        }
+        if r["call_sites"]["single_impl"].as_u64().unwrap_or(0) == 0 {
+            return Err(format!("[{linker}] nothing devirtualized: {}", r["call_sites"]));
+        }
+    }
+    Ok(())
+}
+
+fn refused() -> Check {
+    let t = temp_dir("plugin-refused")?;
+    let objects = demo_objects(t.path())?;
+    let bad = t.path().join("broken.o");
+    // Bitcode magic, then nothing a module could be read from.
+    std::fs::write(&bad, b"BC\xc0\xde\x35\x14\x00\x00").map_err(|e| e.to_string())?;
+    for linker in LINKERS {
+        let out = t.path().join(format!("never-{linker}"));
+        let o = plugin_link(linker, t.path(), &[], &[&objects[0], &bad], &out)?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() || !err.lines().any(|l| l.contains("wpd plugin: ") && l.contains("broken.o: ")) {
+            return Err(format!("[{linker}] a broken bitcode file: {:?}, stderr {err}", o.status));
+        }
+        let o = plugin_link(linker, t.path(), &["-Wl,-plugin-opt=wpd-frobnicate"], &[&objects[0], &objects[1]], &out)?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() || !err.contains("unsupported plugin option wpd-frobnicate") || out.exists() {
+            return Err(format!("[{linker}] an unknown plugin option: {:?}, stderr {err}", o.status));
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let trials = vec![
+        libtest_mimic::Trial::test("clean_links", || clean_links().map_err(Into::into)),
+        libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
+    ];
+    libtest_mimic::run(&args, trials).exit();
+}
