@@ -322,7 +322,10 @@ fn thin_link(
 ) -> Result<()> {
     let mut timings = Timings::default();
     let summaries = timings.phase("read", || wpd::read_summaries(paths, jobs))?;
-    let plan = timings.phase("thin-link", || wpd::thin_link(&summaries, policy));
+    // The thin link in its two steps, timed apart for --time: merging the
+    // summaries (symbols, liveness, type id index), then deciding.
+    let link = timings.phase("hierarchy", || wpd::hierarchy::Link::new(&summaries, &policy.facts));
+    let plan = timings.phase("decide", || wpd::decide::decide(&link, policy));
     timings.phase("write", || wpd_summary::write_file_atomic(Kind::Plan, &plan, out))?;
     if remarks {
         for r in wpd::report::planned_remarks(&summaries, &plan, policy) {
