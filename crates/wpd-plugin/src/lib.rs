@@ -50,6 +50,8 @@ struct Linker {
 /// A claimed bitcode file.
 struct Claimed {
     input: BitcodeInput,
+    /// An archive member (not a file of the command line).
+    member: bool,
     handle: *mut c_void,
     /// The symbols given to the linker, and their plugin records (whose
     /// strings `_strings` owns).
@@ -333,7 +335,14 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
             return Err(format!("{shown}: the linker refused its symbols"));
         }
         let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes };
-        state.files.push(Claimed { input, handle: file.handle, symbols, records, _strings: strings });
+        state.files.push(Claimed {
+            input,
+            member: file.offset > 0,
+            handle: file.handle,
+            symbols,
+            records,
+            _strings: strings,
+        });
         Ok(true)
     });
     match result {
@@ -418,8 +427,14 @@ fn link(state: &mut State) -> Result<(), String> {
         }
         resolutions.push(Some(f.records.iter().map(|r| r.resolution).collect()));
     }
-    let loaded: Vec<(&Claimed, Vec<i32>)> =
-        state.files.iter().zip(resolutions).filter_map(|(f, r)| r.map(|r| (f, r))).collect();
+    let executable = matches!(state.linker.output, model::Output::Executable | model::Output::Pie);
+    let loaded: Vec<(&Claimed, Vec<i32>)> = state
+        .files
+        .iter()
+        .zip(resolutions)
+        .filter_map(|(f, r)| r.map(|r| (f, r)))
+        .filter(|(f, r)| !(executable && f.member && model::probed_only(&f.symbols, r)))
+        .collect();
     let mut wraps = Vec::new();
     if let Some(get_wraps) = state.linker.get_wrap_symbols {
         let (mut n, mut list): (u64, *mut *const c_char) = (0, std::ptr::null_mut());

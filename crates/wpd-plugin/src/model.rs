@@ -170,6 +170,17 @@ pub fn mentioned(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String
     out
 }
 
+/// Whether a claimed archive member was only probed, not loaded: one of its
+/// non-weak references is still undefined (`LDPR_UNDEF`) once every input
+/// was read, which a successful link of an executable cannot have. GNU ld
+/// claims members it then does not load (it checks the archive's members
+/// through the plugin), and its `get_symbols` (v2) does not say so. Such a
+/// member is left out, as the linker leaves it out; were it loaded after
+/// all, its symbols would be missing and the link would fail loudly.
+pub fn probed_only(symbols: &[BitcodeSymbol], resolutions: &[i32]) -> bool {
+    symbols.iter().zip(resolutions).any(|(s, &res)| s.undefined && !s.weak && res == r::UNDEF)
+}
+
 /// The `--wrap` symbols of the linker's arguments (`--wrap=X`, `--wrap X`,
 /// `-wrap X`), for linkers that do not offer `get_wrap_symbols`.
 pub fn wrapped(args: &[String]) -> Vec<String> {
@@ -239,6 +250,16 @@ mod tests {
         let named = BTreeSet::from(["_Z3tplv".to_string()]);
         let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &named);
         assert!(m.model.outside_refs.known().unwrap().contains("_Z3tplv"));
+    }
+
+    #[test]
+    fn probed_members() {
+        let syms = [sym("_Z3usev", true), sym("_Z3defv", false)];
+        assert!(probed_only(&syms, &[r::UNDEF, r::PREVAILING_DEF_IRONLY]));
+        assert!(!probed_only(&syms, &[r::RESOLVED_IR, r::PREVAILING_DEF_IRONLY]));
+        // A weak reference may stay undefined in a loaded file.
+        let weak = [BitcodeSymbol { weak: true, ..sym("_Z3usev", true) }];
+        assert!(!probed_only(&weak, &[r::UNDEF]));
     }
 
     #[test]
