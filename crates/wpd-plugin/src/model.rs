@@ -157,17 +157,33 @@ pub fn mentioned(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String
         }
         see(a);
         let path = a.strip_prefix('@').unwrap_or(a);
-        let p = std::path::Path::new(path);
-        // A small text file: a script or a list (objects are binary).
-        if let Ok(meta) = std::fs::metadata(p)
-            && meta.is_file()
-            && meta.len() < (1 << 20)
-            && let Ok(text) = std::fs::read_to_string(p)
-        {
+        if let Some(text) = small_text_file(std::path::Path::new(path)) {
             see(&text);
         }
     }
     out
+}
+
+/// The contents of `path` when it is a small text file (a script, a version
+/// script, a dynamic list, a response file). Objects, archives and shared
+/// libraries are recognized by their first bytes and not read further.
+fn small_text_file(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() >= (1 << 20) {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut head = [0u8; 4];
+    let n = file.read(&mut head).ok()?;
+    let binary: [&[u8]; 4] = [b"\x7fELF", b"BC\xc0\xde", b"\xde\xc0\x17\x0b", b"!<ar"];
+    if binary.iter().any(|m| head[..n].starts_with(m) && n == 4) {
+        return None;
+    }
+    let mut rest = Vec::with_capacity(meta.len() as usize);
+    rest.extend_from_slice(&head[..n]);
+    file.read_to_end(&mut rest).ok()?;
+    String::from_utf8(rest).ok()
 }
 
 /// Whether a claimed archive member was only probed, not loaded: one of its
