@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
-use wpd_tests::{CLANGXX, Check, read, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, demo_objects, read, repo_root, run, run_raw, temp_dir};
 
 const LTO_FLAGS: &str = "-O2 -flto=thin -fwhole-program-vtables";
 
@@ -148,22 +148,6 @@ fn cmake_ninja() -> Check {
         return Err(format!("job {object} wrote another object in another directory"));
     }
     Ok(())
-}
-
-/// Demo objects compiled into `d`.
-fn demo_objects(d: &Path) -> Check<Vec<PathBuf>> {
-    let mut objects = Vec::new();
-    for s in ["main.cpp", "shapes.cpp"] {
-        let obj = d.join(s.replace(".cpp", ".o"));
-        run(Command::new(CLANGXX)
-            .args(LTO_FLAGS.split(' '))
-            .arg("-c")
-            .arg(repo_root().join("fixtures/demo").join(s))
-            .arg("-o")
-            .arg(&obj))?;
-        objects.push(obj);
-    }
-    Ok(objects)
 }
 
 fn final_link(jobs_dir: &Path) -> Check<std::process::Output> {

@@ -424,3 +424,19 @@ pub fn string<'a>(v: &'a Value, key: &str) -> Check<&'a str> {
 pub fn uint(v: &Value, key: &str) -> Check<u64> {
     v.get(key).and_then(Value::as_u64).ok_or_else(|| format!("field `{key}` missing or not an unsigned integer in {v}"))
 }
+
+/// `fixtures/demo` compiled as ThinLTO bitcode into `dir`: `main.o`,
+/// `shapes.o`.
+pub fn demo_objects(dir: &Path) -> Check<Vec<PathBuf>> {
+    let mut objects = Vec::new();
+    for s in ["main.cpp", "shapes.cpp"] {
+        let obj = dir.join(s.replace(".cpp", ".o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(repo_root().join("fixtures/demo").join(s))
+            .arg("-o")
+            .arg(&obj))?;
+        objects.push(obj);
+    }
+    Ok(objects)
+}

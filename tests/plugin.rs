@@ -9,23 +9,9 @@
 use std::path::Path;
 use std::process::Command;
 use wpd_tests::link::wpd_plugin_so;
-use wpd_tests::{CLANGXX, Check, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, demo_objects, repo_root, run, run_raw, temp_dir};
 
 const LINKERS: [&str; 3] = ["bfd", "gold", "mold"];
-
-fn demo_objects(d: &Path) -> Check<Vec<std::path::PathBuf>> {
-    let mut objects = Vec::new();
-    for s in ["main.cpp", "shapes.cpp"] {
-        let obj = d.join(s.replace(".cpp", ".o"));
-        run(Command::new(CLANGXX)
-            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
-            .arg(repo_root().join("fixtures/demo").join(s))
-            .arg("-o")
-            .arg(&obj))?;
-        objects.push(obj);
-    }
-    Ok(objects)
-}
 
 fn plugin_link(linker: &str, tmp: &Path, extra: &[&str], inputs: &[&Path], out: &Path) -> Check<std::process::Output> {
     run_raw(

@@ -329,7 +329,7 @@ fn plugin_opt(out: &mut LinkArgs, v: &str) -> Result<(), String> {
     } else if let Some(cpu) = v.strip_prefix("mcpu=") {
         out.cpu = cpu.to_string();
     } else if let Some(j) = v.strip_prefix("jobs=") {
-        out.jobs = Some(parse_jobs(j)?);
+        out.jobs = Some(wpd::parse_jobs(j)?);
     } else if v == "whole-program-visibility" {
         out.whole_program_visibility = true;
     } else if v == "save-temps" {
@@ -409,13 +409,6 @@ fn llvm_option(out: &mut LinkArgs, opt: &str, shown: &str) -> Result<(), String>
         _ => out.llvm_options.push(format!("-{opt}")),
     }
     Ok(())
-}
-
-fn parse_jobs(v: &str) -> Result<usize, String> {
-    if v == "all" {
-        return Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
-    }
-    v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid job count '{v}'"))
 }
 
 /// Scans an ld command line (response files already expanded).
@@ -558,7 +551,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::ThinltoJobs | Action::WpdJobs => {
-                out.jobs = Some(parse_jobs(&v)?);
+                out.jobs = Some(wpd::parse_jobs(&v)?);
                 pass = false;
             }
             Action::CacheDir => {
@@ -635,12 +628,8 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::WpdSpeculate => {
-                out.wpd.speculate = match v.as_str() {
-                    "off" | "0" => 0,
-                    "1" => 1,
-                    "2" => 2,
-                    _ => return Err(format!("invalid --wpd-speculate={v} (off, 1 or 2)")),
-                };
+                out.wpd.speculate =
+                    wpd::parse_speculate(&v).ok_or_else(|| format!("invalid --wpd-speculate={v} (off, 1 or 2)"))?;
                 pass = false;
             }
             Action::WpdUnknownOptions => {

@@ -100,7 +100,7 @@ pub fn write_jobs(
     dir: &Path,
     argv: &[String],
     link: &LinkArgs,
-    modules: &[BitcodeInput],
+    summaries: &[wpd_summary::ModuleSummary],
     job_modules: &[String],
     codegen: &wpd::codegen::CodegenOptions,
     report: &serde_json::Value,
@@ -134,7 +134,9 @@ pub fn write_jobs(
             format!("--wpd-from-index={}", dir.display()),
         ],
     };
-    let inputs: Vec<(String, String)> = modules.iter().map(|m| (m.name.clone(), m.content_hash())).collect();
+    // Each input's name and content hash, as its summary already has them.
+    let inputs: Vec<(String, String)> =
+        summaries.iter().map(|s| (s.module.name.clone(), s.module.hash.clone())).collect();
     let jobs = JobList::new(dir, &wpd_executable()?, &inputs, job_modules, &options, final_link);
     write(dir, REPORT_FILE, &json(report))?;
     write(dir, NINJA_FILE, &jobs.ninja())?;

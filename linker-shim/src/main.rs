@@ -227,7 +227,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     };
     if let Some(dir) = &index_dir {
         timings.phases.push(("total", start.elapsed()));
-        distributed::write_jobs(dir, &argv, &link, &modules, &out.job_modules, &codegen, &report(&timings)?)?;
+        distributed::write_jobs(dir, &argv, &link, &out.summaries, &out.job_modules, &codegen, &report(&timings)?)?;
         pending.finished();
         if let Some(c) = &cache {
             c.prune(&link.cache_policy).map_err(|e| e.to_string())?;

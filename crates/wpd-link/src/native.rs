@@ -46,7 +46,9 @@ pub struct NativeScan {
 }
 
 impl NativeScan {
-    fn see(&mut self, class: &str, s: Sighting) {
+    /// Records that native code sees `class` (the mangled name after
+    /// `_ZTI`/`_ZTV`); the first few distinct sightings are kept.
+    pub fn see(&mut self, class: &str, s: Sighting) {
         let list = self.classes.entry(class.to_string()).or_default();
         // A few sightings are enough for a reason.
         if list.len() < 3 && !list.contains(&s) {

@@ -452,6 +452,9 @@ int wpd_thin_backend(const WpdLtoOptions *o, const char *data, size_t len, const
     *err = wpd_shim::dup_string(text);
     return 0;
   };
+  // -thinlto-assume-merged is process-wide: it would also stop an
+  // in-process link's backends from importing. `wpd backend` runs one job
+  // per process and no link, so setting it here is contained.
   auto &options = cl::getRegisteredOptions();
   auto merged = options.find("thinlto-assume-merged");
   if (merged == options.end()) return fail("this LLVM has no -thinlto-assume-merged");

@@ -14,6 +14,13 @@
 //!
 //! Errors go through the linker's message callback, one line naming the
 //! file, and fail the link.
+//!
+//! Why this crate has `unsafe` (the project keeps LLVM's FFI in
+//! `crates/wpd-llvm`): the linker's C interface is implemented here, in the
+//! library the linker loads: `onload` and the hooks are `extern "C"`, and
+//! they read the linker's transfer vector, file descriptors and symbol
+//! records, and call back into it. Every block says what it relies on; LLVM
+//! is still reached only through `wpd-llvm`.
 
 pub mod api;
 pub mod model;
@@ -253,7 +260,8 @@ fn read_at(fd: c_int, offset: i64, len: i64) -> std::io::Result<Vec<u8>> {
 /// named by offset).
 fn member_names(path: &str) -> std::collections::HashMap<u64, String> {
     let mut out = std::collections::HashMap::new();
-    let Ok(bytes) = std::fs::read(path) else { return out };
+    // Mapped, not read: only the member headers are touched.
+    let Ok(bytes) = wpd_summary::container::MappedFile::open(std::path::Path::new(path)) else { return out };
     let Ok(archive) = wpd::object::read::archive::ArchiveFile::parse(&*bytes) else { return out };
     for member in archive.members().flatten() {
         let (offset, _) = member.file_range();

@@ -5,7 +5,7 @@
 //! pipeline is the same.
 
 use crate::api::resolution as r;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use wpd_link::InputId;
 use wpd_link::native::{NativeScan, Sighting};
 use wpd_link::resolve::{Flavor, LinkModel, Loaded, LoadedKind, OutsideRefs};
@@ -70,7 +70,7 @@ pub fn from_linker(
     let mut loaded = Vec::with_capacity(files.len());
     let mut outside = BTreeSet::new();
     let mut exported = BTreeSet::new();
-    let mut classes: BTreeMap<String, Vec<Sighting>> = BTreeMap::new();
+    let mut native = NativeScan::default();
     for f in files {
         let mut defined = BTreeSet::new();
         let mut prevailing = BTreeSet::new();
@@ -104,10 +104,7 @@ pub fn from_linker(
                 }
                 _ => continue,
             };
-            let list = classes.entry(class.to_string()).or_default();
-            if list.len() < 3 && !list.contains(&sighting) {
-                list.push(sighting);
-            }
+            native.see(class, sighting);
         }
         loaded.push(Loaded {
             input: InputId(0),
@@ -118,7 +115,7 @@ pub fn from_linker(
             defined,
         });
     }
-    let native = NativeScan { refs: outside.clone(), classes, ..NativeScan::default() };
+    native.refs = outside.clone();
     let model = LinkModel {
         flavor,
         inputs: Vec::new(),

@@ -68,12 +68,7 @@ impl Options {
         } else if let Some(cpu) = opt.strip_prefix("mcpu=") {
             self.cpu = value(cpu)?;
         } else if let Some(j) = opt.strip_prefix("jobs=") {
-            self.jobs = Some(match j {
-                "all" => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-                n => {
-                    n.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| format!("invalid plugin option {opt}"))?
-                }
-            });
+            self.jobs = Some(wpd::parse_jobs(j).map_err(|e| format!("invalid plugin option {opt}: {e}"))?);
         } else if opt == "thinlto" {
             // "Use ThinLTO": wpd always compiles through LLVM's ThinLTO.
         } else if opt == "whole-program-visibility" {
@@ -96,12 +91,8 @@ impl Options {
             self.remarks = Remarks::parse(r)
                 .ok_or_else(|| format!("invalid plugin option {opt} (passed, missed, all or none)"))?;
         } else if let Some(s) = opt.strip_prefix("wpd-speculate=") {
-            self.speculate = match s {
-                "off" | "0" => 0,
-                "1" => 1,
-                "2" => 2,
-                _ => return Err(format!("invalid plugin option {opt} (off, 1 or 2)")),
-            };
+            self.speculate =
+                wpd::parse_speculate(s).ok_or_else(|| format!("invalid plugin option {opt} (off, 1 or 2)"))?;
         } else if opt == "wpd-no-validate" {
             self.validate = false;
         } else if let Some(g) = opt.strip_prefix("wpd-known-safe=") {

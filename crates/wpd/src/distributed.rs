@@ -210,13 +210,14 @@ impl JobList {
         options: &BackendOptions,
         link: FinalLink,
     ) -> JobList {
-        let mut shared = vec![OPTIONS_FILE.to_string()];
-        for p in [&options.sample_profile, &options.cs_profile.as_ref().filter(|_| !options.cs_generate).cloned()]
-            .into_iter()
-            .flatten()
-        {
-            shared.push(p.display().to_string());
-        }
+        // Files every job reads: the options and the profiles it uses (a
+        // context-sensitive profile being generated is written, not read).
+        let read_profile = options.cs_profile.as_ref().filter(|_| !options.cs_generate);
+        let shared: Vec<String> = std::iter::once(OPTIONS_FILE.to_string())
+            .chain(
+                [options.sample_profile.as_ref(), read_profile].into_iter().flatten().map(|p| p.display().to_string()),
+            )
+            .collect();
         let jobs = modules
             .iter()
             .zip(inputs)

@@ -44,6 +44,26 @@ use std::path::{Path, PathBuf};
 use timing::Timings;
 use wpd_summary::{ModuleSummary, Plan};
 
+/// A worker count as the linkers spell it (`--thinlto-jobs=`,
+/// `-plugin-opt=jobs=`): a positive number, or `all` for every core.
+pub fn parse_jobs(v: &str) -> std::result::Result<usize, String> {
+    if v == "all" {
+        return Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    }
+    v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid job count '{v}'"))
+}
+
+/// The most targets per guarded speculative call (`--wpd-speculate=`,
+/// `-plugin-opt=wpd-speculate=`): `off` (or 0), 1 or 2.
+pub fn parse_speculate(v: &str) -> Option<u8> {
+    match v {
+        "off" | "0" => Some(0),
+        "1" => Some(1),
+        "2" => Some(2),
+        _ => None,
+    }
+}
+
 /// Runs `f` on a rayon pool of `jobs` threads (all cores when `None`).
 pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
     let mut builder = rayon::ThreadPoolBuilder::new();
