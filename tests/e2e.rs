@@ -487,8 +487,9 @@ enum Expect {
 /// `after`/`before`, constant-propagation argument tuples stored after /
 /// before the vtables (`by_args[].byte_offset` positive / negative);
 /// `bytes_added`, the report's `vtables.bytes_added`; `open_type_ids`, how
-/// many type ids validation (or `--wpd-open`) opened.
-const DERIVED: &[&str] = &["after", "before", "bytes_added", "open_type_ids"];
+/// many type ids validation (or `--wpd-open`) opened; `outside_program`,
+/// the report's `outside_program_call_sites`.
+const DERIVED: &[&str] = &["after", "before", "bytes_added", "open_type_ids", "outside_program"];
 
 /// The right-hand side of a count: a number or another counter.
 #[derive(Debug, Clone)]
@@ -605,6 +606,10 @@ fn count(report: &Value, key: &str) -> Check<u64> {
             .and_then(Value::as_u64)
             .ok_or_else(|| "report: vtables.bytes_added missing".to_string()),
         "open_type_ids" => Ok(wpd_tests::array(report, "open_type_ids").len() as u64),
+        "outside_program" => report
+            .get("outside_program_call_sites")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| "report: outside_program_call_sites missing".to_string()),
         _ => counter(report, key),
     }
 }

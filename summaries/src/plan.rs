@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 4;
+pub const PLAN_VERSION: u32 = 5;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -72,6 +72,13 @@ pub struct PlanModule {
     /// in the link. Without it, the module's optimizer may drop its
     /// unreferenced copy and leave the new reference undefined.
     pub keep: Vec<String>,
+    /// Functions of this module with call sites whose code is not part of
+    /// the program, sorted: nothing live reaches them, or another module's
+    /// copy of them prevails (a `linkonce`/`weak` copy the linker discards).
+    /// Their calls are still rewritten like every other, but reports do not
+    /// count them: counts are of the program's call sites, whichever
+    /// archive members a linker happens to load and whichever copy it keeps.
+    pub outside_program: Vec<String>,
 }
 
 /// Bytes placed around one vtable global.
@@ -208,6 +215,14 @@ impl SlotDecision {
 }
 
 impl Plan {
+    /// Whether the calls in `function` of module `module` are call sites of
+    /// the program (see [`PlanModule::outside_program`]).
+    pub fn in_program(&self, module: usize, function: &str) -> bool {
+        self.modules
+            .get(module)
+            .is_none_or(|m| m.outside_program.binary_search_by(|f| f.as_str().cmp(function)).is_err())
+    }
+
     /// The decision for a slot.
     pub fn decision(&self, type_id: &str, offset: u64) -> Option<&SlotDecision> {
         self.decisions

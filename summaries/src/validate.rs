@@ -337,6 +337,8 @@ impl Plan {
             for k in &m.keep {
                 symbol("a kept definition", k).map_err(|e| format!("{}: {e}", at()))?;
             }
+            sorted_unique(&m.outside_program, |k| k.as_str(), "functions outside the program")
+                .map_err(|e| format!("{}: {e}", at()))?;
         }
         sorted_unique(&self.decisions, |d| (d.type_id.as_str(), d.offset), "decisions")?;
         for d in &self.decisions {
@@ -624,6 +626,7 @@ mod tests {
                 promotions: vec![],
                 vtable_aliases: vec![],
                 keep: vec![],
+                outside_program: vec![],
             }],
             decisions: vec![SlotDecision {
                 type_id: "_ZTS1A".into(),

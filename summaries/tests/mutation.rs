@@ -228,6 +228,7 @@ fn mutated_plans_never_panic() {
             promotions: vec![Promotion { symbol: "f".into(), promoted: "f.wpd.00".into() }],
             vtable_aliases: vec![],
             keep: vec!["g".into()],
+            outside_program: vec!["h".into()],
         }],
         decisions: vec![SlotDecision {
             type_id: "_ZTS4Base".into(),

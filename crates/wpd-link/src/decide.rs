@@ -471,10 +471,17 @@ impl<'a> Decider<'_, 'a> {
 /// Makes the plan of one link.
 pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
     let summaries = link.summaries;
+    // Decisions are made for the program's call sites only. A call site in
+    // code the link discards (dead, or a copy another module's copy
+    // replaces) is still rewritten when its slot has a decision, but it is
+    // neither counted nor allowed to shape a decision.
     let mut slots: BTreeMap<(&str, u64), Vec<&CallSite>> = BTreeMap::new();
-    for s in summaries {
+    let mut outside_program: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); summaries.len()];
+    for (m, s) in summaries.iter().enumerate() {
         for c in &s.call_sites {
-            if let Some(off) = c.offset {
+            if !link.in_program(m as u32, &c.function) {
+                outside_program[m].insert(c.function.as_str());
+            } else if let Some(off) = c.offset {
                 slots.entry((c.type_id.as_str(), off)).or_default().push(c);
             }
         }
@@ -539,12 +546,14 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
             .zip(decider.promotions)
             .zip(decider.aliases)
             .zip(decider.keep)
-            .map(|(((s, p), a), k)| PlanModule {
+            .zip(outside_program)
+            .map(|((((s, p), a), k), o)| PlanModule {
                 name: s.module.name.clone(),
                 hash: s.module.hash.clone(),
                 promotions: p.into_iter().collect(),
                 vtable_aliases: a.into_iter().collect(),
                 keep: k.into_iter().collect(),
+                outside_program: o.into_iter().map(str::to_string).collect(),
             })
             .collect(),
         decisions,

@@ -4,7 +4,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeSet;
-use wpd_summary::{FunctionFacts, Linkage, ModuleSummary, Slot, Visibility, Vtable};
+use wpd_summary::{FunctionFacts, GlobalKind, Linkage, ModuleSummary, Slot, Visibility, Vtable};
 
 /// A symbol of the link: global by name, or local to one module.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -51,6 +51,10 @@ pub struct Link<'a> {
     facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
     /// Live symbols.
     live: HashSet<SymKey<'a>>,
+    /// For each non-local function name, the module whose copy the linker
+    /// keeps: a strong definition, else the first `weak`/`linkonce` copy in
+    /// link order, else the first `available_externally` one.
+    kept_copy: HashMap<&'a str, u32>,
 }
 
 impl<'a> Link<'a> {
@@ -67,8 +71,10 @@ impl<'a> Link<'a> {
             by_type_id: HashMap::default(),
             facts: HashMap::default(),
             live: HashSet::default(),
+            kept_copy: HashMap::default(),
         };
         link.index_vtables();
+        link.kept_copy = link.kept_copies();
         for (m, s) in summaries.iter().enumerate() {
             for f in &s.functions {
                 let key = link.key(m as u32, &f.name);
@@ -103,6 +109,15 @@ impl<'a> Link<'a> {
 
     pub fn is_live(&self, key: SymKey<'a>) -> bool {
         self.live.contains(&key)
+    }
+
+    /// Whether module `module`'s definition of `function` is code of the
+    /// program: something live reaches it, and (for a non-local function)
+    /// it is the copy the linker keeps. Only the counts in reports depend on
+    /// it; a wrong answer costs an optimization, never correctness.
+    pub fn in_program(&self, module: u32, function: &'a str) -> bool {
+        let key = self.key(module, function);
+        self.is_live(key) && (key.module.is_some() || self.kept_copy.get(function).is_none_or(|&m| m == module))
     }
 
     pub fn function_facts(&self, key: SymKey<'a>) -> Option<&'a FunctionFacts> {
@@ -145,6 +160,23 @@ impl<'a> Link<'a> {
                 self.by_type_id.entry(t.type_id.as_str()).or_default().push((r, t.offset));
             }
         }
+    }
+
+    fn kept_copies(&self) -> HashMap<&'a str, u32> {
+        // Lower rank wins, then link order.
+        let rank = |l: Linkage| match l {
+            Linkage::External => 0,
+            Linkage::AvailableExternally => 2,
+            _ => 1,
+        };
+        let mut best: HashMap<&'a str, (u8, u32)> = HashMap::default();
+        for (m, s) in self.summaries.iter().enumerate() {
+            for g in s.globals.iter().filter(|g| g.kind == GlobalKind::Function && !g.linkage.is_local()) {
+                let cand = (rank(g.linkage), m as u32);
+                best.entry(g.name.as_str()).and_modify(|b| *b = (*b).min(cand)).or_insert(cand);
+            }
+        }
+        best.into_iter().map(|(name, (_, m))| (name, m)).collect()
     }
 
     /// Marks everything reachable from the roots: `main`, symbols referenced

@@ -105,10 +105,11 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats],
         Remarks::All => (true, true),
     };
     let mut out = Vec::new();
-    for (s, st) in summaries.iter().zip(stats) {
+    for (m, (s, st)) in summaries.iter().zip(stats).enumerate() {
         out.extend(
             st.calls
                 .iter()
+                .filter(|c| plan.in_program(m, &c.site.function))
                 .filter(|c| if c.outcome == Outcome::Indirect { missed } else { passed })
                 .filter_map(|c| remark(plan, &c.site, c.outcome, &s.module.name, missed)),
         );
@@ -119,8 +120,8 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats],
 /// Every call's remark as LLVM optimization records (YAML).
 pub fn remarks_yaml(stats: &[BackendStats], plan: &Plan) -> String {
     let mut records = Vec::new();
-    for st in stats {
-        for c in &st.calls {
+    for (m, st) in stats.iter().enumerate() {
+        for c in st.calls.iter().filter(|c| plan.in_program(m, &c.site.function)) {
             // The location goes to DebugLoc, not into the message.
             let Some(message) = remark_message(plan, &c.site, c.outcome, true) else { continue };
             records.push(yaml::Record {
@@ -138,8 +139,8 @@ pub fn remarks_yaml(stats: &[BackendStats], plan: &Plan) -> String {
 /// where no backend has run).
 pub fn planned_remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec<String> {
     let mut out = Vec::new();
-    for s in summaries {
-        for c in &s.call_sites {
+    for (m, s) in summaries.iter().enumerate() {
+        for c in s.call_sites.iter().filter(|c| plan.in_program(m, &c.function)) {
             out.extend(remark(plan, c, Outcome::planned(plan, c, policy), &s.module.name, false));
         }
     }
@@ -227,8 +228,8 @@ pub fn report(
     let s = &plan.stats;
     // Per slot, what the backends did.
     let mut done: BTreeMap<(&str, u64), (u32, u32)> = BTreeMap::new();
-    for st in stats {
-        for c in &st.calls {
+    for (m, st) in stats.iter().enumerate() {
+        for c in st.calls.iter().filter(|c| plan.in_program(m, &c.site.function)) {
             let Some(off) = c.site.offset else { continue };
             let e = done.entry((c.site.type_id.as_str(), off)).or_default();
             e.0 += u32::from(c.outcome.is_devirtualized());
@@ -258,11 +259,22 @@ pub fn report(
         .collect();
     let timings_ms: serde_json::Map<String, Value> =
         timings.phases.iter().map(|(name, d)| (name.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
-    let done = counts(stats.iter().flat_map(|st| st.calls.iter().map(|c| (&c.site, c.outcome))));
-    // Every call, where it is and what happened to it.
+    let in_program = |m: usize, c: &CallSite| plan.in_program(m, &c.function);
+    let done = counts(
+        stats
+            .iter()
+            .enumerate()
+            .flat_map(|(m, st)| st.calls.iter().filter(move |c| in_program(m, &c.site)).map(|c| (&c.site, c.outcome))),
+    );
+    let outside_program: usize = stats
+        .iter()
+        .enumerate()
+        .map(|(m, st)| st.calls.iter().filter(|c| c.site.call.is_some() && !in_program(m, &c.site)).count())
+        .sum();
+    // Every call of the program, where it is and what happened to it.
     let mut calls = Vec::new();
-    for (m, st) in summaries.iter().zip(stats) {
-        for c in st.calls.iter().filter(|c| c.site.call.is_some()) {
+    for (i, (m, st)) in summaries.iter().zip(stats).enumerate() {
+        for c in st.calls.iter().filter(|c| c.site.call.is_some() && in_program(i, &c.site)) {
             let d = c.site.offset.and_then(|o| plan.decision(&c.site.type_id, o));
             calls.push(json!({
                 "module": m.module.name,
@@ -279,11 +291,13 @@ pub fn report(
             }));
         }
     }
-    let planned =
-        counts(summaries.iter().flat_map(|m| m.call_sites.iter().map(|c| (c, Outcome::planned(plan, c, policy)))));
+    let planned = counts(summaries.iter().enumerate().flat_map(|(m, s)| {
+        s.call_sites.iter().filter(move |c| in_program(m, c)).map(|c| (c, Outcome::planned(plan, c, policy)))
+    }));
     json!({
         "schema": "wpd-report/2",
         "call_sites": done,
+        "outside_program_call_sites": outside_program,
         "planned": planned,
         "mismatches": mismatches,
         "options": plan.options,
