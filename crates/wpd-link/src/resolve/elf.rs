@@ -62,7 +62,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     section_group.insert(m.get(endian) as usize, id);
                 }
             }
-            let mut symbols = Vec::new();
+            let mut symbols = Vec::with_capacity(symtab.len());
             for (index, sym) in symtab.enumerate() {
                 let bind = sym.st_bind();
                 if !matches!(bind, elf::STB_GLOBAL | elf::STB_WEAK | elf::STB_GNU_UNIQUE) {
@@ -95,7 +95,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
         elf::ET_DYN => {
             let dynsym = sections.symbols(endian, data, elf::SHT_DYNSYM).map_err(bad)?;
             let versions = sections.versions(endian, data).map_err(bad)?;
-            let mut symbols = Vec::new();
+            let mut symbols = Vec::with_capacity(dynsym.len());
             for (index, sym) in dynsym.enumerate() {
                 if index.0 == 0 || sym.st_bind() == elf::STB_LOCAL {
                     continue;

@@ -152,12 +152,12 @@ impl<'a> Loader<'a> {
         input: InputId,
         member: Option<MemberId>,
         kind: LoadedKind,
-        table: SymbolTable,
+        table: Rc<SymbolTable>,
         soname: Option<String>,
         name: String,
     ) -> UnitId {
         let id = UnitId(self.units.len() as u32);
-        self.units.push(Unit { input, member, kind, table: Rc::new(table), soname, loaded: false, name });
+        self.units.push(Unit { input, member, kind, table, soname, loaded: false, name });
         id
     }
 
@@ -188,7 +188,7 @@ impl<'a> Loader<'a> {
                     let (kind, table) = match m.kind {
                         MemberKind::Object(t) => (LoadedKind::Object, t),
                         MemberKind::Bitcode(t) => (LoadedKind::Bitcode, t),
-                        MemberKind::Other => (LoadedKind::Other, SymbolTable::default()),
+                        MemberKind::Other => (LoadedKind::Other, Rc::default()),
                     };
                     if kind != LoadedKind::Other {
                         let name = format!("{shown}({})", m.name);
@@ -243,7 +243,7 @@ impl<'a> Loader<'a> {
                 if !state.binary {
                     self.unknown.push(format!("{shown} ({what})"));
                 }
-                let unit = self.add_unit(input, None, LoadedKind::Other, SymbolTable::default(), None, shown);
+                let unit = self.add_unit(input, None, LoadedKind::Other, Rc::default(), None, shown);
                 self.steps.push(Step::Unit(unit));
             }
         }
@@ -285,7 +285,7 @@ impl<'a> Loader<'a> {
         path: &Path,
         input_kind: InputKind,
         kind: LoadedKind,
-        table: SymbolTable,
+        table: Rc<SymbolTable>,
         item: usize,
         from_script: bool,
     ) {
@@ -341,6 +341,7 @@ impl<'a> Loader<'a> {
                 if !self.sonames.insert(key) {
                     return;
                 }
+                self.symtab.reserve(table.symbols.len());
                 for s in &table.symbols {
                     if s.is_undefined() {
                         self.reference(&s.name, s.weak);
@@ -476,7 +477,7 @@ impl<'a> Loader<'a> {
         for glob in &self.line.undefined_globs {
             let matching: Vec<String> = (0..self.symtab.names.len())
                 .filter(|&i| self.symtab.states[i].is_some() && glob_match(glob, &self.symtab.names[i]))
-                .map(|i| self.symtab.names[i].clone())
+                .map(|i| self.symtab.names[i].to_string())
                 .collect();
             for name in matching {
                 self.extract_if_lazy(&name);

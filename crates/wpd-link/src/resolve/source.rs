@@ -9,17 +9,18 @@ use super::symbols::SymbolTable;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use wpd_summary::container::MappedFile;
 
 /// What a file holds, as far as resolution cares.
 #[derive(Clone, Debug)]
 pub enum Content {
     /// A native relocatable object.
-    Object(SymbolTable),
+    Object(Rc<SymbolTable>),
     /// An LLVM bitcode object (every module of the file together).
-    Bitcode(SymbolTable),
+    Bitcode(Rc<SymbolTable>),
     /// A shared library: its dynamic symbols.
-    Shared { soname: Option<String>, symbols: SymbolTable },
+    Shared { soname: Option<String>, symbols: Rc<SymbolTable> },
     /// An `ar` archive: its members in order.
     Archive { thin: bool, members: Vec<MemberContent> },
     /// Text that may be a linker script.
@@ -40,8 +41,8 @@ pub struct MemberContent {
 
 #[derive(Clone, Debug)]
 pub enum MemberKind {
-    Object(SymbolTable),
-    Bitcode(SymbolTable),
+    Object(Rc<SymbolTable>),
+    Bitcode(Rc<SymbolTable>),
     /// Neither (a symbol index, a text file): linkers skip it.
     Other,
 }
@@ -81,11 +82,21 @@ pub struct DiskSource<'a> {
     demangler: Option<Box<Demangler<'a>>>,
     files: HashMap<PathBuf, MappedFile>,
     members: HashMap<PathBuf, Vec<MemberBytes>>,
+    /// What each file held when first read: a link line names the same
+    /// library several times (`-lgcc_s -lgcc` twice, and again inside
+    /// `libgcc_s.so`'s script), and it is parsed once.
+    parsed: HashMap<(PathBuf, bool), Content>,
 }
 
 impl<'a> DiskSource<'a> {
     pub fn new(bitcode: impl FnMut(&str, &[u8]) -> Result<SymbolTable, String> + 'a) -> DiskSource<'a> {
-        DiskSource { bitcode: Box::new(bitcode), demangler: None, files: HashMap::new(), members: HashMap::new() }
+        DiskSource {
+            bitcode: Box::new(bitcode),
+            demangler: None,
+            files: HashMap::new(),
+            members: HashMap::new(),
+            parsed: HashMap::new(),
+        }
     }
 
     /// Sets the demangler for `extern "C++"` patterns.
@@ -154,10 +165,10 @@ impl<'a> DiskSource<'a> {
             };
             let kind = match classify(data) {
                 Kind::Bitcode => {
-                    MemberKind::Bitcode(bitcode(&shown_member, data).map_err(|e| Error::at(&shown_member, e))?)
+                    MemberKind::Bitcode(Rc::new(bitcode(&shown_member, data).map_err(|e| Error::at(&shown_member, e))?))
                 }
                 Kind::Elf => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
-                    ElfInput::Relocatable(t) => MemberKind::Object(t),
+                    ElfInput::Relocatable(t) => MemberKind::Object(Rc::new(t)),
                     _ => MemberKind::Other,
                 },
                 _ => MemberKind::Other,
@@ -179,6 +190,18 @@ impl Source for DiskSource<'_> {
     }
 
     fn load(&mut self, path: &Path, binary: bool) -> Result<Content, Error> {
+        let key = (path.to_path_buf(), binary);
+        if let Some(c) = self.parsed.get(&key) {
+            return Ok(c.clone());
+        }
+        let content = self.parse(path, binary)?;
+        self.parsed.insert(key, content.clone());
+        Ok(content)
+    }
+}
+
+impl DiskSource<'_> {
+    fn parse(&mut self, path: &Path, binary: bool) -> Result<Content, Error> {
         let shown = path.display().to_string();
         let bytes = self.read(path)?;
         if binary {
@@ -187,12 +210,12 @@ impl Source for DiskSource<'_> {
         match classify(bytes) {
             Kind::Bitcode => {
                 let bytes = &self.files[path];
-                Ok(Content::Bitcode((self.bitcode)(&shown, bytes).map_err(|e| Error::at(&shown, e))?))
+                Ok(Content::Bitcode(Rc::new((self.bitcode)(&shown, bytes).map_err(|e| Error::at(&shown, e))?)))
             }
             Kind::Archive | Kind::ThinArchive => self.archive(path),
             Kind::Elf => match elf::read(bytes).map_err(|e| Error::at(&shown, e))? {
-                ElfInput::Relocatable(t) => Ok(Content::Object(t)),
-                ElfInput::Shared { soname, symbols } => Ok(Content::Shared { soname, symbols }),
+                ElfInput::Relocatable(t) => Ok(Content::Object(Rc::new(t))),
+                ElfInput::Shared { soname, symbols } => Ok(Content::Shared { soname, symbols: Rc::new(symbols) }),
                 ElfInput::Other(what) => Ok(Content::Opaque(what.to_string())),
             },
             Kind::Empty => Err(Error::at(shown, "empty input file")),
@@ -225,5 +248,32 @@ fn classify(bytes: &[u8]) -> Kind {
         FileKind::Elf => Kind::Elf,
         FileKind::Empty => Kind::Empty,
         FileKind::Unknown => Kind::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[test]
+    fn a_file_named_twice_is_parsed_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.o");
+        std::fs::write(&path, b"BC\xc0\xde\x35\x14\x00\x00").unwrap();
+        let parses = Cell::new(0);
+        let mut source = DiskSource::new(|_, _| {
+            parses.set(parses.get() + 1);
+            Ok(SymbolTable::new(vec![super::super::symbols::Symbol::defined("f")]))
+        });
+        let (Content::Bitcode(first), Content::Bitcode(second)) =
+            (source.load(&path, false).unwrap(), source.load(&path, false).unwrap())
+        else {
+            panic!("not bitcode");
+        };
+        assert_eq!(parses.get(), 1);
+        assert!(Rc::ptr_eq(&first, &second));
+        // Read as raw data (`--format=binary`) it is another input.
+        assert!(matches!(source.load(&path, true).unwrap(), Content::Opaque(_)));
     }
 }

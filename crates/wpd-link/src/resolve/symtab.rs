@@ -8,6 +8,7 @@
 //! are looked at (`load.rs`).
 
 use rustc_hash::FxHashMap;
+use std::rc::Rc;
 
 /// A loadable unit (object file, archive member, shared library), an index
 /// into the loader's units.
@@ -58,10 +59,11 @@ pub enum Effect {
 #[derive(Default)]
 pub struct Symtab {
     /// Fx hashing: names are the link's own inputs, and this map sees every
-    /// symbol of every file the link reads.
-    ids: FxHashMap<String, SymId>,
+    /// symbol of every file the link reads. The map and `names` share one
+    /// allocation per name.
+    ids: FxHashMap<Rc<str>, SymId>,
     /// In insertion order (lld's `symVector`).
-    pub names: Vec<String>,
+    pub names: Vec<Rc<str>>,
     pub states: Vec<Option<State>>,
 }
 
@@ -71,10 +73,18 @@ impl Symtab {
             return id;
         }
         let id = SymId(self.names.len() as u32);
-        self.ids.insert(name.to_string(), id);
-        self.names.push(name.to_string());
+        let name: Rc<str> = name.into();
+        self.ids.insert(Rc::clone(&name), id);
+        self.names.push(name);
         self.states.push(None);
         id
+    }
+
+    /// Room for `additional` more names without rehashing.
+    pub fn reserve(&mut self, additional: usize) {
+        self.ids.reserve(additional);
+        self.names.reserve(additional);
+        self.states.reserve(additional);
     }
 
     pub fn find(&self, name: &str) -> Option<SymId> {

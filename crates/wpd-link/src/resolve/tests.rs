@@ -4,6 +4,7 @@
 use super::*;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// Files as a map from path to content.
 #[derive(Default)]
@@ -33,8 +34,8 @@ fn common(name: &str, size: u64) -> Symbol {
     Symbol { definition: Definition::Common { size }, ..def(name) }
 }
 
-fn table(symbols: Vec<Symbol>) -> SymbolTable {
-    SymbolTable::new(symbols)
+fn table(symbols: Vec<Symbol>) -> Rc<SymbolTable> {
+    Rc::new(SymbolTable::new(symbols))
 }
 
 fn bc(symbols: Vec<Symbol>) -> Content {
@@ -231,8 +232,9 @@ fn comdat_first_copy_wins() {
         symbols: vec![in_comdat("_ZN1S1fEv"), in_comdat("_ZTV1S"), def(name)],
         comdats: vec![Comdat { name: "_ZN1S1fEv".into(), deduplicate: true }],
     };
-    let mut fake =
-        Fake::default().with("a.o", Content::Bitcode(comdat("main"))).with("b.o", Content::Bitcode(comdat("other")));
+    let mut fake = Fake::default()
+        .with("a.o", Content::Bitcode(Rc::new(comdat("main"))))
+        .with("b.o", Content::Bitcode(Rc::new(comdat("other"))));
     let m = run(&line(Flavor::Lld, vec![file("a.o"), file("b.o")]), &mut fake);
     assert_eq!(prevailing(&m, "a.o"), &["_ZN1S1fEv", "_ZTV1S", "main"].map(String::from).into());
     assert_eq!(prevailing(&m, "b.o"), &["other".to_string()].into());
