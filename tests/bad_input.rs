@@ -2,7 +2,8 @@
 //! truncated, corrupt or other-version files must fail with exit code 1 and
 //! exactly one `wpd: error: ` line naming the file, never panic, and leave no
 //! output or temporary file behind. A bitcode-wrapper file must summarize
-//! like the bare bitcode it wraps.
+//! like the bare bitcode it wraps. A directory is refused as one; a FIFO is
+//! read like a file.
 
 use libtest_mimic::{Arguments, Trial};
 use std::path::{Path, PathBuf};
@@ -84,6 +85,8 @@ fn main() {
         ("dump_other_version", dump_other_version),
         ("dump_empty_file", dump_empty_file),
         ("dump_bitcode_file", dump_bitcode_file),
+        ("dump_directory", dump_directory),
+        ("dump_from_a_pipe", dump_from_a_pipe),
     ];
     let trials = tests
         .iter()
@@ -311,4 +314,44 @@ fn dump_bitcode_file(shared: &Shared) -> Check {
     let bad = input.join("object.wpds");
     std::fs::copy(&p.object, &bad).map_err(|e| format!("copy: {e}"))?;
     dump_fails(&bad)
+}
+
+fn dump_directory(shared: &Shared) -> Check {
+    let (input, _) = case_dir(shared, "dump-directory")?;
+    let bad = input.join("not-a-file.wpds");
+    mkdir(&bad)?;
+    expect_failure(&[Path::new("dump"), &bad], &bad)?;
+    let out = run_raw(Command::new(wpd_bin()?).arg("dump").arg(&bad))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("is a directory") {
+        return Err(format!("the error should say it is a directory: {stderr}"));
+    }
+    Ok(())
+}
+
+/// A summary that cannot be memory-mapped (a FIFO, as `<(...)` gives) is
+/// read instead, with the same result.
+fn dump_from_a_pipe(shared: &Shared) -> Check {
+    let p = shared.get()?;
+    let want = run_raw(Command::new(wpd_bin()?).arg("dump").arg(&p.summary))?;
+    if !want.status.success() {
+        return Err(format!("wpd dump {} failed", p.summary.display()));
+    }
+    let (input, _) = case_dir(shared, "dump-pipe")?;
+    let fifo = input.join("summary.wpds");
+    wpd_tests::run(Command::new("mkfifo").arg(&fifo))?;
+    let bytes = read(&p.summary)?;
+    let fifo_w = fifo.clone();
+    let writer = std::thread::spawn(move || std::fs::write(&fifo_w, bytes));
+    let got = run_raw(Command::new(wpd_bin()?).arg("dump").arg(&fifo))?;
+    writer.join().map_err(|_| "writer panicked")?.map_err(|e| format!("writing the FIFO: {e}"))?;
+    if !got.status.success() || got.stdout != want.stdout {
+        return Err(format!(
+            "wpd dump of the FIFO: {}, same output: {}\n{}",
+            got.status,
+            got.stdout == want.stdout,
+            String::from_utf8_lossy(&got.stderr)
+        ));
+    }
+    Ok(())
 }

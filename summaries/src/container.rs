@@ -135,14 +135,30 @@ pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Pa
 }
 
 /// A file's bytes, memory-mapped (an empty file has none to map). What
-/// linkers do with their inputs: only the pages read are read.
-pub struct MappedFile(Option<memmap2::Mmap>);
+/// linkers do with their inputs: only the pages read are read. A file that
+/// cannot be mapped (a pipe, `<(...)`) is read into memory instead.
+pub struct MappedFile(Bytes);
+
+enum Bytes {
+    Empty,
+    Mapped(memmap2::Mmap),
+    Read(Vec<u8>),
+}
 
 impl MappedFile {
     pub fn open(path: &Path) -> std::io::Result<MappedFile> {
         let file = std::fs::File::open(path)?;
-        if file.metadata()?.len() == 0 {
-            return Ok(MappedFile(None));
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(std::io::Error::other("is a directory"));
+        }
+        if !meta.is_file() {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut &file, &mut bytes)?;
+            return Ok(MappedFile(Bytes::Read(bytes)));
+        }
+        if meta.len() == 0 {
+            return Ok(MappedFile(Bytes::Empty));
         }
         // SAFETY: a read-only map whose bytes are only read. A file changed
         // or truncated underneath by another process while the map lives
@@ -154,14 +170,18 @@ impl MappedFile {
         // crates/wpd-llvm.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }?;
-        Ok(MappedFile(Some(map)))
+        Ok(MappedFile(Bytes::Mapped(map)))
     }
 }
 
 impl std::ops::Deref for MappedFile {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        self.0.as_deref().unwrap_or(&[])
+        match &self.0 {
+            Bytes::Empty => &[],
+            Bytes::Mapped(m) => m,
+            Bytes::Read(v) => v,
+        }
     }
 }
 

@@ -361,22 +361,17 @@ fn backend(
 
 /// Dumps a summary or a plan, whichever the file holds.
 fn dump(file: &std::path::Path) -> Result<()> {
-    let head = read_head(file)?;
-    let json = if head.ends_with(b"PLAN") {
-        wpd_summary::read_file::<Plan>(Kind::Plan, file)?.to_json()
+    use wpd_summary::container::{MappedFile, decode};
+    // Opened once: a FIFO (`<(...)`) can be read only once.
+    let bytes = MappedFile::open(file).map_err(|e| Error::at(file.display().to_string(), e.to_string()))?;
+    let json = if bytes.get(..8).is_some_and(|h| h.ends_with(b"PLAN")) {
+        decode::<Plan>(Kind::Plan, &bytes, file)?.to_json()
+    } else if bytes.is_empty() {
+        return Err(Error::at(file.display().to_string(), "empty file, not a wpd summary or plan"));
     } else {
-        wpd_summary::read_file::<ModuleSummary>(Kind::Summary, file)?.to_json()
+        decode::<ModuleSummary>(Kind::Summary, &bytes, file)?.to_json()
     };
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
     println!("{text}");
     Ok(())
-}
-
-fn read_head(file: &std::path::Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(8);
-    std::fs::File::open(file)
-        .and_then(|f| f.take(8).read_to_end(&mut head))
-        .map_err(|e| Error::at(file.display().to_string(), e.to_string()))?;
-    Ok(head)
 }
