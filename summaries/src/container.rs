@@ -166,8 +166,9 @@ impl MappedFile {
         // with its inputs (wpd-ld also fails the link when an input's
         // contents changed between its reads). wpd writes its own files
         // atomically (rename), so a concurrent wpd replaces the inode rather
-        // than mutating these pages. The only `unsafe` outside
-        // crates/wpd-llvm.
+        // than mutating these pages. Besides crates/wpd-llvm (LLVM's FFI)
+        // and crates/wpd-plugin (the linker's plugin FFI), the only
+        // `unsafe` in the project.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(MappedFile(Bytes::Mapped(map)))

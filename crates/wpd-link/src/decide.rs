@@ -179,9 +179,6 @@ struct Decider<'l, 'a> {
     aliases: Vec<BTreeSet<Promotion>>,
     /// Per module, discardable definitions it must keep (see `keep_defined`).
     keep: Vec<BTreeSet<String>>,
-    /// Per external name, the module of its first discardable copy (None:
-    /// some copy is always emitted); built by `keep_defined` on first use.
-    discardable: Option<HashMap<&'a str, Option<usize>>>,
     hash_count: BTreeMap<&'a str, u32>,
     open: BTreeMap<&'a str, String>,
     stats: PlanStats,
@@ -207,29 +204,8 @@ impl<'a> Decider<'_, 'a> {
     /// unreferenced there (ThinLTO makes exported linkonce_odr copies
     /// weak_odr for the same reason).
     fn keep_defined(&mut self, name: &'a str) {
-        let summaries = self.link.summaries;
-        // Built on first use, in one pass over every module's globals: per
-        // external name, the first discardable copy, or None when some
-        // definition is always emitted.
-        let index = self.discardable.get_or_insert_with(|| {
-            let mut index: HashMap<&'a str, Option<usize>> = HashMap::default();
-            for (m, s) in summaries.iter().enumerate() {
-                for g in s.globals.iter().filter(|g| !g.linkage.is_local()) {
-                    match g.linkage {
-                        Linkage::LinkonceAny | Linkage::LinkonceOdr => {
-                            index.entry(g.name.as_str()).or_insert(Some(m));
-                        }
-                        Linkage::AvailableExternally => {}
-                        _ => {
-                            index.insert(g.name.as_str(), None);
-                        }
-                    }
-                }
-            }
-            index
-        });
-        if let Some(&Some(m)) = index.get(name) {
-            self.keep[m].insert(name.to_string());
+        if let Some((m, Linkage::LinkonceAny | Linkage::LinkonceOdr)) = self.link.kept_copy(name) {
+            self.keep[m as usize].insert(name.to_string());
         }
     }
 
@@ -498,7 +474,6 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
         promotions: vec![BTreeSet::new(); summaries.len()],
         aliases: vec![BTreeSet::new(); summaries.len()],
         keep: vec![BTreeSet::new(); summaries.len()],
-        discardable: None,
         hash_count,
         open: policy.open_type_ids(link),
         stats: PlanStats {

@@ -4,7 +4,7 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeSet;
-use wpd_summary::{FunctionFacts, GlobalKind, Linkage, ModuleSummary, Slot, Visibility, Vtable};
+use wpd_summary::{FunctionFacts, Linkage, ModuleSummary, Slot, Visibility, Vtable};
 
 /// A symbol of the link: global by name, or local to one module.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
@@ -51,10 +51,9 @@ pub struct Link<'a> {
     facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
     /// Live symbols.
     live: HashSet<SymKey<'a>>,
-    /// For each non-local function name, the module whose copy the linker
-    /// keeps: a strong definition, else the first `weak`/`linkonce` copy in
-    /// link order, else the first `available_externally` one.
-    kept_copy: HashMap<&'a str, u32>,
+    /// For each non-local name, the module (and linkage) of the copy the
+    /// link keeps (see [`Link::kept_copy`]).
+    kept: HashMap<&'a str, (u32, Linkage)>,
 }
 
 impl<'a> Link<'a> {
@@ -71,10 +70,10 @@ impl<'a> Link<'a> {
             by_type_id: HashMap::default(),
             facts: HashMap::default(),
             live: HashSet::default(),
-            kept_copy: HashMap::default(),
+            kept: HashMap::default(),
         };
         link.index_vtables();
-        link.kept_copy = link.kept_copies();
+        link.kept = link.kept_copies();
         for (m, s) in summaries.iter().enumerate() {
             for f in &s.functions {
                 let key = link.key(m as u32, &f.name);
@@ -117,7 +116,17 @@ impl<'a> Link<'a> {
     /// it; a wrong answer costs an optimization, never correctness.
     pub fn in_program(&self, module: u32, function: &'a str) -> bool {
         let key = self.key(module, function);
-        self.is_live(key) && (key.module.is_some() || self.kept_copy.get(function).is_none_or(|&m| m == module))
+        self.is_live(key) && (key.module.is_some() || self.kept_copy(function).is_none_or(|(m, _)| m == module))
+    }
+
+    /// The copy of the non-local definition `name` the link keeps, as its
+    /// module and linkage: a strong definition; else the first one that is
+    /// always emitted (`weak`, `common`); else the first discardable one
+    /// (`linkonce`), in link order; else the first `available_externally`
+    /// one. A `linkonce` answer means every definition may be dropped by
+    /// its own module's optimizer.
+    pub fn kept_copy(&self, name: &str) -> Option<(u32, Linkage)> {
+        self.kept.get(name).copied()
     }
 
     pub fn function_facts(&self, key: SymKey<'a>) -> Option<&'a FunctionFacts> {
@@ -162,21 +171,22 @@ impl<'a> Link<'a> {
         }
     }
 
-    fn kept_copies(&self) -> HashMap<&'a str, u32> {
+    fn kept_copies(&self) -> HashMap<&'a str, (u32, Linkage)> {
         // Lower rank wins, then link order.
         let rank = |l: Linkage| match l {
             Linkage::External => 0,
-            Linkage::AvailableExternally => 2,
+            Linkage::LinkonceAny | Linkage::LinkonceOdr => 2,
+            Linkage::AvailableExternally => 3,
             _ => 1,
         };
-        let mut best: HashMap<&'a str, (u8, u32)> = HashMap::default();
+        let mut best: HashMap<&'a str, (u8, u32, Linkage)> = HashMap::default();
         for (m, s) in self.summaries.iter().enumerate() {
-            for g in s.globals.iter().filter(|g| g.kind == GlobalKind::Function && !g.linkage.is_local()) {
-                let cand = (rank(g.linkage), m as u32);
+            for g in s.globals.iter().filter(|g| !g.linkage.is_local()) {
+                let cand = (rank(g.linkage), m as u32, g.linkage);
                 best.entry(g.name.as_str()).and_modify(|b| *b = (*b).min(cand)).or_insert(cand);
             }
         }
-        best.into_iter().map(|(name, (_, m))| (name, m)).collect()
+        best.into_iter().map(|(name, (_, m, l))| (name, (m, l))).collect()
     }
 
     /// Marks everything reachable from the roots: `main`, symbols referenced
