@@ -24,9 +24,10 @@ toolchain:
 	  command -v $$t >/dev/null || missing="$$missing $$t"; \
 	done; \
 	[ -f /usr/lib/llvm-19/lib/liblldELF.a ] || missing="$$missing liblld-19-dev"; \
+	[ -f /usr/lib/llvm-19/lib/libPolly.a ] || missing="$$missing libpolly-19-dev"; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev chromium cmake ninja-build mold"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev chromium cmake ninja-build mold; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev chromium cmake ninja-build mold"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev chromium cmake ninja-build mold; \
 	fi
 
 build: toolchain
