@@ -22,7 +22,7 @@ with -fno-split-lto-unit):
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, best of RUNS, the two
 programs run in turn), the .text size, the
-link time (best of RUNS, same job count), and both links' peak memory
+link time (best of RUNS, same job count, the two links run in turn), and both links' peak memory
 (maximum resident set of the link's process tree); the devirtualized call
 sites of each (wpd: its report; LLVM: its remarks, counted in one extra
 link without importing so that a remark is one call site), and whether
@@ -98,22 +98,25 @@ def sources(program, src_dir):
     return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')), [], None
 
 
-def timed_link(cmd):
-    """Best wall time (ms) of RUNS links after a warm-up, and the largest
-    peak resident set (KiB) of the link's process tree over them."""
-    best, peak = None, 0
+def timed_links(cmds):
+    """Best wall time (ms) of each link command over RUNS rounds after a
+    warm-up round, the commands run in turn within a round (so that a
+    noisy stretch of the machine falls on both links alike), and the
+    largest peak resident set (KiB) of each link's process tree."""
+    best, peak = [None] * len(cmds), [0] * len(cmds)
     with tempfile.NamedTemporaryFile('r', suffix='.rss') as rss:
         for i in range(RUNS + 1):
-            t0 = time.perf_counter()
-            r = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', rss.name] + cmd,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            ms = (time.perf_counter() - t0) * 1000
-            if r.returncode != 0:
-                sys.exit(f'thinlto_parity: link failed: {" ".join(cmd)}\n{r.stderr}')
-            rss.seek(0)
-            peak = max(peak, int(rss.read().split()[-1]))
-            if i > 0:
-                best = ms if best is None else min(best, ms)
+            for k, cmd in enumerate(cmds):
+                t0 = time.perf_counter()
+                r = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', rss.name] + cmd,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                ms = (time.perf_counter() - t0) * 1000
+                if r.returncode != 0:
+                    sys.exit(f'thinlto_parity: link failed: {" ".join(cmd)}\n{r.stderr}')
+                rss.seek(0)
+                peak[k] = max(peak[k], int(rss.read().split()[-1]))
+                if i > 0:
+                    best[k] = ms if best[k] is None else min(best[k], ms)
     return best, peak
 
 
@@ -173,8 +176,7 @@ def bench(program, mode):
                                          f'-Wl,--wpd-jobs={JOBS}', f'-Wl,--wpd-report={report}'] + objs + ['-o', wpd_prog]
     lld_cmd = ['clang++-19'] + CFLAGS + ['-fuse-ld=lld', '-Wl,--lto-whole-program-visibility',
                                          f'-Wl,--thinlto-jobs={JOBS}'] + objs + ['-o', lld_prog]
-    wpd_link, wpd_peak = timed_link(wpd_cmd)
-    lld_link, lld_peak = timed_link(lld_cmd)
+    (wpd_link, lld_link), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
     same = run([wpd_prog]) == expected and run([lld_prog]) == expected
     calls = json.load(open(report))['call_sites']
     wpd_devirt = calls['total'] - calls['not_devirtualized']
