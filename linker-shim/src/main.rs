@@ -5,6 +5,7 @@
 //! bitcode, puts native objects (and archives of them) in place of the
 //! bitcode, and runs the real linker.
 
+mod ahead;
 mod args;
 mod distributed;
 mod inputs;
@@ -70,7 +71,18 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let mut link = args::parse(&argv)?;
     let linker = real_linker(&link)?;
     link.line.flavor = linker_flavor(&linker.path);
+    // Before any LLVM work, on any thread.
+    wpd_llvm::Context::set_llvm_options(&link.llvm_options)?;
+    // Bitcode the line names is summarized on the other core while the line
+    // is resolved (not with a cache, whose summaries cost a read, nor when
+    // the summaries were made by an earlier link).
+    // (`helper` lives to the end of `run`: its drop waits for the thread.)
+    let helper = (link.cache_dir.is_none() && link.wpd.from_index.is_none()).then(|| ahead::Ahead::start(&link.line));
     let mut res = timings.phase("inputs", || inputs::resolve(&link))?;
+    let (ahead, ahead_busy) = helper.as_ref().map(|a| a.take()).unwrap_or_default();
+    if !ahead.is_empty() {
+        timings.phases.push(("summarize-ahead", ahead_busy));
+    }
 
     // wpd-ld's private temporary directory (native objects, rebuilt
     // archives, the real linker's response file): removed when `run`
@@ -119,7 +131,6 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         keep_temps(tmp, link.wpd.save_temps);
         return Ok(code);
     }
-    wpd_llvm::Context::set_llvm_options(&link.llvm_options)?;
     check_profiles(&link.profile)?;
 
     // The bitcode modules the link loads, in load order (the linker's
@@ -184,6 +195,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     };
     let out = wpd::devirtualize_and_compile(
         &modules,
+        &ahead,
         &policy,
         &codegen,
         &symbols,

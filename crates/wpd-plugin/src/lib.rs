@@ -528,6 +528,7 @@ fn link(state: &mut State) -> Result<(), String> {
     let symbols = wpd_link::lto::LtoSymbols::new(&from.model, kind);
     let out = wpd::devirtualize_and_compile(
         &modules,
+        &wpd::SummariesAhead::default(),
         &policy,
         &codegen,
         &symbols,

@@ -120,6 +120,7 @@ pub enum Backends<'a> {
 #[allow(clippy::too_many_arguments)]
 pub fn devirtualize_and_compile(
     inputs: &[BitcodeInput],
+    ahead: &SummariesAhead,
     policy: &policy::Policy,
     codegen: &codegen::CodegenOptions,
     symbols: &wpd_link::lto::LtoSymbols<'_>,
@@ -130,12 +131,49 @@ pub fn devirtualize_and_compile(
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
     let summaries = timings.phase("summarize", || {
-        each_input(inputs, jobs, progress, "summarize", |_, i| match cache {
-            Some(c) => c.summary(i, || summarize::summarize(i)),
-            None => summarize::summarize(i),
+        each_input(inputs, jobs, progress, "summarize", |_, i| match (ahead.for_input(i), cache) {
+            (Some(s), _) => Ok(s),
+            (None, Some(c)) => c.summary(i, || summarize::summarize(i)),
+            (None, None) => summarize::summarize(i),
         })
     })?;
     compile_summarized(inputs, summaries, policy, codegen, symbols, backends, jobs, cache, timings, progress)
+}
+
+/// Summaries made before [`devirtualize_and_compile`] runs (wpd-ld makes
+/// them on an idle core while it resolves the link line), by the content
+/// of the module they summarize. A summary depends on the module's bytes
+/// only, not on its name (the cache relies on this too): one made from the
+/// same bytes serves, with the input's identity put in.
+#[derive(Debug, Default)]
+pub struct SummariesAhead(std::collections::HashMap<u128, ModuleSummary>);
+
+impl SummariesAhead {
+    /// Records the summary of the module `bytes`.
+    pub fn insert(&mut self, bytes: &[u8], summary: ModuleSummary) {
+        self.0.insert(xxhash_rust::xxh3::xxh3_128(bytes), summary);
+    }
+
+    /// How many modules have a summary.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The summary of `input`'s bytes, named as `input`.
+    pub fn for_input(&self, input: &BitcodeInput) -> Option<ModuleSummary> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let mut s = self.0.get(&xxhash_rust::xxh3::xxh3_128(&input.bytes))?.clone();
+        s.module.name = input.name.clone();
+        s.module.path = input.path.clone();
+        s.module.member = input.member.clone();
+        Some(s)
+    }
 }
 
 /// [`devirtualize_and_compile`] from the summaries on: thin-link under
@@ -273,4 +311,51 @@ pub fn read_summaries(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<Modu
         paths.par_iter().map(|p| Ok(wpd_summary::read_file(wpd_summary::Kind::Summary, p)?)).collect()
     })?;
     results.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wpd_summary::container::{Kind, encode};
+
+    /// What both the cache and wpd-ld's summaries made ahead rely on: a
+    /// summary depends on the module's bytes, not on its name.
+    #[test]
+    fn a_summary_made_ahead_serves_the_same_bytes_under_another_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("shape.cpp");
+        std::fs::write(
+            &src,
+            "struct Shape { virtual int sides() const; virtual ~Shape(); };\n\
+             int Shape::sides() const { return 0; }\nShape::~Shape() {}\n\
+             int count(const Shape &s) { return s.sides(); }\n",
+        )
+        .unwrap();
+        let obj = dir.path().join("shape.o");
+        let status = std::process::Command::new("clang++-19")
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj)
+            .status()
+            .expect("clang++-19 runs");
+        assert!(status.success());
+        let bytes = std::fs::read(&obj).unwrap();
+        let file = BitcodeInput { name: "shape.o".into(), path: "shape.o".into(), member: None, bytes: bytes.clone() };
+        let member = BitcodeInput {
+            name: "lib/libshapes.a(shape.o)".into(),
+            path: "lib/libshapes.a".into(),
+            member: Some("shape.o".into()),
+            bytes,
+        };
+        let mut ahead = SummariesAhead::default();
+        ahead.insert(&file.bytes, summarize::summarize(&file).unwrap());
+        let got = ahead.for_input(&member).expect("same bytes");
+        let want = summarize::summarize(&member).unwrap();
+        assert!(!want.call_sites.is_empty(), "the module has a virtual call to summarize");
+        assert_eq!(encode(Kind::Summary, &got).unwrap(), encode(Kind::Summary, &want).unwrap());
+        let mut changed = member.clone();
+        changed.bytes.push(0);
+        assert!(ahead.for_input(&changed).is_none());
+    }
 }
