@@ -75,10 +75,9 @@ impl Drop for Ahead {
     }
 }
 
-/// The regular files the line names as positional inputs, in order, once
-/// each. Libraries (`-l`) are left out: they are nearly always system
-/// libraries without bitcode. Pipes and other special files are left out
-/// too: they can be read only once, and the link reads them.
+/// The files the line names as positional inputs, in order, once each.
+/// Libraries (`-l`) are left out: they are nearly always system libraries
+/// without bitcode.
 fn candidates(line: &LinkLine) -> Vec<PathBuf> {
     let mut seen = std::collections::HashSet::new();
     line.items
@@ -87,7 +86,6 @@ fn candidates(line: &LinkLine) -> Vec<PathBuf> {
             Item::File { path, state } if !state.binary => Some(PathBuf::from(path)),
             _ => None,
         })
-        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
         .filter(|p| seen.insert(p.clone()))
         .collect()
 }
@@ -99,6 +97,11 @@ fn summarize_files(files: &[PathBuf], stop: &AtomicBool, done: &Mutex<Done>) {
     for path in files {
         if stop.load(Ordering::Relaxed) {
             return;
+        }
+        // Pipes and other special files can be read only once, and the
+        // link reads them.
+        if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+            continue;
         }
         let Ok(bytes) = std::fs::read(path) else { continue };
         let shown = path.display().to_string();
@@ -125,6 +128,6 @@ fn summarize_into(input: &BitcodeInput, stop: &AtomicBool, done: &Mutex<Done>, s
         return;
     }
     let mut done = done.lock().unwrap_or_else(|e| e.into_inner());
-    done.summaries.insert(&input.bytes, summary);
+    done.summaries.insert(summary);
     done.busy = started.elapsed();
 }

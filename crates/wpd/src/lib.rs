@@ -142,21 +142,16 @@ pub fn devirtualize_and_compile(
 
 /// Summaries made before [`devirtualize_and_compile`] runs (wpd-ld makes
 /// them on an idle core while it resolves the link line), by the content
-/// of the module they summarize. A summary depends on the module's bytes
-/// only, not on its name (the cache relies on this too): one made from the
-/// same bytes serves, with the input's identity put in.
+/// hash of the module they summarize (the one the summary records). A
+/// summary depends on the module's bytes only, not on its name (the cache
+/// relies on this too): one made from the same bytes serves, with the
+/// input's identity put in.
 #[derive(Debug, Default)]
-pub struct SummariesAhead(std::collections::HashMap<u128, ModuleSummary>);
+pub struct SummariesAhead(std::collections::HashMap<String, ModuleSummary>);
 
 impl SummariesAhead {
-    /// Records the summary of the module `bytes`.
-    pub fn insert(&mut self, bytes: &[u8], summary: ModuleSummary) {
-        self.0.insert(xxhash_rust::xxh3::xxh3_128(bytes), summary);
-    }
-
-    /// How many modules have a summary.
-    pub fn len(&self) -> usize {
-        self.0.len()
+    pub fn insert(&mut self, summary: ModuleSummary) {
+        self.0.insert(summary.module.hash.clone(), summary);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -168,7 +163,7 @@ impl SummariesAhead {
         if self.0.is_empty() {
             return None;
         }
-        let mut s = self.0.get(&xxhash_rust::xxh3::xxh3_128(&input.bytes))?.clone();
+        let mut s = self.0.get(&input.content_hash())?.clone();
         s.module.name = input.name.clone();
         s.module.path = input.path.clone();
         s.module.member = input.member.clone();
@@ -349,7 +344,7 @@ mod tests {
             bytes,
         };
         let mut ahead = SummariesAhead::default();
-        ahead.insert(&file.bytes, summarize::summarize(&file).unwrap());
+        ahead.insert(summarize::summarize(&file).unwrap());
         let got = ahead.for_input(&member).expect("same bytes");
         let want = summarize::summarize(&member).unwrap();
         assert!(!want.call_sites.is_empty(), "the module has a virtual call to summarize");
