@@ -15,7 +15,7 @@ pub mod sizes;
 pub mod view;
 pub mod yaml;
 
-use crate::backend::{BackendStats, Outcome};
+use crate::backend::{BackendStats, CallOutcome, Outcome};
 use crate::policy::Policy;
 use crate::timing::Timings;
 use serde_json::{Value, json};
@@ -96,6 +96,14 @@ impl Remarks {
     }
 }
 
+/// What the backends did at the program's call sites (see
+/// [`Plan::in_program`]), with each call's module index, in module order.
+fn program_calls<'a>(plan: &'a Plan, stats: &'a [BackendStats]) -> impl Iterator<Item = (usize, &'a CallOutcome)> {
+    stats.iter().enumerate().flat_map(move |(m, st)| {
+        st.calls.iter().filter(move |c| plan.in_program(m, &c.site.function)).map(move |c| (m, c))
+    })
+}
+
 /// The remarks the backends' outcomes give, in module and program order.
 pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats], which: Remarks) -> Vec<String> {
     let (passed, missed) = match which {
@@ -104,33 +112,24 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats],
         Remarks::Missed => (false, true),
         Remarks::All => (true, true),
     };
-    let mut out = Vec::new();
-    for (m, (s, st)) in summaries.iter().zip(stats).enumerate() {
-        out.extend(
-            st.calls
-                .iter()
-                .filter(|c| plan.in_program(m, &c.site.function))
-                .filter(|c| if c.outcome == Outcome::Indirect { missed } else { passed })
-                .filter_map(|c| remark(plan, &c.site, c.outcome, &s.module.name, missed)),
-        );
-    }
-    out
+    program_calls(plan, stats)
+        .filter(|(_, c)| if c.outcome == Outcome::Indirect { missed } else { passed })
+        .filter_map(|(m, c)| remark(plan, &c.site, c.outcome, &summaries[m].module.name, missed))
+        .collect()
 }
 
 /// Every call's remark as LLVM optimization records (YAML).
 pub fn remarks_yaml(stats: &[BackendStats], plan: &Plan) -> String {
     let mut records = Vec::new();
-    for (m, st) in stats.iter().enumerate() {
-        for c in st.calls.iter().filter(|c| plan.in_program(m, &c.site.function)) {
-            // The location goes to DebugLoc, not into the message.
-            let Some(message) = remark_message(plan, &c.site, c.outcome, true) else { continue };
-            records.push(yaml::Record {
-                passed: c.outcome != Outcome::Indirect,
-                location: c.site.location.as_deref(),
-                function: &c.site.function,
-                message,
-            });
-        }
+    for (_, c) in program_calls(plan, stats) {
+        // The location goes to DebugLoc, not into the message.
+        let Some(message) = remark_message(plan, &c.site, c.outcome, true) else { continue };
+        records.push(yaml::Record {
+            passed: c.outcome != Outcome::Indirect,
+            location: c.site.location.as_deref(),
+            function: &c.site.function,
+            message,
+        });
     }
     yaml::write(&records)
 }
@@ -228,13 +227,11 @@ pub fn report(
     let s = &plan.stats;
     // Per slot, what the backends did.
     let mut done: BTreeMap<(&str, u64), (u32, u32)> = BTreeMap::new();
-    for (m, st) in stats.iter().enumerate() {
-        for c in st.calls.iter().filter(|c| plan.in_program(m, &c.site.function)) {
-            let Some(off) = c.site.offset else { continue };
-            let e = done.entry((c.site.type_id.as_str(), off)).or_default();
-            e.0 += u32::from(c.outcome.is_devirtualized());
-            e.1 += u32::from(c.outcome == Outcome::Speculative);
-        }
+    for (_, c) in program_calls(plan, stats) {
+        let Some(off) = c.site.offset else { continue };
+        let e = done.entry((c.site.type_id.as_str(), off)).or_default();
+        e.0 += u32::from(c.outcome.is_devirtualized());
+        e.1 += u32::from(c.outcome == Outcome::Speculative);
     }
     let decisions: Vec<Value> = plan
         .decisions
@@ -259,40 +256,32 @@ pub fn report(
         .collect();
     let timings_ms: serde_json::Map<String, Value> =
         timings.phases.iter().map(|(name, d)| (name.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
-    let in_program = |m: usize, c: &CallSite| plan.in_program(m, &c.function);
-    let done = counts(
-        stats
-            .iter()
-            .enumerate()
-            .flat_map(|(m, st)| st.calls.iter().filter(move |c| in_program(m, &c.site)).map(|c| (&c.site, c.outcome))),
-    );
-    let outside_program: usize = stats
-        .iter()
-        .enumerate()
-        .map(|(m, st)| st.calls.iter().filter(|c| c.site.call.is_some() && !in_program(m, &c.site)).count())
-        .sum();
+    let done = counts(program_calls(plan, stats).map(|(_, c)| (&c.site, c.outcome)));
+    let all_calls: usize = stats.iter().map(|st| st.calls.iter().filter(|c| c.site.call.is_some()).count()).sum();
     // Every call of the program, where it is and what happened to it.
     let mut calls = Vec::new();
-    for (i, (m, st)) in summaries.iter().zip(stats).enumerate() {
-        for c in st.calls.iter().filter(|c| c.site.call.is_some() && in_program(i, &c.site)) {
-            let d = c.site.offset.and_then(|o| plan.decision(&c.site.type_id, o));
-            calls.push(json!({
-                "module": m.module.name,
-                "function": c.site.function,
-                "location": c.site.location,
-                "type_id": c.site.type_id,
-                "offset": c.site.offset,
-                "outcome": c.outcome.remark_name(),
-                "target": match c.outcome {
-                    Outcome::SingleImpl => d.and_then(|d| d.targets.first().cloned()),
-                    _ => None,
-                },
-                "reason": (c.outcome == Outcome::Indirect).then(|| indirect_reason(plan, &c.site)),
-            }));
-        }
+    for (m, c) in program_calls(plan, stats).filter(|(_, c)| c.site.call.is_some()) {
+        let d = c.site.offset.and_then(|o| plan.decision(&c.site.type_id, o));
+        calls.push(json!({
+            "module": summaries[m].module.name,
+            "function": c.site.function,
+            "location": c.site.location,
+            "type_id": c.site.type_id,
+            "offset": c.site.offset,
+            "outcome": c.outcome.remark_name(),
+            "target": match c.outcome {
+                Outcome::SingleImpl => d.and_then(|d| d.targets.first().cloned()),
+                _ => None,
+            },
+            "reason": (c.outcome == Outcome::Indirect).then(|| indirect_reason(plan, &c.site)),
+        }));
     }
+    let outside_program = all_calls - calls.len();
     let planned = counts(summaries.iter().enumerate().flat_map(|(m, s)| {
-        s.call_sites.iter().filter(move |c| in_program(m, c)).map(|c| (c, Outcome::planned(plan, c, policy)))
+        s.call_sites
+            .iter()
+            .filter(move |c| plan.in_program(m, &c.function))
+            .map(|c| (c, Outcome::planned(plan, c, policy)))
     }));
     json!({
         "schema": "wpd-report/2",
