@@ -2,6 +2,10 @@
 //! `LLVMgold.so` implements; GNU ld, gold and mold load plugins through
 //! it), as far as wpd uses it: the transfer vector `onload` receives, the
 //! hooks it registers, and the calls it makes back into the linker.
+//!
+//! Declarations only: the `unsafe extern "C" fn` types are the C ABI of
+//! the linker's callbacks and of wpd's hooks. No code here runs them; each
+//! call through one is in `lib.rs`, with a SAFETY comment.
 
 use std::os::raw::{c_char, c_int, c_void};
 
