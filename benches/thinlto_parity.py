@@ -20,13 +20,16 @@ with -fno-split-lto-unit):
              (benches/parity/box2d_main.cpp)
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
-least as good): the program's run time (CPU time, best of RUNS, the two
-programs run in turn), the .text size, the
-link time (best of RUNS, same job count, the two links run in turn), and both links' peak memory
-(maximum resident set of the link's process tree); the devirtualized call
-sites of each (wpd: its report; LLVM: its remarks, counted in one extra
-link without importing so that a remark is one call site), and whether
-both programs print exactly what the -O0 build prints.
+least as good): the program's run time (CPU time, the two programs run in
+turn, RUNS rounds), the .text size, the link time (wall time, same job
+count, the two links run in turn, RUNS rounds after a warm-up), and both
+links' peak memory (maximum resident set of the link's process tree); the
+devirtualized call sites of each (wpd: its report; LLVM: its remarks,
+counted in one extra link without importing so that a remark is one call
+site), and whether both programs print exactly what the -O0 build prints.
+Times come as two ratios: of the best times (run, link), and the median
+over rounds of the ratio within a round (run~, link~), which a machine
+whose speed drifts disturbs less.
 
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
@@ -37,6 +40,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -99,11 +103,12 @@ def sources(program, src_dir):
 
 
 def timed_links(cmds):
-    """Best wall time (ms) of each link command over RUNS rounds after a
+    """Wall times (ms) of each link command over RUNS rounds after a
     warm-up round, the commands run in turn within a round (so that a
-    noisy stretch of the machine falls on both links alike), and the
-    largest peak resident set (KiB) of each link's process tree."""
-    best, peak = [None] * len(cmds), [0] * len(cmds)
+    noisy stretch of the machine falls on both links alike): one list per
+    command, round by round; and the largest peak resident set (KiB) of
+    each link's process tree."""
+    times, peak = [[] for _ in cmds], [0] * len(cmds)
     with tempfile.NamedTemporaryFile('r', suffix='.rss') as rss:
         for i in range(RUNS + 1):
             for k, cmd in enumerate(cmds):
@@ -116,15 +121,16 @@ def timed_links(cmds):
                 rss.seek(0)
                 peak[k] = max(peak[k], int(rss.read().split()[-1]))
                 if i > 0:
-                    best[k] = ms if best[k] is None else min(best[k], ms)
-    return best, peak
+                    times[k].append(ms)
+    return times, peak
 
 
 def run_times(progs):
-    """Best CPU time (user + system, ms) of each program over RUNS rounds,
-    the programs run in turn within a round. CPU time rather than wall
-    time: on a shared machine, waiting for a core is not the program's."""
-    best = [None] * len(progs)
+    """CPU time (user + system, ms) of each program over RUNS rounds, the
+    programs run in turn within a round: one list per program, round by
+    round. CPU time rather than wall time: on a shared machine, waiting
+    for a core is not the program's."""
+    times = [[] for _ in progs]
     for _ in range(RUNS):
         for i, prog in enumerate(progs):
             child = subprocess.Popen([prog], stdout=subprocess.DEVNULL)
@@ -132,9 +138,16 @@ def run_times(progs):
             child.returncode = os.waitstatus_to_exitcode(status)
             if child.returncode != 0:
                 sys.exit(f'thinlto_parity: {prog} exited {child.returncode}')
-            ms = (usage.ru_utime + usage.ru_stime) * 1000
-            best[i] = ms if best[i] is None else min(best[i], ms)
-    return best
+            times[i].append((usage.ru_utime + usage.ru_stime) * 1000)
+    return times
+
+
+def paired_ratio(wpd, lld):
+    """The median over rounds of wpd's time / lld's time in the same round.
+    On a machine whose speed drifts (a shared VM), a slow stretch falls on
+    both measurements of a round, so this ratio is steadier than the ratio
+    of the two best times, which compares two different moments."""
+    return statistics.median(w / l for w, l in zip(wpd, lld))
 
 
 def text_size(prog):
@@ -176,7 +189,8 @@ def bench(program, mode):
                                          f'-Wl,--wpd-jobs={JOBS}', f'-Wl,--wpd-report={report}'] + objs + ['-o', wpd_prog]
     lld_cmd = ['clang++-19'] + CFLAGS + ['-fuse-ld=lld', '-Wl,--lto-whole-program-visibility',
                                          f'-Wl,--thinlto-jobs={JOBS}'] + objs + ['-o', lld_prog]
-    (wpd_link, lld_link), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
+    (wpd_links, lld_links), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
+    wpd_link, lld_link = min(wpd_links), min(lld_links)
     same = run([wpd_prog]) == expected and run([lld_prog]) == expected
     calls = json.load(open(report))['call_sites']
     wpd_devirt = calls['total'] - calls['not_devirtualized']
@@ -185,13 +199,16 @@ def bench(program, mode):
     remarks = subprocess.run(remarks_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0'],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     lld_devirt = sum(1 for line in remarks.splitlines() if DEVIRT_REMARK.search(line))
-    wpd_run, lld_run = run_times([wpd_prog, lld_prog])
+    wpd_runs, lld_runs = run_times([wpd_prog, lld_prog])
+    wpd_run, lld_run = min(wpd_runs), min(lld_runs)
     wpd_text, lld_text = text_size(wpd_prog), text_size(lld_prog)
     return {
         'program': program, 'mode': mode, 'objects': len(objs),
         'run_ms': [round(wpd_run, 1), round(lld_run, 1)], 'run_ratio': wpd_run / lld_run,
+        'run_paired_ratio': paired_ratio(wpd_runs, lld_runs),
         'text_bytes': [wpd_text, lld_text], 'text_ratio': wpd_text / lld_text,
         'link_ms': [round(wpd_link, 1), round(lld_link, 1)], 'link_ratio': wpd_link / lld_link,
+        'link_paired_ratio': paired_ratio(wpd_links, lld_links),
         'peak_kib': [wpd_peak, lld_peak], 'peak_ratio': wpd_peak / lld_peak,
         'devirtualized': [wpd_devirt, lld_devirt], 'output_matches_O0': same,
         'wpd_phases_ms': json.load(open(report)).get('timings_ms', {}),
@@ -213,12 +230,15 @@ def main():
     head = (f'ThinLTO parity: wpd-ld vs lld ThinLTO + LLVM WPD ({time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, '
             f'{os.cpu_count()} cores, {JOBS} jobs, best of {RUNS})\n'
             'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
-    fmt = '{:<10} {:<8} {:>4} {:>9} {:>9} {:>9} {:>9} {:>11} {:>11} {:>6}'
-    lines = [head, fmt.format('program', 'mode', 'objs', 'run', '.text', 'link', 'peak mem', 'devirt wpd', 'devirt lld', 'output')]
+    fmt = '{:<10} {:<8} {:>4} {:>6} {:>7} {:>6} {:>6} {:>7} {:>9} {:>11} {:>11} {:>6}'
+    lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', '.text', 'link', 'link~', 'peak mem',
+                              'devirt wpd', 'devirt lld', 'output')]
     for r in rows:
-        lines.append(fmt.format(r['program'], r['mode'], r['objects'], f"{r['run_ratio']:.2f}", f"{r['text_ratio']:.2f}",
-                                f"{r['link_ratio']:.2f}", f"{r['peak_ratio']:.2f}", r['devirtualized'][0],
+        lines.append(fmt.format(r['program'], r['mode'], r['objects'], f"{r['run_ratio']:.2f}",
+                                f"{r['run_paired_ratio']:.2f}", f"{r['text_ratio']:.2f}", f"{r['link_ratio']:.2f}",
+                                f"{r['link_paired_ratio']:.2f}", f"{r['peak_ratio']:.2f}", r['devirtualized'][0],
                                 r['devirtualized'][1], 'same' if r['output_matches_O0'] else 'DIFFERS'))
+    lines.append('run, link: ratio of the best times; run~, link~: median over rounds of the ratio within a round')
     lines.append('')
     lines.append('absolute values (wpd / lld): run ms, .text bytes, link ms, peak KiB')
     for r in rows:
