@@ -33,7 +33,8 @@ whose speed drifts disturbs less.
 
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
-JOBS (default 2), PROGRAMS (default "hotloop templates demo big").
+JOBS (default 2), PROGRAMS (default "hotloop templates demo big box2d"),
+DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json).
 Exit status 1 when an output differs from -O0 (never for a ratio).
 """
 import json
@@ -53,7 +54,11 @@ JOBS = int(os.environ.get('JOBS', '2'))
 PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo big box2d').split()
 OUT = os.path.join(ROOT, 'bench-out')
 WORK = os.path.join(OUT, 'parity-work')
-CFLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables']
+# DEBUG_INFO=1: the objects carry debug info (-g), as most real builds'
+# do; results then go to parity-g.txt / parity-g.json.
+DEBUG_INFO = os.environ.get('DEBUG_INFO', '') not in ('', '0')
+SUFFIX = '-g' if DEBUG_INFO else ''
+CFLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables'] + (['-g'] if DEBUG_INFO else [])
 MODES = {'split': [], 'nosplit': ['-fno-split-lto-unit']}
 DEVIRT_REMARK = re.compile(r': (single-impl|uniform-ret-val|unique-ret-val|virtual-const-prop(-1-bit)?): devirtualized a call to')
 
@@ -159,7 +164,7 @@ def text_size(prog):
 
 
 def bench(program, mode):
-    work = os.path.join(WORK, f'{program}-{mode}')
+    work = os.path.join(WORK, f'{program}-{mode}{SUFFIX}')
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     cpps, includes, main_stem = sources(program, os.path.join(WORK, f'{program}-src'))
@@ -228,7 +233,7 @@ def main():
             print(f'benchmarking {program} ({mode})...', file=sys.stderr)
             rows.append(bench(program, mode))
     head = (f'ThinLTO parity: wpd-ld vs lld ThinLTO + LLVM WPD ({time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, '
-            f'{os.cpu_count()} cores, {JOBS} jobs, best of {RUNS})\n'
+            f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds{", objects built with -g" if DEBUG_INFO else ""})\n'
             'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
     fmt = '{:<10} {:<8} {:>4} {:>6} {:>7} {:>6} {:>6} {:>7} {:>9} {:>11} {:>11} {:>6}'
     lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', '.text', 'link', 'link~', 'peak mem',
@@ -246,11 +251,11 @@ def main():
                      f"link {r['link_ms']}, peak {r['peak_kib']}")
     text = '\n'.join(lines) + '\n'
     print(text)
-    with open(os.path.join(OUT, 'parity.txt'), 'w') as f:
+    with open(os.path.join(OUT, f'parity{SUFFIX}.txt'), 'w') as f:
         f.write(text)
-    with open(os.path.join(OUT, 'parity.json'), 'w') as f:
+    with open(os.path.join(OUT, f'parity{SUFFIX}.json'), 'w') as f:
         json.dump(rows, f, indent=1)
-    print(f'results written to {OUT}/parity.txt and parity.json', file=sys.stderr)
+    print(f'results written to {OUT}/parity{SUFFIX}.txt and parity{SUFFIX}.json', file=sys.stderr)
     if not all(r['output_matches_O0'] for r in rows):
         sys.exit(1)
 

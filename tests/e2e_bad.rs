@@ -5,7 +5,9 @@
 //! naming the culprit, never panic, create no output binary and leave
 //! `$TMPDIR` (a fresh directory per case) empty. When the real linker
 //! itself fails (an undefined symbol), its exit status and message come
-//! through and the temporary directory is removed as well.
+//! through and the temporary directory is removed as well. A module whose
+//! debug info the verifier rejects (IR fine) links as lld links it: the
+//! debug info is stripped with one warning naming the module.
 
 use libtest_mimic::{Arguments, Trial};
 use std::ffi::OsString;
@@ -69,6 +71,7 @@ fn main() {
         ("missing_real_linker", missing_real_linker),
         ("unknown_wpd_option", unknown_wpd_option),
         ("real_linker_failure", real_linker_failure),
+        ("invalid_debug_info_is_stripped", invalid_debug_info_is_stripped),
     ];
     let trials = tests
         .iter()
@@ -209,4 +212,76 @@ fn real_linker_failure(shared: &Shared) -> Check {
     }
     expect_empty_dir(&c.out, "no output may be created by a failed link")?;
     expect_empty_dir(&c.tmp, "a failed link must remove its temporary files")
+}
+
+/// Runs `cmd`, which must succeed; returns its stdout.
+fn output_of(cmd: &mut std::process::Command) -> Check<String> {
+    Ok(String::from_utf8_lossy(&run(cmd)?.stdout).into_owned())
+}
+
+/// wpd-ld reads modules with LLVM's reader-side debug info check off and
+/// makes the check once in the backends (wpd_llvm's set_llvm_options): a
+/// module with invalid debug info must still link, its debug info dropped
+/// with a warning, and the program must print what its -O0 build prints.
+fn invalid_debug_info_is_stripped(shared: &Shared) -> Check {
+    let c = case(shared, "invalid-debug-info")?;
+    let src = c.input.join("prog.cpp");
+    write(
+        &src,
+        b"#include <cstdio>\n\
+          __attribute__((noinline)) int helper(int x) { return x + 40; }\n\
+          int main(int argc, char **) { std::printf(\"%d\\n\", helper(argc + 1)); return 0; }\n",
+    )?;
+    let good = c.input.join("good.o");
+    run(std::process::Command::new("clang++-19")
+        .args(["-O2", "-g", "-flto=thin", "-fwhole-program-vtables", "-fno-split-lto-unit", "-c"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&good))?;
+    let text = output_of(std::process::Command::new("llvm-dis-19").arg(&good).arg("-o").arg("-"))?;
+    // helper's !dbg names main's subprogram: "DISubprogram attached to more
+    // than one function", a debug info error only.
+    let attachment = |name: &str| -> Check<String> {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("define") && l.contains(name))
+            .ok_or_else(|| format!("no definition of {name} in the disassembly"))?;
+        let at = line.rfind("!dbg !").ok_or_else(|| format!("{name} has no !dbg attachment"))?;
+        Ok(line[at..].trim_end_matches(" {").to_string())
+    };
+    let (helper, main) = (attachment("@_Z6helperi(")?, attachment("@main(")?);
+    let helper_line = text.lines().find(|l| l.starts_with("define") && l.contains("@_Z6helperi(")).unwrap_or("");
+    let broken = text.replacen(helper_line, &helper_line.replace(&helper, &main), 1);
+    if broken == text {
+        return Err("could not retarget helper's !dbg attachment".into());
+    }
+    let ll = c.input.join("bad.ll");
+    write(&ll, broken.as_bytes())?;
+    let bad = c.input.join("bad.o");
+    run(std::process::Command::new("llvm-as-19")
+        .args(["-disable-verify", "-disable-auto-upgrade-debug-info"])
+        .arg(&ll)
+        .arg("-o")
+        .arg(&bad))?;
+    let reference = c.out.join("prog.O0");
+    run(std::process::Command::new("clang++-19").arg("-O0").arg(&src).arg("-o").arg(&reference))?;
+    let expected = output_of(&mut std::process::Command::new(&reference))?;
+
+    let exe = c.out.join("prog");
+    let mut cmd = wpd_ld_command(&c.input, &[bad.into_os_string()], &exe, true, &[], &c.tmp)?;
+    let shown = show_cmd(&cmd);
+    let o = run_raw(&mut cmd)?;
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() {
+        return Err(format!("`{shown}` failed on a module whose IR is valid:\n{stderr}"));
+    }
+    let warnings: Vec<&str> = stderr.lines().filter(|l| l.contains("ignoring invalid debug info in")).collect();
+    if warnings.len() != 1 || !warnings[0].contains("bad.o") {
+        return Err(format!("`{shown}` must warn once that it drops bad.o's debug info, stderr:\n{stderr}"));
+    }
+    let got = output_of(&mut std::process::Command::new(&exe))?;
+    if got != expected {
+        return Err(format!("`{shown}`: the program prints {got:?}, its -O0 build {expected:?}"));
+    }
+    expect_empty_dir(&c.tmp, "a link must remove its temporary files")
 }

@@ -24,6 +24,7 @@ use wpd_link::resolve::InputKind;
 use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId, OutsideRefs};
 
 fn main() -> ExitCode {
+    wpd_llvm::Context::exit_on_fatal_errors("wpd-ld");
     let raw: Vec<String> = std::env::args().skip(1).collect();
     match run(raw) {
         Ok(code) => ExitCode::from(code),

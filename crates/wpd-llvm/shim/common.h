@@ -23,6 +23,15 @@ size_t count_type_checks(llvm::Module &m);
 // paired with `true`. Returns how many intrinsic calls went (shim.cpp).
 size_t drop_type_tests(llvm::Module &m);
 
+// What LLVM's reader checks when it reads a whole module (AutoUpgrade's
+// UpgradeDebugInfo), for a module read with that check off
+// (wpd_skip_debug_info_upgrade): a module whose debug info has the current
+// version is verified; invalid IR returns false with the verifier's first
+// message in `err`; invalid debug info, or debug info of another version,
+// is stripped, with a warning in `warning` (as LLVM does). Returns true when
+// the module can be compiled.
+bool check_debug_info(llvm::Module &m, std::string &err, std::string &warning);
+
 // A malloc'd, NUL-terminated copy of `len` bytes (null if out of memory).
 inline char *dup_bytes(const char *data, size_t len) {
   char *p = static_cast<char *>(std::malloc(len + 1));

@@ -20,6 +20,7 @@
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/ModuleSummaryIndex.h"
@@ -265,6 +266,18 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
   // (wpd_thin_backend) optimizes and compiles it.
   c.PostImportModuleHook = [state, post_import_only](unsigned task, const Module &observed) {
     Module &m = const_cast<Module &>(observed);
+    // The reader's own check is off (wpd_skip_debug_info_upgrade): it runs
+    // here once, on the module with its imports.
+    std::string invalid, warning;
+    bool valid = wpd_shim::check_debug_info(m, invalid, warning);
+    if (!warning.empty()) {
+      std::lock_guard<std::mutex> lock(state->mutex);
+      state->warnings.push_back(std::move(warning));
+    }
+    if (!valid) {
+      state->fail(m.getModuleIdentifier() + ": " + invalid);
+      return false;
+    }
     if (size_t checks = wpd_shim::count_type_checks(m)) {
       state->fail(m.getModuleIdentifier() + ": " + std::to_string(checks) +
                   " control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and "

@@ -18,7 +18,9 @@
 #include "llvm/IR/Instruction.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Metadata.h"
+#include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Transforms/Utils/CallPromotionUtils.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -26,19 +28,43 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm-c/TargetMachine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm-c/Core.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 using namespace llvm;
 
 using wpd_shim::dup_string;
+
+bool wpd_shim::check_debug_info(Module &m, std::string &err, std::string &warning) {
+  unsigned version = getDebugMetadataVersionFromModule(m);
+  if (version == DEBUG_METADATA_VERSION) {
+    bool broken_debug_info = false;
+    std::string msg;
+    raw_string_ostream os(msg);
+    if (verifyModule(m, &os, &broken_debug_info)) {
+      StringRef first = StringRef(os.str()).split('\n').first;
+      err = "invalid module: " + (first.empty() ? std::string("the verifier rejects it") : first.str());
+      return false;
+    }
+    if (!broken_debug_info) return true;
+    warning = "ignoring invalid debug info in " + m.getModuleIdentifier();
+  }
+  if (StripDebugInfo(m) && version != DEBUG_METADATA_VERSION)
+    warning = "ignoring debug info with an invalid version (" + std::to_string(version) + ") in " +
+              m.getModuleIdentifier();
+  return true;
+}
 
 extern "C" {
 
@@ -216,6 +242,60 @@ int wpd_set_llvm_options(int argc, const char **argv, char **err) {
     return 1;
   }
   return 0;
+}
+
+// LLVM's bitcode reader checks a module's debug info each time it reads a
+// whole module, and each time the importer reads a module it imports from
+// (AutoUpgrade's UpgradeDebugInfo: a full verifier run on a module that
+// carries debug info, a walk stripping debug locations from one that does
+// not). wpd reads every module twice before ThinLTO reads it (summarize,
+// rewrite), and needs the check once: wpd_check_debug_info, run by the
+// backends on the module they compile (lto.cpp's post-import hook) and by
+// `wpd backend`. This turns the reader's check off, unless the user set
+// -mllvm -disable-auto-upgrade-debug-info, whose value then stands. A
+// process-wide option: call it before any bitcode is read.
+void wpd_skip_debug_info_upgrade(void) {
+  StringMap<cl::Option *> &opts = cl::getRegisteredOptions();
+  auto it = opts.find("disable-auto-upgrade-debug-info");
+  if (it == opts.end() || it->second->getNumOccurrences() > 0) return;
+  // AutoUpgrade.cpp declares it as a cl::opt<bool>.
+  static_cast<cl::opt<bool> *>(it->second)->setValue(true);
+}
+
+int wpd_check_debug_info(LLVMModuleRef mod, char **err, char **warning) {
+  *err = nullptr;
+  *warning = nullptr;
+  std::string e, w;
+  bool ok = wpd_shim::check_debug_info(*unwrap(mod), e, w);
+  if (!w.empty()) *warning = dup_string(w);
+  if (!ok) *err = dup_string(e);
+  return ok ? 1 : 0;
+}
+
+// LLVM's fatal errors (report_fatal_error: a module the verifier rejects,
+// a backend that cannot go on) end the process with one line on stderr,
+// "<prefix>: error: LLVM: <reason>", and exit status 1, instead of a crash
+// report and an abort. _exit: other threads may be inside LLVM, whose
+// static destructors must not run under them. Nothing the link writes is
+// left half-written: the output is written last, by the linker.
+static char fatal_prefix[64] = "wpd";
+
+static void on_fatal_error(void *, const char *reason, bool) {
+  std::string line = std::string(fatal_prefix) + ": error: LLVM: " + reason + "\n";
+  for (char &c : line)
+    if (c == '\n' && &c != &line.back()) c = ' ';
+  size_t at = 0;
+  while (at < line.size()) {
+    ssize_t n = ::write(2, line.data() + at, line.size() - at);
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+  ::_exit(1);
+}
+
+void wpd_install_fatal_error_handler(const char *prefix) {
+  std::snprintf(fatal_prefix, sizeof fatal_prefix, "%s", prefix);
+  install_fatal_error_handler(on_fatal_error, nullptr);
 }
 
 // Integer value of a module flag; returns 0 when absent or not an integer.

@@ -109,6 +109,23 @@ impl<'c> Module<'c> {
         if broken != 0 { Err(text) } else { Ok(()) }
     }
 
+    /// What LLVM's reader checks when it reads a whole module, for a module
+    /// read with that check off ([`Context::set_llvm_options`]):
+    /// invalid IR is an error (the verifier's first message); invalid debug
+    /// info, or debug info of another version, is stripped, as LLVM strips
+    /// it, and the warning returned says so.
+    ///
+    /// [`Context::set_llvm_options`]: crate::Context::set_llvm_options
+    pub fn check_debug_info(&self) -> Result<Option<String>, String> {
+        let (mut err, mut warning) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: a live module; both out-pointers are valid and get null or
+        // a malloc'd string.
+        let ok = unsafe { crate::ffi::wpd_check_debug_info(self.raw, &mut err, &mut warning) };
+        // SAFETY: null or malloc'd by the shim, taken once each.
+        let (err, warning) = unsafe { (crate::take_c_string(err), crate::take_c_string(warning)) };
+        if ok == 0 { Err(err.unwrap_or_else(|| "invalid module".into())) } else { Ok(warning) }
+    }
+
     /// Runs a new-pass-manager pipeline (e.g. `thinlto<O2>`), with the
     /// machine's profile when it has one ([`TargetMachine::set_profile`]).
     pub fn run_passes(&self, pipeline: &str, machine: &TargetMachine, vectorize: bool) -> Result<(), String> {

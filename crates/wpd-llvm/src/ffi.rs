@@ -34,6 +34,9 @@ unsafe extern "C" {
         flags: *mut c_int,
     ) -> usize;
     pub fn wpd_set_llvm_options(argc: c_int, argv: *const *const c_char, err: *mut *mut c_char) -> c_int;
+    pub fn wpd_skip_debug_info_upgrade();
+    pub fn wpd_check_debug_info(module: LLVMModuleRef, err: *mut *mut c_char, warning: *mut *mut c_char) -> c_int;
+    pub fn wpd_install_fatal_error_handler(prefix: *const c_char);
     pub fn wpd_module_flag_int(module: LLVMModuleRef, key: *const c_char, len: usize, out: *mut u64) -> c_int;
     pub fn wpd_rewrite_uniform(call: LLVMValueRef, value: u64) -> c_int;
     pub fn wpd_rewrite_unique(

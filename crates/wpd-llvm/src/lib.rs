@@ -91,9 +91,28 @@ impl Context {
         Ok(out)
     }
 
-    /// Sets LLVM command-line options (as `-mllvm` does); each must be an
-    /// option this LLVM knows. Call before any work, once per process.
+    /// Sets LLVM's process-wide options: `options` (each one LLVM knows,
+    /// as `-mllvm` gives them), then wpd's own. wpd's own: the check LLVM's
+    /// bitcode reader makes each time it reads a whole module, or a module
+    /// the importer imports from, is off (AutoUpgrade's UpgradeDebugInfo: a
+    /// full verifier run per module with debug info, a walk stripping debug
+    /// locations from one without). wpd reads every module twice before
+    /// ThinLTO's backend reads it; the backends make the check once, on the
+    /// module they compile ([`Module::check_debug_info`], run by the LTO
+    /// post-import hook and `wpd backend`). A value given in `options`
+    /// (`-disable-auto-upgrade-debug-info=false`) stands.
+    ///
+    /// Call before any LLVM work, on any thread: LLVM reads these options
+    /// without synchronization. Options are parsed once per process; a
+    /// first call with none (a program's start) sets wpd's own only.
     pub fn set_llvm_options(options: &[String]) -> Result<(), String> {
+        Self::parse_llvm_options(options)?;
+        // SAFETY: no arguments; the caller runs before any LLVM work.
+        unsafe { ffi::wpd_skip_debug_info_upgrade() };
+        Ok(())
+    }
+
+    fn parse_llvm_options(options: &[String]) -> Result<(), String> {
         if options.is_empty() {
             return Ok(());
         }
@@ -111,6 +130,18 @@ impl Context {
             // SAFETY: malloc'd by the shim.
             Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid LLVM option".into()))
         }
+    }
+
+    /// Makes LLVM's fatal errors (a module the verifier rejects, a backend
+    /// that cannot go on) end the process with one line on stderr,
+    /// `<prefix>: error: LLVM: <reason>`, and exit status 1, instead of a
+    /// crash report and an abort. For executables, not libraries loaded
+    /// into another program.
+    pub fn exit_on_fatal_errors(prefix: &str) {
+        let prefix = CString::new(prefix.replace('\0', "?")).expect("no interior NUL");
+        // SAFETY: the shim copies the prefix; installing a handler is
+        // allowed at any time before LLVM reports an error.
+        unsafe { ffi::wpd_install_fatal_error_handler(prefix.as_ptr()) }
     }
 
     /// The metadata kind id for `name` (e.g. "type", "vcall_visibility").

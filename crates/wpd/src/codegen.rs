@@ -120,6 +120,10 @@ pub struct Profile {
 
 /// Optimizes `module` and emits it as a relocatable object.
 pub fn emit(module: &Module<'_>, opts: &CodegenOptions) -> Result<Vec<u8>, String> {
+    // The reader's own check may be off (wpd_llvm's set_llvm_options).
+    if let Some(warning) = module.check_debug_info()? {
+        eprintln!("wpd: warning: {warning}");
+    }
     if opts.verify {
         module.verify().map_err(|e| format!("invalid IR after rewriting: {e}"))?;
     }

@@ -162,6 +162,13 @@ enum ReportCommand {
 }
 
 fn main() -> ExitCode {
+    wpd_llvm::Context::exit_on_fatal_errors("wpd");
+    // wpd's own LLVM options, before any LLVM work (a distributed job adds
+    // the link's -mllvm options later).
+    if let Err(e) = wpd_llvm::Context::set_llvm_options(&[]) {
+        eprintln!("wpd: error: {e}");
+        return ExitCode::FAILURE;
+    }
     let cli = Cli::parse();
     if let Command::Report { diff, file, format } = cli.command {
         return report(diff, file, format);
