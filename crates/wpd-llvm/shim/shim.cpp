@@ -33,6 +33,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm-c/Core.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -281,9 +282,9 @@ int wpd_check_debug_info(LLVMModuleRef mod, char **err, char **warning) {
 static char fatal_prefix[64] = "wpd";
 
 static void on_fatal_error(void *, const char *reason, bool) {
-  std::string line = std::string(fatal_prefix) + ": error: LLVM: " + reason + "\n";
-  for (char &c : line)
-    if (c == '\n' && &c != &line.back()) c = ' ';
+  std::string text(reason);
+  std::replace(text.begin(), text.end(), '\n', ' ');
+  std::string line = std::string(fatal_prefix) + ": error: LLVM: " + text + "\n";
   size_t at = 0;
   while (at < line.size()) {
     ssize_t n = ::write(2, line.data() + at, line.size() - at);

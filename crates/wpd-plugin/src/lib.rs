@@ -270,6 +270,10 @@ fn member_names(path: &str) -> std::collections::HashMap<u64, String> {
     out
 }
 
+/// The linker's claim-file hook.
+///
+/// # Safety
+/// Called by the linker only, with a valid input file and out-pointer.
 unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int) -> api::Status {
     // SAFETY: the linker passes a valid input file and out-pointer.
     let (file, claimed) = unsafe { (&*file, &mut *claimed) };
@@ -367,6 +371,10 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
     }
 }
 
+/// The linker's all-symbols-read hook.
+///
+/// # Safety
+/// Called by the linker only, after `onload` registered it.
 unsafe extern "C" fn all_symbols_read() -> api::Status {
     let result = with_state(|state| link(state).map_err(|e| (state.linker.message, e)));
     match result {
@@ -379,6 +387,10 @@ unsafe extern "C" fn all_symbols_read() -> api::Status {
     }
 }
 
+/// The linker's cleanup hook.
+///
+/// # Safety
+/// Called by the linker only, after `onload` registered it.
 unsafe extern "C" fn cleanup() -> api::Status {
     let result = with_state(|state| -> Result<(), String> {
         if let (Some(mut json), Some(path)) = (state.report.take(), state.options.report.clone()) {

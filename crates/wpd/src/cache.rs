@@ -144,12 +144,9 @@ impl Cache {
         let path = self.path("summary", &xxh3_128(&input.bytes).to_le_bytes());
         if let Ok(bytes) = std::fs::read(&path) {
             match wpd_summary::container::decode::<ModuleSummary>(Kind::Summary, &bytes, &path) {
-                Ok(mut s) => {
+                Ok(s) => {
                     self.summaries.hits.fetch_add(1, Ordering::Relaxed);
-                    s.module.name = input.name.clone();
-                    s.module.path = input.path.clone();
-                    s.module.member = input.member.clone();
-                    return Ok(s);
+                    return Ok(input.rename(s));
                 }
                 Err(_) => self.discard(&path),
             }

@@ -22,6 +22,16 @@ impl BitcodeInput {
     pub fn content_hash(&self) -> String {
         format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&self.bytes))
     }
+
+    /// A summary of these bytes made under another name (a cached one, or
+    /// one made ahead), named as this input: a summary depends on the
+    /// module's bytes only, except for the input's identity it records.
+    pub fn rename(&self, mut summary: wpd_summary::ModuleSummary) -> wpd_summary::ModuleSummary {
+        summary.module.name = self.name.clone();
+        summary.module.path = self.path.clone();
+        summary.module.member = self.member.clone();
+        summary
+    }
 }
 
 /// Reads `path` and returns its bitcode modules: the file itself, or every

@@ -163,11 +163,7 @@ impl SummariesAhead {
         if self.0.is_empty() {
             return None;
         }
-        let mut s = self.0.get(&input.content_hash())?.clone();
-        s.module.name = input.name.clone();
-        s.module.path = input.path.clone();
-        s.module.member = input.member.clone();
-        Some(s)
+        self.0.get(&input.content_hash()).map(|s| input.rename(s.clone()))
     }
 }
 
