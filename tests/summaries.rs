@@ -2,8 +2,10 @@
 //! with clang++-19, summarized with `wpd summarize`, dumped with `wpd dump`,
 //! compared with its golden JSON (`WPD_BLESS=1` rewrites goldens) and
 //! cross-checked against `llvm-dis-19` of the same object. Two more tests:
-//! `-j 1` and `-j 2` give byte-identical files, and split and unsplit builds
-//! of one program give the same vtables and call sites.
+//! `-j 1` and `-j 2` give byte-identical files, split and unsplit builds
+//! of one program give the same vtables and call sites, and summaries made
+//! from the bodies the summarizer needs (references from clang's summary
+//! index) are byte-identical to those made by reading every body.
 
 use libtest_mimic::{Arguments, Trial};
 use serde_json::Value;
@@ -31,8 +33,10 @@ fn main() {
             trials.push(Trial::test("jobs_1_and_2_are_byte_identical", move || {
                 jobs_determinism(&fxs).map_err(Into::into)
             }));
-            let fxs = all;
+            let fxs = all.clone();
             trials.push(Trial::test("split_and_unsplit_agree", move || split_vs_unsplit(&fxs).map_err(Into::into)));
+            let fxs = all;
+            trials.push(Trial::test("reading_every_body_agrees", move || every_body_agrees(&fxs).map_err(Into::into)));
         }
         Err(e) => trials.push(Trial::test("fixtures", move || Err(e.into()))),
     }
@@ -161,9 +165,11 @@ fn cross_check(v: &Value, dis: &Disasm) -> Check {
             locals.insert(name.to_string());
         }
     }
-    if locals.len() != dis.distinct_ids.len() {
+    // Every distinct node is a local id of the dump, but one only tests
+    // that guard no call name (tests the dump skips).
+    if locals.len() > dis.distinct_ids.len() {
         return Err(format!(
-            "dump has {} local type ids, llvm-dis shows {} distinct type-id nodes",
+            "dump has {} local type ids, llvm-dis shows only {} distinct type-id nodes",
             locals.len(),
             dis.distinct_ids.len()
         ));
@@ -262,31 +268,30 @@ fn cross_check(v: &Value, dis: &Disasm) -> Check {
             }
         }
     }
-    let mut per_func: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    // `test_index` counts every test of the function in program order; a
+    // test that guards no call and only feeds `llvm.assume` is no call site
+    // (nothing to devirtualize), so the dump skips it.
+    let describe = |c: &disasm::TestCall| format!("{} {} assumed={}", c.kind, ref_key(&c.type_id), c.assumed);
     for ((func, idx), (kind, key, assumed, _)) in &groups {
-        per_func.entry(func.clone()).or_default().push((*idx, format!("{kind} {key} assumed={assumed}")));
-    }
-    let mut dumped: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (func, tests) in per_func {
-        // `groups` is ordered, so each list is sorted by test_index.
-        if tests.iter().enumerate().any(|(i, (idx, _))| *idx != i as u64) {
-            let idxs: Vec<u64> = tests.iter().map(|t| t.0).collect();
-            return Err(format!("{func}: test_index values {idxs:?} are not 0..n"));
+        let want = format!("{kind} {key} assumed={assumed}");
+        let found = dis.tests.get(func).and_then(|t| t.get(*idx as usize));
+        if found.map(describe).as_deref() != Some(want.as_str()) {
+            return Err(format!(
+                "{func} test {idx}: the dump has `{want}`, llvm-dis has {:?}\n  llvm-dis tests of {func}: {:?}",
+                found.map(describe),
+                dis.tests.get(func).map(|t| t.iter().map(describe).collect::<Vec<_>>())
+            ));
         }
-        dumped.insert(func, tests.into_iter().map(|(_, s)| s).collect());
     }
-    let disas: BTreeMap<String, Vec<String>> = dis
-        .tests
-        .iter()
-        .map(|(f, calls)| {
-            let v = calls.iter().map(|c| format!("{} {} assumed={}", c.kind, ref_key(&c.type_id), c.assumed)).collect();
-            (f.clone(), v)
-        })
-        .collect();
-    if dumped != disas {
-        return Err(format!(
-            "type tests per function differ (dump groups call_sites by (function, test_index))\n  dump:     {dumped:?}\n  llvm-dis: {disas:?}"
-        ));
+    for (func, tests) in &dis.tests {
+        for (idx, t) in tests.iter().enumerate() {
+            if !groups.contains_key(&(func.clone(), idx as u64)) && !t.assumed {
+                return Err(format!(
+                    "{func} test {idx} (`{}`) checks something, but the dump has no record of it",
+                    describe(t)
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -395,6 +400,45 @@ fn split_vs_unsplit(fxs: &[Fixture]) -> Check {
         return Err(format!(
             "{SPLIT_FIXTURE} must give a split object with vtables and call sites (split: {saw_split}, content: {saw_content})"
         ));
+    }
+    Ok(())
+}
+
+/// `wpd summarize` reads only the bodies it needs and takes the references
+/// of the others from clang's summary index; `--read-all-bodies` walks
+/// every body. Every fixture, built split, unsplit and with debug info,
+/// must give byte-identical summaries both ways.
+fn every_body_agrees(fxs: &[Fixture]) -> Check {
+    let tmp = temp_dir("all-bodies")?;
+    let (mut files, mut with_calls) = (0, 0);
+    for fx in fxs {
+        for (k, extra) in [&[][..], &["-fno-split-lto-unit"][..], &["-g"][..]].into_iter().enumerate() {
+            // clang refuses CFI without split LTO units.
+            if extra == ["-fno-split-lto-unit"] && fx.flags.iter().any(|f| f.starts_with("-fsanitize=cfi")) {
+                continue;
+            }
+            let dir = tmp.path().join(format!("{}-{k}", fx.name));
+            let built = compile(fx, &dir.join("build"), extra)?;
+            let (needed, all) = (dir.join("needed"), dir.join("all"));
+            summarize(&built.inputs, &needed, &[])?;
+            summarize(&built.inputs, &all, &["--read-all-bodies"])?;
+            for name in check_outputs(&built, &needed)? {
+                let (a, b) = (read(&needed.join(&name))?, read(&all.join(&name))?);
+                if a != b {
+                    let (a, b) = (to_golden(&dump(&needed.join(&name))?), to_golden(&dump(&all.join(&name))?));
+                    return Err(format!(
+                        "{} {extra:?} {name}: the summary differs when every body is read\n{}",
+                        fx.name,
+                        short_diff(&a, &b)
+                    ));
+                }
+                files += 1;
+                with_calls += usize::from(!array(&dump(&all.join(&name))?, "call_sites").is_empty());
+            }
+        }
+    }
+    if with_calls == 0 {
+        return Err(format!("none of the {files} summaries compared has a call site"));
     }
     Ok(())
 }

@@ -21,6 +21,7 @@ fn main() {
     println!("cargo:rerun-if-changed=shim/symtab.cpp");
     println!("cargo:rerun-if-changed=shim/lto.cpp");
     println!("cargo:rerun-if-changed=shim/link.cpp");
+    println!("cargo:rerun-if-changed=shim/lazy.cpp");
     println!("cargo:rerun-if-changed=shim/common.h");
     println!("cargo:rerun-if-env-changed=LLVM_SYS_191_PREFIX");
     let mut build = cc::Build::new();
@@ -31,6 +32,7 @@ fn main() {
         .file("shim/symtab.cpp")
         .file("shim/lto.cpp")
         .file("shim/link.cpp")
+        .file("shim/lazy.cpp")
         .flag("-fno-rtti")
         .warnings(false);
     for flag in llvm_config("--cxxflags").split_whitespace() {

@@ -70,10 +70,13 @@ bool wpd_shim::check_debug_info(Module &m, std::string &err, std::string &warnin
 extern "C" {
 
 // Parses every module of a bitcode buffer (a split LTO unit holds two) into
-// `ctx`, fully materialized. On success returns 0 and a malloc'd array of
-// modules in *out_mods (free with wpd_free). On failure returns 1 and a
-// malloc'd message in *out_err.
-int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name,
+// `ctx`: fully materialized, or with `lazy` set, with global values,
+// initializers and module metadata but no function bodies (a function stays
+// materializable, neither a declaration nor a body, until wpd_materialize;
+// the modules then keep reading `data`, which must outlive them). On success
+// returns 0 and a malloc'd array of modules in *out_mods (free with
+// wpd_free). On failure returns 1 and a malloc'd message in *out_err.
+int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name, int lazy,
                       LLVMModuleRef **out_mods, size_t *out_count, char **out_err) {
   *out_mods = nullptr;
   *out_count = 0;
@@ -86,13 +89,15 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
   }
   std::vector<std::unique_ptr<Module>> mods;
   for (BitcodeModule &bm : *list) {
-    Expected<std::unique_ptr<Module>> m = bm.parseModule(*unwrap(ctx));
+    Expected<std::unique_ptr<Module>> m =
+        bm.getLazyModule(*unwrap(ctx), /*ShouldLazyLoadMetadata=*/false, /*IsImporting=*/false);
     if (!m) {
       *out_err = dup_string(toString(m.takeError()));
       return 1;
     }
-    // Materialize everything now: the module must not keep reading `buf`.
-    if (Error e = (*m)->materializeAll()) {
+    // Unless lazy, materialize everything now: the module must not keep
+    // reading `buf`.
+    if (Error e = lazy ? Error::success() : (*m)->materializeAll()) {
       *out_err = dup_string(toString(std::move(e)));
       return 1;
     }
@@ -160,7 +165,8 @@ void wpd_domtree_free(void *dt) { delete static_cast<DominatorTree *>(dt); }
 // dominated by the test). Returns the count; *calls and *offsets are malloc'd
 // arrays (free with wpd_free). *flags: bit 0 = the test feeds an assume,
 // bit 1 = the checked load has uses other than calls and assumes, bit 2 =
-// its check bit has uses other than assumes.
+// its check bit has uses other than assumes, bit 3 = the type test has uses
+// other than assumes.
 size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **calls, uint64_t **offsets,
                         int *flags) {
   *calls = nullptr;
@@ -175,6 +181,8 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
     SmallVector<CallInst *, 2> assumes;
     findDevirtualizableCallsForTypeTest(found, assumes, ci, tree);
     if (!assumes.empty()) *flags |= 1;
+    for (const Use &u : ci->uses())
+      if (!isa<AssumeInst>(u.getUser())) *flags |= 8;
   } else if (id == Intrinsic::type_checked_load) {
     SmallVector<Instruction *, 2> loaded, preds;
     bool non_call = false;

@@ -15,11 +15,26 @@ unsafe extern "C" {
         data: *const c_char,
         len: usize,
         name: *const c_char,
+        lazy: c_int,
         out_mods: *mut *mut LLVMModuleRef,
         out_count: *mut usize,
         out_err: *mut *mut c_char,
     ) -> c_int;
     pub fn wpd_free(p: *mut c_void);
+    pub fn wpd_materialize(f: LLVMValueRef, out_err: *mut *mut c_char) -> c_int;
+    #[allow(clippy::too_many_arguments)]
+    pub fn wpd_function_summaries(
+        data: *const c_char,
+        len: usize,
+        part: usize,
+        module: LLVMModuleRef,
+        out_funcs: *mut *mut LLVMValueRef,
+        out_meta: *mut *mut u32,
+        out_refs: *mut *mut LLVMValueRef,
+        out_nfuncs: *mut usize,
+        out_nrefs: *mut usize,
+        out_err: *mut *mut c_char,
+    ) -> c_int;
     pub fn wpd_comdat_name(gv: LLVMValueRef, len: *mut usize) -> *const c_char;
     pub fn wpd_inst_may_read_memory(inst: LLVMValueRef) -> c_int;
     pub fn wpd_inst_may_write_memory(inst: LLVMValueRef) -> c_int;

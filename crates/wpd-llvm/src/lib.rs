@@ -10,6 +10,7 @@
 
 mod codegen;
 mod ffi;
+mod lazy;
 pub mod link;
 mod lto;
 mod symtab;
@@ -17,6 +18,7 @@ mod value;
 mod vcall;
 
 pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
+pub use lazy::{FunctionSummary, LazyModule};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use lto::{
     LtoInput, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Passthrough, Resolution, ThinLto, parse_cache_policy,
@@ -58,18 +60,32 @@ impl Context {
     /// Parses every module of a bitcode file (plain, wrapped, or a split LTO
     /// unit with two modules). `name` is used in LLVM's messages.
     pub fn parse_bitcode(&self, bytes: &[u8], name: &str) -> Result<Vec<Module<'_>>, String> {
+        // SAFETY: not lazy: the shim materializes each module, so no module
+        // keeps pointing into `bytes`.
+        let raw = unsafe { self.parse_modules(bytes, name, false) }?;
+        Ok(raw.into_iter().map(|raw| Module { raw, _ctx: PhantomData }).collect())
+    }
+
+    /// The modules of a bitcode file, owned by the caller; `lazy`: without
+    /// function bodies (see [`LazyModule`]).
+    ///
+    /// # Safety
+    /// With `lazy`, the modules keep reading `bytes`: the caller keeps them
+    /// alive as long as any module.
+    unsafe fn parse_modules(&self, bytes: &[u8], name: &str, lazy: bool) -> Result<Vec<LLVMModuleRef>, String> {
         let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
         let mut mods: *mut LLVMModuleRef = std::ptr::null_mut();
         let mut count = 0usize;
         let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
-        // SAFETY: the pointers are valid for the call; the shim fully
-        // materializes each module, so no module keeps pointing into `bytes`.
+        // SAFETY: the pointers are valid for the call; what the modules
+        // read later is the caller's contract.
         let rc = unsafe {
             ffi::wpd_parse_bitcode(
                 self.raw,
                 bytes.as_ptr().cast(),
                 bytes.len(),
                 cname.as_ptr(),
+                i32::from(lazy),
                 &mut mods,
                 &mut count,
                 &mut err,
@@ -82,10 +98,7 @@ impl Context {
             return Err(msg.unwrap_or_else(|| "unknown bitcode error".into()));
         }
         // SAFETY: on success `mods` holds `count` owned module handles.
-        let out = unsafe { std::slice::from_raw_parts(mods, count) }
-            .iter()
-            .map(|&raw| Module { raw, _ctx: PhantomData })
-            .collect();
+        let out = unsafe { std::slice::from_raw_parts(mods, count) }.to_vec();
         // SAFETY: the array (not the modules) was malloc'd by the shim.
         unsafe { ffi::wpd_free(mods.cast()) };
         Ok(out)

@@ -27,6 +27,9 @@ pub struct TypeTest<'m> {
     pub calls: Vec<(VirtualCall<'m>, u64)>,
     /// A type test whose result feeds `llvm.assume` directly.
     pub feeds_assume: bool,
+    /// A type test whose result has a use other than `llvm.assume` (a
+    /// real check).
+    pub non_assume_uses: bool,
     /// A checked load with uses other than calls (blocks rewriting).
     pub non_call_uses: bool,
     /// A checked load whose check bit guards something (CFI).
@@ -106,6 +109,7 @@ impl<'c> Module<'c> {
                         kind,
                         calls,
                         feeds_assume: found.feeds_assume,
+                        non_assume_uses: found.non_assume_uses,
                         non_call_uses: found.non_call_uses,
                         checked: found.checked,
                     });
@@ -240,6 +244,7 @@ impl<'m> DomTree<'m> {
         let mut out = Found {
             calls: Vec::with_capacity(n),
             feeds_assume: flags & 1 != 0,
+            non_assume_uses: flags & 8 != 0,
             non_call_uses: flags & 2 != 0,
             checked: flags & 4 != 0,
         };
@@ -268,6 +273,7 @@ impl Drop for DomTree<'_> {
 struct Found<'m> {
     calls: Vec<(Value<'m>, u64)>,
     feeds_assume: bool,
+    non_assume_uses: bool,
     non_call_uses: bool,
     checked: bool,
 }

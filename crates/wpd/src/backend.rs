@@ -224,8 +224,8 @@ fn rewrite<'c>(
     // the vtable later retargets the alias (replaceAllUsesWith).
     rewrite::promote::aliases(&modules, &planned.vtable_aliases, &input.name)?;
     {
-        let scan = summarize::scan(&modules, hash);
-        for c in scan.calls {
+        let parts: Vec<&Module<'_>> = modules.iter().collect();
+        for c in summarize::scan(&parts, hash) {
             let part = &modules[c.part];
             let outcome = match c.call {
                 Some(call) => rewrite::apply(part, call, &c.site, plan, &policy).map_err(|e| {

@@ -271,8 +271,12 @@ pub fn read_inputs(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<Bitcode
 
 /// Summarizes modules in parallel. Results come back in input order; the
 /// first failing input (in that order) is the error.
-pub fn summarize_all(inputs: &[BitcodeInput], jobs: Option<usize>) -> Result<Vec<ModuleSummary>> {
-    each_input(inputs, jobs, &progress::Progress::off(), "summarize", |_, i| summarize::summarize(i))
+pub fn summarize_all(
+    inputs: &[BitcodeInput],
+    jobs: Option<usize>,
+    bodies: summarize::Bodies,
+) -> Result<Vec<ModuleSummary>> {
+    each_input(inputs, jobs, &progress::Progress::off(), "summarize", |_, i| summarize::summarize_reading(i, bodies))
 }
 
 /// Where `wpd summarize` writes the summary of `summary`: `<file name>.wpds`

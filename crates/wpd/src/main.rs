@@ -35,6 +35,12 @@ enum Command {
         /// Print per-phase wall times on stderr.
         #[arg(long)]
         time: bool,
+        /// Read and walk every function body, instead of taking the
+        /// references of bodies without type tests from clang's summary
+        /// index: slower, the same summary; to check an index suspected
+        /// wrong.
+        #[arg(long)]
+        read_all_bodies: bool,
     },
     /// Merge summaries and decide every virtual call slot; writes a plan.
     ThinLink {
@@ -184,7 +190,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Summarize { inputs, out_dir, jobs, time } => summarize(&inputs, out_dir, jobs, time),
+        Command::Summarize { inputs, out_dir, jobs, time, read_all_bodies } => {
+            let bodies = if read_all_bodies { wpd::summarize::Bodies::All } else { wpd::summarize::Bodies::Needed };
+            summarize(&inputs, out_dir, jobs, time, bodies)
+        }
         Command::ThinLink {
             summaries,
             out,
@@ -288,13 +297,19 @@ fn report(diff: Option<ReportCommand>, file: Option<PathBuf>, format: wpd::repor
     }
 }
 
-fn summarize(inputs: &[PathBuf], out_dir: Option<PathBuf>, jobs: Option<usize>, time: bool) -> Result<()> {
+fn summarize(
+    inputs: &[PathBuf],
+    out_dir: Option<PathBuf>,
+    jobs: Option<usize>,
+    time: bool,
+    bodies: wpd::summarize::Bodies,
+) -> Result<()> {
     let mut timings = Timings::default();
     if let Some(dir) = &out_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error::at(dir.display().to_string(), e.to_string()))?;
     }
     let modules = timings.phase("read", || wpd::read_inputs(inputs, jobs))?;
-    let summaries = timings.phase("summarize", || wpd::summarize_all(&modules, jobs))?;
+    let summaries = timings.phase("summarize", || wpd::summarize_all(&modules, jobs, bodies))?;
     // Nothing is written until every input has been summarized, so a failed
     // run leaves no summary behind; each file is written atomically.
     let paths: Vec<PathBuf> = summaries.iter().map(|s| wpd::summary_path(s, out_dir.as_deref())).collect();

@@ -7,8 +7,9 @@ use super::{ScannedCall, TypeIdNamer};
 use wpd_llvm::{Module, TypeKind, Value};
 use wpd_summary::{CallKind, CallSite, ConstArg, RetKind, TestKind};
 
-/// Call sites of every function definition of `module`, in program order.
-/// Each call appears once (the module's scan gives a call dominated by
+/// Call sites of every function definition of `module` (every one with a
+/// body: a lazily read module yields those of the bodies read), in program
+/// order. Each call appears once (the module's scan gives a call dominated by
 /// several tests to the first), so each is rewritten at most once.
 pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeIdNamer) -> Vec<ScannedCall<'m>> {
     let mut out = Vec::new();
@@ -45,7 +46,21 @@ pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeId
             calls_sharing_test: test.calls.len() as u32,
         };
         if test.calls.is_empty() {
-            out.push(ScannedCall { site: base, call: None, part: index });
+            // A test that guards no call is a call site only when its result
+            // is also a real check (a use other than `llvm.assume`, or a
+            // loaded pointer used other than by calls): one that merely
+            // feeds an assumption has nothing to devirtualize (clang's own
+            // optimizer already made its call direct, or it was claimed by
+            // an earlier test). clang's summary index leaves such tests out
+            // too, and the summarizer trusts that index to find the bodies
+            // holding tests; the numbering (`test_index`) still counts them.
+            let checks = match kind {
+                TestKind::TypeCheckedLoad => test.non_call_uses,
+                _ => test.non_assume_uses,
+            };
+            if checks {
+                out.push(ScannedCall { site: base, call: None, part: index });
+            }
             continue;
         }
         for (call, offset) in test.calls {

@@ -11,9 +11,9 @@ const MAX_EXPR_NODES: usize = 64;
 
 /// Facts for each wanted function defined in one of `modules`, preferring a
 /// real definition over an `available_externally` copy.
-pub(super) fn collect(modules: &[Module<'_>], wanted: &BTreeSet<&str>) -> Vec<FunctionFacts> {
-    let mut chosen: HashMap<String, Value<'_>> = HashMap::new();
-    for module in modules {
+pub(super) fn collect<'m>(modules: &[&'m Module<'_>], wanted: &BTreeSet<&str>) -> Vec<FunctionFacts> {
+    let mut chosen: HashMap<String, Value<'m>> = HashMap::new();
+    for &module in modules {
         for f in module.functions() {
             if f.is_declaration() {
                 continue;

@@ -8,6 +8,7 @@
 //! - [`refs`]: what every defined global references, and the module's roots;
 //! - [`functions`]: facts (and result expressions) of slot targets.
 
+mod bodies;
 pub(crate) mod calls;
 mod functions;
 mod refs;
@@ -19,14 +20,40 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wpd_llvm::{Context, MdOperand, Module};
 use wpd_summary::{CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeIdInfo};
 
-/// Summarizes one bitcode input.
+/// Which function bodies the summarizer reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Bodies {
+    /// Only those it must look into; the references of the others come
+    /// from clang's summary index ([`bodies`]).
+    #[default]
+    Needed,
+    /// Every one, each walked for its references: the same summary, made
+    /// without trusting the index (`wpd summarize --read-all-bodies`).
+    All,
+}
+
+/// Summarizes one bitcode input, reading only the function bodies it needs.
 pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
+    summarize_reading(input, Bodies::Needed)
+}
+
+/// Summarizes one bitcode input, reading `bodies`.
+pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleSummary> {
     let ctx = Context::new();
-    let modules = ctx
-        .parse_bitcode(&input.bytes, &input.name)
+    let parts = ctx
+        .parse_bitcode_lazy(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+    let unreadable = |e: String| Error::at(&input.name, format!("invalid bitcode: {e}"));
+    let indexed = match bodies {
+        Bodies::Needed => bodies::read_tested(&parts).map_err(unreadable)?,
+        Bodies::All => {
+            parts.iter().try_for_each(bodies::read_all).map_err(unreadable)?;
+            parts.iter().map(|_| None).collect()
+        }
+    };
+    let modules: Vec<&Module<'_>> = parts.iter().map(|p| &**p).collect();
     let hash = input.content_hash();
-    let first = &modules[0];
+    let first = modules[0];
     let info = ModuleInfo {
         name: input.name.clone(),
         path: input.path.clone(),
@@ -36,13 +63,20 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
         data_layout: first.data_layout(),
         split: modules.len() > 1,
     };
-    let Scan { mut vtables, calls, ids } = scan(&modules, &hash);
+    let mut ids = TypeIdNamer::new(&hash);
+    let mut vtables = scan_vtables(&modules, &mut ids);
+    for (part, module) in parts.iter().enumerate() {
+        if ids.has_locals_in(part) {
+            bodies::read_all(module).map_err(unreadable)?;
+        }
+    }
+    let calls = scan_calls(&modules, &mut ids);
     let mut call_sites: Vec<CallSite> = calls.into_iter().map(|c| c.site).collect();
     let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
     let mut roots = SpecialRoots::default();
     let mut untyped_vtables = Vec::new();
-    for module in &modules {
-        for g in refs::collect(module) {
+    for (module, indexed) in modules.iter().zip(&indexed) {
+        for g in refs::collect(module, indexed.as_ref()) {
             merge_global(&mut globals, g);
         }
         refs::roots(module, &mut roots);
@@ -61,6 +95,7 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
 
     let wanted: BTreeSet<&str> =
         vtables.iter().flat_map(|v| v.slots.iter()).filter_map(|s| s.function.as_deref()).collect();
+    bodies::read_named(&parts, &wanted).map_err(unreadable)?;
     let functions = functions::collect(&modules, &wanted);
 
     let mut type_ids: Vec<TypeIdInfo> = vtables
@@ -85,14 +120,6 @@ pub fn summarize(input: &BitcodeInput) -> Result<ModuleSummary> {
     })
 }
 
-/// Vtables and call sites of the parts of one file, with type ids named
-/// the same way for the summarizer and the backend.
-pub(crate) struct Scan<'m> {
-    pub vtables: Vec<wpd_summary::Vtable>,
-    pub calls: Vec<ScannedCall<'m>>,
-    pub ids: TypeIdNamer,
-}
-
 /// A call site and, when it guards a call, the only handle to that call
 /// (rewrites consume it), with the module part holding it.
 pub(crate) struct ScannedCall<'m> {
@@ -102,17 +129,23 @@ pub(crate) struct ScannedCall<'m> {
     pub part: usize,
 }
 
-/// Scans every part in order (vtables, then calls, per part): the order
-/// defines the names of local type ids, so both users must scan alike.
-pub(crate) fn scan<'m>(modules: &'m [Module<'_>], hash: &str) -> Scan<'m> {
-    let mut ids = TypeIdNamer::new(&hash[..16.min(hash.len())]);
-    let mut vtables = Vec::new();
-    let mut calls = Vec::new();
-    for (index, module) in modules.iter().enumerate() {
-        vtables.extend(vtables::collect(module, index, &mut ids));
-        calls.extend(calls::collect(module, index, &mut ids));
-    }
-    Scan { vtables, calls, ids }
+/// The call sites of every part of a file, with type ids named as the
+/// summarizer names them: the backend's view of the same file. Both name
+/// internal type ids in order of first appearance, the vtables of all
+/// parts first, so the name of one a vtable carries does not depend on
+/// which function bodies were read.
+pub(crate) fn scan<'m>(modules: &[&'m Module<'_>], hash: &str) -> Vec<ScannedCall<'m>> {
+    let mut ids = TypeIdNamer::new(hash);
+    scan_vtables(modules, &mut ids);
+    scan_calls(modules, &mut ids)
+}
+
+fn scan_vtables(modules: &[&Module<'_>], ids: &mut TypeIdNamer) -> Vec<wpd_summary::Vtable> {
+    modules.iter().enumerate().flat_map(|(index, module)| vtables::collect(module, index, ids)).collect()
+}
+
+fn scan_calls<'m>(modules: &[&'m Module<'_>], ids: &mut TypeIdNamer) -> Vec<ScannedCall<'m>> {
+    modules.iter().enumerate().flat_map(|(index, module)| calls::collect(module, index, ids)).collect()
 }
 
 /// Keeps one record per vtable symbol: a definition over a declaration, a
@@ -171,7 +204,13 @@ pub(crate) struct TypeIdNamer {
 
 impl TypeIdNamer {
     fn new(hash: &str) -> Self {
+        let hash = &hash[..16.min(hash.len())];
         TypeIdNamer { hash: hash.to_string(), locals: HashMap::new(), local_names: BTreeSet::new() }
+    }
+
+    /// Some type id named so far, of part `module`, has internal linkage.
+    fn has_locals_in(&self, module: usize) -> bool {
+        self.locals.keys().any(|(m, _)| *m == module)
     }
 
     /// The name of a type id operand of module `module`.

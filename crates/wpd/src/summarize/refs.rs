@@ -1,18 +1,28 @@
 //! References between global values (the thin link's liveness graph) and the
 //! roots a module keeps alive by itself (`llvm.used`, constructors, ...).
 
+use super::bodies::Indexed;
 use std::collections::{BTreeSet, HashSet};
 use wpd_llvm::{Module, Value};
 use wpd_summary::{GlobalKind, GlobalRefs, SpecialRoots};
 
-/// One record per defined global value of `module`.
-pub(super) fn collect(module: &Module<'_>) -> Vec<GlobalRefs> {
+/// One record per defined global value of `module`. A function `indexed`
+/// describes takes its references from there (its body may be unread);
+/// any other function's body is walked.
+pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec<GlobalRefs> {
     let mut out = Vec::new();
     for f in module.functions() {
         if f.is_declaration() {
             continue;
         }
         let mut w = Walker::default();
+        if let Some(refs) = indexed.and_then(|i| i.get(&f.id())) {
+            for &r in refs {
+                w.visit(r);
+            }
+            out.push(record(f, GlobalKind::Function, w));
+            continue;
+        }
         for block in f.blocks() {
             for inst in block.instructions() {
                 for op in inst.operands() {
