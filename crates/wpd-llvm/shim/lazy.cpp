@@ -60,8 +60,9 @@ int wpd_materialize(LLVMValueRef f, char **out_err) {
 // values follow for it in `out_refs` (its references and direct callees,
 // ModuleSummaryAnalysis' RefEdges and CallGraphEdges: the personality,
 // prefix and prologue data, constant operands of instructions, direct
-// callees; intrinsics excluded) and 1 when the summary records type tests
-// or virtual calls for it (0 otherwise). A definition left out must be
+// callees; intrinsics excluded) and flags: 1 when the summary records type
+// tests or virtual calls for it, 2 when it makes a call whose callee is no
+// function (an indirect call, inline asm). A definition left out must be
 // read to be known. Returns 0 (arrays malloc'd, free with wpd_free), 1 and
 // a malloc'd message, or 2 when the module carries no summary.
 int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModuleRef m,
@@ -133,7 +134,7 @@ int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModule
                  !fs->type_checked_load_const_vcalls().empty();
     funcs.push_back(wrap(&f));
     meta.push_back(static_cast<uint32_t>(these.size()));
-    meta.push_back(tests ? 1 : 0);
+    meta.push_back((tests ? 1u : 0u) | (fs->fflags().HasUnknownCall ? 2u : 0u));
     refs.insert(refs.end(), these.begin(), these.end());
   }
   *out_funcs = malloc_copy(funcs);

@@ -34,6 +34,9 @@ pub struct FunctionSummary<'m> {
     /// in a module built without split LTO units), and tests that only
     /// feed `llvm.assume` and guard no call, are not recorded.
     pub type_tests: bool,
+    /// The body makes a call whose callee is not a function: an indirect
+    /// call (every virtual call left indirect is one) or inline asm.
+    pub indirect_calls: bool,
 }
 
 impl Context {
@@ -122,7 +125,8 @@ impl LazyModule<'_> {
             out.push(FunctionSummary {
                 function: Value::new(function),
                 refs: r[next..next + n].iter().map(|&v| Value::new(v)).collect(),
-                type_tests: m[2 * i + 1] != 0,
+                type_tests: m[2 * i + 1] & 1 != 0,
+                indirect_calls: m[2 * i + 1] & 2 != 0,
             });
             next += n;
         }

@@ -9,10 +9,16 @@
 //! body with a call site:
 //! - it has no index (bitcode not written by clang's ThinLTO or LTO
 //!   pipeline);
-//! - it has an ifunc (the index records no call to one);
-//! - a vtable of the part has a type id with internal linkage (a class in
-//!   an anonymous namespace): the index records no test of such an id (see
-//!   [`read_all`]).
+//! - it has an ifunc (the index records no call to one).
+//!
+//! The index records only type tests of ids that are strings. A vtable of
+//! a class with internal linkage (in an anonymous namespace, in a module
+//! built without split LTO units) carries a distinct metadata node instead,
+//! and the calls it can serve are the ones wpd devirtualizes without any
+//! visibility flag: in a part with such a vtable, every body that makes an
+//! indirect call is read too ([`read_indirect`]). Every virtual call left
+//! indirect is one; a test whose calls are all gone only feeds assumptions
+//! and is no call site.
 
 use std::collections::{BTreeSet, HashMap};
 use wpd_llvm::{LazyModule, Value};
@@ -20,45 +26,61 @@ use wpd_llvm::{LazyModule, Value};
 /// Per function (by [`Value::id`]): what the index says it references.
 pub(super) type Indexed<'m> = HashMap<usize, Vec<Value<'m>>>;
 
+/// What one part's index says about its functions.
+pub(super) struct Index<'m> {
+    pub refs: Indexed<'m>,
+    /// The functions making indirect calls.
+    indirect: Vec<Value<'m>>,
+}
+
 /// Reads, in each part, the bodies with type tests and the bodies the index
-/// does not describe; returns per part the references of the others
-/// (`None`: every body of that part was read).
-pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<Indexed<'m>>>, String> {
+/// does not describe; returns each part's index (`None`: every body of
+/// that part was read).
+pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<Index<'m>>>, String> {
     let mut out = Vec::with_capacity(parts.len());
     for part in parts {
         let summaries = if part.ifuncs().next().is_some() { None } else { part.function_summaries()? };
         let Some(summaries) = summaries else {
-            read_part(part)?;
+            read_all(part)?;
             out.push(None);
             continue;
         };
-        let mut indexed: Indexed<'m> = HashMap::with_capacity(summaries.len());
+        let mut index = Index { refs: HashMap::with_capacity(summaries.len()), indirect: Vec::new() };
         for s in summaries {
             if s.type_tests {
                 part.materialize(s.function)?;
             }
-            indexed.insert(s.function.id(), s.refs);
+            if s.indirect_calls {
+                index.indirect.push(s.function);
+            }
+            index.refs.insert(s.function.id(), s.refs);
         }
         for f in part.functions() {
-            if !indexed.contains_key(&f.id()) {
+            if !index.refs.contains_key(&f.id()) {
                 part.materialize(f)?;
             }
         }
-        out.push(Some(indexed));
+        out.push(Some(index));
     }
     Ok(out)
 }
 
-/// Reads every body of a part whose vtables carry a type id with internal
-/// linkage (a distinct metadata node), once the vtables are scanned. Tests
-/// of such ids are in no index (it only records ids that are strings), and
-/// they are the calls wpd can devirtualize without any visibility flag.
-/// Such a node is private to its part: a split LTO unit's thin part names
-/// the ids it tests by strings, so only the part holding the vtable is
-/// read whole. A part whose internal ids are only in tests needs nothing
-/// more: no vtable anywhere can match those tests.
+/// Reads the bodies of a part that make indirect calls: once the vtables
+/// are scanned, in a part whose vtables carry a type id with internal
+/// linkage (see the module comment). Such a node is private to its part: a
+/// split LTO unit's thin part names the ids it tests by strings. A part
+/// whose internal ids are only in tests needs nothing more: no vtable
+/// anywhere can match those tests.
+pub(super) fn read_indirect(part: &LazyModule<'_>, index: Option<&Index<'_>>) -> Result<(), String> {
+    match index {
+        Some(index) => index.indirect.iter().try_for_each(|&f| part.materialize(f)),
+        None => Ok(()),
+    }
+}
+
+/// Reads every body of a part.
 pub(super) fn read_all(part: &LazyModule<'_>) -> Result<(), String> {
-    read_part(part)
+    part.functions().try_for_each(|f| part.materialize(f))
 }
 
 /// Reads the bodies of the functions named in `names`, in every part.
@@ -74,8 +96,4 @@ pub(super) fn read_named(parts: &[LazyModule<'_>], names: &BTreeSet<&str>) -> Re
         }
     }
     Ok(())
-}
-
-fn read_part(part: &LazyModule<'_>) -> Result<(), String> {
-    part.functions().try_for_each(|f| part.materialize(f))
 }

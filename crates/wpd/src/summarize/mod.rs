@@ -65,9 +65,9 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
     };
     let mut ids = TypeIdNamer::new(&hash);
     let mut vtables = scan_vtables(&modules, &mut ids);
-    for (part, module) in parts.iter().enumerate() {
+    for (part, (module, index)) in parts.iter().zip(&indexed).enumerate() {
         if ids.has_locals_in(part) {
-            bodies::read_all(module).map_err(unreadable)?;
+            bodies::read_indirect(module, index.as_ref()).map_err(unreadable)?;
         }
     }
     let calls = scan_calls(&modules, &mut ids);
@@ -76,7 +76,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
     let mut roots = SpecialRoots::default();
     let mut untyped_vtables = Vec::new();
     for (module, indexed) in modules.iter().zip(&indexed) {
-        for g in refs::collect(module, indexed.as_ref()) {
+        for g in refs::collect(module, indexed.as_ref().map(|i| &i.refs)) {
             merge_global(&mut globals, g);
         }
         refs::roots(module, &mut roots);
