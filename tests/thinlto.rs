@@ -196,9 +196,9 @@ fn report_json(path: &Path) -> Check<serde_json::Value> {
 /// devirtualization could act on them. Built with `-fvisibility=hidden`,
 /// where LLVM's thin link alone (no whole-program visibility) devirtualizes
 /// `count_to`'s call: with the hierarchy left open by `--wpd-open`, that
-/// call must stay indirect. In split objects the units defining vtables are
-/// rewritten (their parts merged), which leaves LLVM's index partially
-/// split, so the modules with calls are rewritten too.
+/// call must stay indirect. In split objects, a unit the plan leaves alone
+/// that defines vtables (shapes.cpp) is kept in two: its thin part as clang
+/// wrote it, its vtables compiled beside it.
 fn indirect_calls_pass_through(split: bool) -> Check {
     let dir = temp_dir("thinlto-indirect")?;
     let mut flags = vec!["-fvisibility=hidden"];
@@ -216,26 +216,115 @@ fn indirect_calls_pass_through(split: bool) -> Check {
     // shapes.cpp change nothing. use_counter.cpp's call is devirtualized,
     // and counter.cpp keeps the hidden Up::next that call now names.
     let json = report_json(&report)?;
-    let expected = if split { 0 } else { 3 };
-    if json["modules_unchanged"] != expected || json["type_tests_dropped"] != 5 {
+    let kept = u64::from(split);
+    if json["modules_unchanged"] != 3 || json["split_units_kept_in_two"] != kept || json["type_tests_dropped"] != 5 {
         return Err(format!(
-            "expected {expected} modules unchanged and 5 type tests dropped, report says {} and {}",
-            json["modules_unchanged"], json["type_tests_dropped"]
+            "expected 3 modules unchanged ({kept} kept in two) and 5 type tests dropped, report says {} ({}) and {}",
+            json["modules_unchanged"], json["split_units_kept_in_two"], json["type_tests_dropped"]
         ));
     }
     let (prog, _) = link(&b, "open", &["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off", &report_flag])?;
     let json = report_json(&report)?;
-    let expected = if split { 0 } else { 5 };
-    if json["modules_unchanged"] != expected || json["call_sites"]["not_devirtualized"] != 5 {
+    let kept = if split { 2 } else { 0 };
+    if json["modules_unchanged"] != 5
+        || json["split_units_kept_in_two"] != kept
+        || json["call_sites"]["not_devirtualized"] != 5
+    {
         return Err(format!(
-            "open hierarchies: expected {expected} modules unchanged and 5 calls left indirect, report says {} and {}",
-            json["modules_unchanged"], json["call_sites"]["not_devirtualized"]
+            "open hierarchies: expected 5 modules unchanged ({kept} kept in two) and 5 calls left indirect, report says {} ({}) and {}",
+            json["modules_unchanged"], json["split_units_kept_in_two"], json["call_sites"]["not_devirtualized"]
         ));
     }
     let body = disassembly(&prog, "count_to(Counter*, int)")?;
     if !body.lines().any(|l| l.contains("call") && l.contains('*')) {
         return Err(format!("count_to's call was devirtualized although wpd left it indirect:\n{body}"));
     }
+    Ok(())
+}
+
+/// A split unit is kept in two only where the real linker loads both
+/// objects: a member of an archive or a `--start-lib` object is loaded
+/// whole or not at all, so there its parts are merged into one module as
+/// before. The same split objects linked three ways print the same.
+fn split_units_in_archives() -> Check {
+    let dir = temp_dir("thinlto-split-archive")?;
+    let d = dir.path();
+    let b = build("indirect", d, &["-fvisibility=hidden"])?;
+    let (main, rest): (Vec<PathBuf>, Vec<PathBuf>) = b.objects.iter().cloned().partition(|o| o.ends_with("main.o"));
+    let lib = d.join("libshapes.a");
+    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).args(&rest))?;
+    let report = d.join("report.json");
+    let report_flag = format!("-Wl,--wpd-report={}", report.display());
+    let open = ["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off", report_flag.as_str()];
+    let ways: [(&str, Vec<PathBuf>); 2] = [
+        ("archive", main.iter().cloned().chain([lib]).collect()),
+        (
+            "start-lib",
+            main.iter()
+                .cloned()
+                .chain([PathBuf::from("-Wl,--start-lib")])
+                .chain(rest.iter().cloned())
+                .chain([PathBuf::from("-Wl,--end-lib")])
+                .collect(),
+        ),
+    ];
+    for (way, objects) in ways {
+        let linked = Build { dir: d.to_path_buf(), objects, expected: b.expected.clone() };
+        link(&linked, way, &open)?;
+        let json = report_json(&report)?;
+        if json["modules_unchanged"] != 3 || json["split_units_kept_in_two"] != 0 {
+            return Err(format!(
+                "{way}: expected main, use_counter and use_shapes unchanged and no split unit kept in two, report says {} and {}",
+                json["modules_unchanged"], json["split_units_kept_in_two"]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Split and unsplit units in one link, with virtual calls: LLVM's thin
+/// link refuses a "partially split" index once a summary records a virtual
+/// call, so every module wpd hands it carries one `EnableSplitLTOUnit`
+/// value (here the more common one, split); the unsplit units the plan
+/// leaves alone are rewritten with that flag rather than passed through.
+fn mixed_split_flags() -> Check {
+    let dir = temp_dir("thinlto-mixed-split")?;
+    let d = dir.path();
+    let b = build("indirect", d, &["-fvisibility=hidden"])?;
+    let src = repo_root().join("fixtures/thinlto/indirect");
+    let mut objects = Vec::new();
+    for o in &b.objects {
+        let stem = o.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+        if stem == "main" || stem == "use_shapes" {
+            let unsplit = d.join(format!("{stem}.nosplit.o"));
+            run(Command::new(CLANGXX)
+                .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-fvisibility=hidden", "-fno-split-lto-unit"])
+                .arg("-c")
+                .arg(src.join(format!("{stem}.cpp")))
+                .arg("-o")
+                .arg(&unsplit))?;
+            objects.push(unsplit);
+        } else {
+            objects.push(o.clone());
+        }
+    }
+    let mixed = Build { dir: d.to_path_buf(), objects, expected: b.expected.clone() };
+    let report = d.join("report.json");
+    let report_flag = format!("-Wl,--wpd-report={}", report.display());
+    let (_, stderr) = link(&mixed, "prog", &["-Wl,--wpd-remarks", &report_flag])?;
+    if !stderr.contains("single-impl: devirtualized a call to _ZN2Up4nextEv") {
+        return Err(format!("count_to's call was not devirtualized: {stderr}"));
+    }
+    // shapes.cpp is kept in two; main.cpp and use_shapes.cpp, unsplit,
+    // change nothing but are written again with the link's flag.
+    let json = report_json(&report)?;
+    if json["modules_unchanged"] != 1 || json["split_units_kept_in_two"] != 1 {
+        return Err(format!(
+            "expected only shapes.cpp unchanged (kept in two), report says {} ({})",
+            json["modules_unchanged"], json["split_units_kept_in_two"]
+        ));
+    }
+    link(&mixed, "open", &["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off"])?;
     Ok(())
 }
 
@@ -377,6 +466,8 @@ fn main() {
         libtest_mimic::Trial::test("indirect_calls_pass_through_nosplit", || {
             indirect_calls_pass_through(false).map_err(Into::into)
         }),
+        libtest_mimic::Trial::test("split_units_in_archives", || split_units_in_archives().map_err(Into::into)),
+        libtest_mimic::Trial::test("mixed_split_flags", || mixed_split_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
             in_process_lld_equals_spawned().map_err(Into::into)

@@ -21,7 +21,7 @@ use wpd::input::BitcodeInput;
 use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
-use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId, OutsideRefs};
+use wpd_link::{Flavor, InputId, Item as LineItem, LinkLine, LinkModel, LoadedKind, MemberId, OutsideRefs};
 
 fn main() -> ExitCode {
     wpd_llvm::Context::exit_on_fatal_errors("wpd-ld");
@@ -125,10 +125,11 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         return Ok(code);
     }
     if let Some(dir) = &link.wpd.from_index {
-        let modules = bitcode_modules(&mut res)?;
+        let modules = bitcode_modules(&mut res, &link.line)?;
         let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules))?;
         let report = (!report.is_null()).then_some(report);
-        let code = final_link(&link, &linker, &res, &objects, report, &mut timings, start, None, tmp.path())?;
+        let natives = wpd::thinlto::Natives { objects, beside: Vec::new() };
+        let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
         keep_temps(tmp, link.wpd.save_temps);
         return Ok(code);
     }
@@ -136,7 +137,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
 
     // The bitcode modules the link loads, in load order (the linker's
     // order, and lld's ThinLTO task order).
-    let modules = bitcode_modules(&mut res)?;
+    let modules = bitcode_modules(&mut res, &link.line)?;
     let model = &res.model;
 
     let unknown = match &model.outside_refs {
@@ -252,7 +253,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // The same link without devirtualization (--wpd-size-baseline): every
     // hierarchy open, no speculation. Same summaries, another policy: only
     // the plan and the backends run again.
-    let baseline = || -> Result<Vec<Vec<u8>>, String> {
+    let baseline = || -> Result<wpd::thinlto::Natives, String> {
         let mut plain = policy.clone();
         plain.validation.force_open = vec!["*".into()];
         plain.validation.enabled = true;
@@ -270,11 +271,12 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             &wpd::progress::Progress::off(),
         )
         .map_err(|e| e.to_string())?;
-        Ok(base.objects)
+        Ok(wpd::thinlto::Natives { objects: base.objects, beside: base.beside })
     };
-    let baseline: Option<&dyn Fn() -> Result<Vec<Vec<u8>>, String>> = link.wpd.size_baseline.then_some(&baseline);
-    let objects = out.objects;
-    let code = final_link(&link, &linker, &res, &objects, report, &mut timings, start, baseline, tmp.path())?;
+    let baseline: Option<&dyn Fn() -> Result<wpd::thinlto::Natives, String>> =
+        link.wpd.size_baseline.then_some(&baseline);
+    let natives = wpd::thinlto::Natives { objects: out.objects, beside: out.beside };
+    let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, baseline, tmp.path())?;
     // As lld: the cache is pruned after a link (when its policy's interval
     // has passed since the last pruning).
     if let Some(c) = &cache
@@ -297,14 +299,14 @@ fn final_link(
     link: &LinkArgs,
     linker: &RealLinker,
     res: &inputs::Resolution<'_>,
-    objects: &[Vec<u8>],
+    natives: &wpd::thinlto::Natives,
     report: Option<serde_json::Value>,
     timings: &mut Timings,
     start: std::time::Instant,
-    baseline: Option<&dyn Fn() -> Result<Vec<Vec<u8>>, String>>,
+    baseline: Option<&dyn Fn() -> Result<wpd::thinlto::Natives, String>>,
     tmp: &Path,
 ) -> Result<u8, String> {
-    let replacements = timings.phase("write", || write_natives(tmp, link, res, objects))?;
+    let replacements = timings.phase("write", || write_natives(tmp, link, res, natives))?;
     let final_argv = final_args(link, &replacements);
     let link_start = std::time::Instant::now();
     let code = run_linker(linker, &final_argv, tmp)?;
@@ -368,8 +370,9 @@ fn link_model_json(model: &LinkModel) -> serde_json::Value {
 
 /// The loaded bitcode modules in load order. A member name repeated in one
 /// archive gets `@<n>` in the module's name, so every module is distinct.
-fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>, String> {
+fn bitcode_modules(res: &mut inputs::Resolution<'_>, line: &LinkLine) -> Result<Vec<BitcodeInput>, String> {
     let model = &res.model;
+    let lazy = lazy_items(line);
     let mut modules = Vec::new();
     for l in model.bitcode() {
         let input = model.input(l.input);
@@ -389,25 +392,50 @@ fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>
             Some(m) => format!("{path}({m})"),
             None => path.clone(),
         };
-        modules.push(BitcodeInput { name, path, member, bytes });
+        // Two objects may stand where this one stood only when the real
+        // linker loads both: a file named on the command line, not a member,
+        // not lazy, not opened by a script.
+        let split_apart =
+            input.kind == InputKind::Bitcode && member.is_none() && !input.from_script && !lazy.contains(&input.item);
+        modules.push(BitcodeInput { name, path, member, bytes, split_apart });
     }
     Ok(modules)
 }
 
+/// The items of `line` that name lazy objects: files between `--start-lib`
+/// and `--end-lib`, read like archive members.
+fn lazy_items(line: &LinkLine) -> std::collections::HashSet<usize> {
+    let mut lazy = std::collections::HashSet::new();
+    let mut inside = false;
+    for (i, item) in line.items.iter().enumerate() {
+        match item {
+            LineItem::LibStart => inside = true,
+            LineItem::LibEnd => inside = false,
+            LineItem::File { .. } if inside => {
+                lazy.insert(i);
+            }
+            _ => {}
+        }
+    }
+    lazy
+}
+
 /// Writes native objects (and rebuilt archives and scripts) into `dir`;
-/// returns, per command-line item, what replaces it: `Some(None)` drops the
-/// item (a `--start-lib` bitcode object the link does not load),
-/// `Some(Some(p))` puts `p` in its place.
+/// returns, per command-line item, what replaces it: `Some(paths)` puts
+/// `paths` in its place (none: the item is dropped, a `--start-lib`
+/// bitcode object the link does not load; two: a split unit's objects,
+/// side by side).
 fn write_natives(
     dir: &Path,
     link: &LinkArgs,
     res: &inputs::Resolution<'_>,
-    objects: &[Vec<u8>],
-) -> Result<Vec<Option<Option<PathBuf>>>, String> {
+    natives: &wpd::thinlto::Natives,
+) -> Result<Vec<Option<Vec<PathBuf>>>, String> {
     let model = &res.model;
     let mut w = Writer { dir, res, native: HashMap::new(), next: 0 };
-    for (l, obj) in model.bitcode().zip(objects) {
-        w.native.insert((l.input, l.member), obj);
+    for (k, (l, obj)) in model.bitcode().zip(&natives.objects).enumerate() {
+        let beside = natives.beside.get(k).and_then(|b| b.as_deref());
+        w.native.insert((l.input, l.member), (obj.as_slice(), beside));
     }
     let mut out = vec![None; link.items.len()];
     for (i, item) in link.items.iter().enumerate() {
@@ -422,13 +450,16 @@ fn write_natives(
     Ok(out)
 }
 
+/// Per loaded bitcode unit, by (input, member): its native object, and the
+/// object of its vtables when its split unit was kept in two.
+type NativeObjects<'a> = HashMap<(InputId, Option<MemberId>), (&'a [u8], Option<&'a [u8]>)>;
+
 /// Writes what replaces each bitcode-holding input, in its own numbered
 /// folder of the temporary directory.
 struct Writer<'a> {
     dir: &'a Path,
     res: &'a inputs::Resolution<'a>,
-    /// The native object of each loaded bitcode unit, by (input, member).
-    native: HashMap<(InputId, Option<MemberId>), &'a [u8]>,
+    native: NativeObjects<'a>,
     next: usize,
 }
 
@@ -440,9 +471,9 @@ impl Writer<'_> {
         Ok(sub)
     }
 
-    /// `None`: keep the input; `Some(None)`: drop it; `Some(Some(p))`: `p`
-    /// replaces it.
-    fn replacement(&mut self, id: InputId) -> Result<Option<Option<PathBuf>>, String> {
+    /// `None`: keep the input; `Some(paths)`: `paths` replace it (none:
+    /// drop it).
+    fn replacement(&mut self, id: InputId) -> Result<Option<Vec<PathBuf>>, String> {
         let model = &self.res.model;
         if !model.holds_bitcode(id) {
             return Ok(None);
@@ -451,16 +482,24 @@ impl Writer<'_> {
         let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned());
         match &input.kind {
             InputKind::Bitcode => match self.native.get(&(id, None)).copied() {
-                Some(obj) => {
-                    let path = self.folder()?.join(base.unwrap_or_else(|| "input.o".into()));
+                Some((obj, beside)) => {
+                    let folder = self.folder()?;
+                    let name = base.unwrap_or_else(|| "input.o".into());
+                    let path = folder.join(&name);
                     std::fs::write(&path, obj).map_err(|e| format!("{}: {e}", path.display()))?;
-                    Ok(Some(Some(path)))
+                    let mut paths = vec![path];
+                    if let Some(vtables) = beside {
+                        let path = folder.join(format!("{name}.vtables.o"));
+                        std::fs::write(&path, vtables).map_err(|e| format!("{}: {e}", path.display()))?;
+                        paths.push(path);
+                    }
+                    Ok(Some(paths))
                 }
-                None => Ok(Some(None)),
+                None => Ok(Some(Vec::new())),
             },
             InputKind::Archive { .. } => {
                 let work = self.folder()?;
-                Ok(Some(Some(rebuild_archive(&work, self.res, id, &self.native)?)))
+                Ok(Some(vec![rebuild_archive(&work, self.res, id, &self.native)?]))
             }
             InputKind::Script { script, opened } => {
                 if let Some(unknown) = &script.unknown {
@@ -476,8 +515,9 @@ impl Writer<'_> {
                     spelled.push(match o {
                         None => None,
                         Some(i) => match self.replacement(*i)? {
-                            Some(Some(p)) => Some(p.display().to_string()),
-                            Some(None) => Some(String::new()),
+                            Some(paths) => {
+                                Some(paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "))
+                            }
                             None => Some(absolute(&model.input(*i).path)),
                         },
                     });
@@ -485,7 +525,7 @@ impl Writer<'_> {
                 let text = wpd_link::resolve::script::write(script, |n, _| spelled.get(n).cloned().flatten());
                 let path = self.folder()?.join(base.unwrap_or_else(|| "script.ld".into()));
                 std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-                Ok(Some(Some(path)))
+                Ok(Some(vec![path]))
             }
             _ => Ok(None),
         }
@@ -505,7 +545,7 @@ fn rebuild_archive(
     work: &Path,
     res: &inputs::Resolution<'_>,
     id: InputId,
-    native: &HashMap<(InputId, Option<MemberId>), &[u8]>,
+    native: &NativeObjects<'_>,
 ) -> Result<PathBuf, String> {
     let input = res.model.input(id);
     let shown = input.path.display().to_string();
@@ -517,7 +557,12 @@ fn rebuild_archive(
         let member = MemberId(j as u32);
         let content: &[u8] = if m.kind == LoadedKind::Bitcode {
             match native.get(&(id, Some(member))) {
-                Some(obj) => obj,
+                // A member's split unit is never kept in two (one of two
+                // members could be extracted without the other).
+                Some((_, Some(_))) => {
+                    return Err(format!("{shown}: a member's vtables were compiled apart (a wpd bug)"));
+                }
+                Some((obj, None)) => obj,
                 // Not loaded: the real linker must not find it either.
                 None => continue,
             }
@@ -548,12 +593,11 @@ fn member_file_name(name: &str, j: usize) -> String {
 
 /// The real linker's command line: every item in place, bitcode replaced
 /// (or dropped, see [`write_natives`]).
-fn final_args(link: &LinkArgs, replacements: &[Option<Option<PathBuf>>]) -> Vec<String> {
+fn final_args(link: &LinkArgs, replacements: &[Option<Vec<PathBuf>>]) -> Vec<String> {
     let mut out = Vec::new();
     for (i, item) in link.items.iter().enumerate() {
         match replacements.get(i) {
-            Some(Some(Some(p))) => out.push(p.display().to_string()),
-            Some(Some(None)) => {}
+            Some(Some(paths)) => out.extend(paths.iter().map(|p| p.display().to_string())),
             _ => match item {
                 Item::Input { path, .. } => out.push(path.clone()),
                 Item::Library { raw, .. } | Item::Pass(raw) => out.extend(raw.iter().cloned()),

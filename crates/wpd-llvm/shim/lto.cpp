@@ -28,6 +28,7 @@
 #include "llvm/LTO/LTO.h"
 #include "llvm/LTO/LTOBackend.h"
 #include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Object/IRSymtab.h"
 #include "llvm/Transforms/IPO/FunctionImport.h"
 #include "llvm/IR/ProfileSummary.h"
 #include "llvm/Support/CommandLine.h"
@@ -132,14 +133,14 @@ struct WpdInput {
 
 extern "C" {
 
-// Whether a bitcode file can go to LLVM's ThinLTO as it is, when wpd's plan
-// changes nothing in it: one module (not a split unit), ThinLTO with a
-// summary. Its type tests, if any, are dropped by the backends' hook
-// (wpd_lto_new). Reads the module list and its LTO info only, not the
-// module. Returns 1 (yes, and *split_flag is the summary's
-// EnableSplitLTOUnit flag, the one LLVM's thin link checks), 0 (no), -1
-// (unreadable; *err set).
-int wpd_thinlto_passthrough(const char *data, size_t len, const char *name, int *split_flag, char **err) {
+// How a bitcode file is laid out for LLVM's ThinLTO, read from its module
+// list and LTO info only (no module is parsed). Returns 1: one ThinLTO
+// module with a summary; 2: a split LTO unit as clang writes it, a ThinLTO
+// module with a summary followed by a regular LTO module (the vtables),
+// with no bitcode wrapper; 0: anything else; -1: unreadable (*err set).
+// For 1 and 2, *split_flag is the (first) summary's EnableSplitLTOUnit
+// flag, the one LLVM's thin link checks across modules.
+int wpd_thinlto_layout(const char *data, size_t len, const char *name, int *split_flag, char **err) {
   *err = nullptr;
   *split_flag = 0;
   MemoryBufferRef buf(StringRef(data, len), StringRef(name));
@@ -148,26 +149,93 @@ int wpd_thinlto_passthrough(const char *data, size_t len, const char *name, int 
     *err = wpd_shim::dup_string(error_text(list.takeError()));
     return -1;
   }
-  if (list->size() != 1) return 0;
-  Expected<BitcodeLTOInfo> info = (*list)[0].getLTOInfo();
-  if (!info) {
-    *err = wpd_shim::dup_string(error_text(info.takeError()));
+  if (list->empty() || list->size() > 2) return 0;
+  std::vector<BitcodeLTOInfo> infos;
+  for (BitcodeModule &bm : *list) {
+    Expected<BitcodeLTOInfo> info = bm.getLTOInfo();
+    if (!info) {
+      *err = wpd_shim::dup_string(error_text(info.takeError()));
+      return -1;
+    }
+    infos.push_back(*info);
+  }
+  if (!infos[0].IsThinLTO || !infos[0].HasSummary) return 0;
+  *split_flag = infos[0].EnableSplitLTOUnit ? 1 : 0;
+  if (list->size() == 1) return 1;
+  // The thin part must be the file's first module, right after the magic
+  // (LLVM's module buffers leave the magic out): the magic and its bytes
+  // are then a prefix of the file (what wpd_split_thin_part cuts).
+  bool plain = len >= 4 && std::memcmp(data, "BC\xC0\xDE", 4) == 0;
+  if (infos[1].IsThinLTO || !plain || (*list)[0].getBuffer().data() != data + 4) return 0;
+  return 2;
+}
+
+// The thin part of a split LTO unit (wpd_thinlto_layout returned 2) as a
+// bitcode file of its own, without parsing it: the file's bytes up to the
+// end of its first module, then everything after the second module (the
+// symbol and string tables the two modules share), the symbol table told
+// that it describes one module. Its symbols are the first module's: an
+// irsymtab lists each module's symbols as one range, in module order.
+// Returns 1 (*out malloc'd), 0 (not a split unit laid out so), -1 (error).
+int wpd_split_thin_part(const char *data, size_t len, const char *name, char **out, size_t *out_len, char **err) {
+  *out = nullptr;
+  *out_len = 0;
+  *err = nullptr;
+  int flag = 0;
+  int layout = wpd_thinlto_layout(data, len, name, &flag, err);
+  if (layout != 2) return layout < 0 ? -1 : 0;
+  MemoryBufferRef buf(StringRef(data, len), StringRef(name));
+  Expected<BitcodeFileContents> contents = getBitcodeFileContents(buf);
+  if (!contents) {
+    *err = wpd_shim::dup_string(error_text(contents.takeError()));
     return -1;
   }
-  if (!info->IsThinLTO || !info->HasSummary) return 0;
-  *split_flag = info->EnableSplitLTOUnit ? 1 : 0;
+  if (contents->Mods.size() != 2) return 0;
+  auto end_of = [&](const BitcodeModule &m) {
+    return static_cast<size_t>(m.getBuffer().data() - data) + m.getBuffer().size();
+  };
+  size_t thin_end = end_of(contents->Mods[0]);
+  size_t regular_end = end_of(contents->Mods[1]);
+  if (static_cast<size_t>(contents->Mods[1].getBuffer().data() - data) != thin_end) return 0;
+  StringRef symtab = contents->Symtab;
+  if (thin_end % 4 != 0 || regular_end % 4 != 0 || regular_end < thin_end || regular_end > len) return 0;
+  // A symbol table wpd can adjust: after the second module, four-byte
+  // aligned, for two modules. (Without one LLVM rebuilds it from the
+  // module, which is still right, only slower.)
+  size_t symtab_at = symtab.empty() ? 0 : static_cast<size_t>(symtab.data() - data);
+  if (!symtab.empty() &&
+      (symtab_at < regular_end || symtab_at % 4 != 0 || symtab.size() < sizeof(irsymtab::storage::Header)))
+    return 0;
+  std::string bytes;
+  bytes.reserve(len - (regular_end - thin_end));
+  bytes.append(data, thin_end);
+  bytes.append(data + regular_end, len - regular_end);
+  if (!symtab.empty()) {
+    irsymtab::storage::Header header;
+    size_t at = symtab_at - (regular_end - thin_end);
+    std::memcpy(&header, bytes.data() + at, sizeof header);
+    if (header.Modules.Size != 2) return 0;
+    header.Modules.Size = 1;
+    std::memcpy(bytes.data() + at, &header, sizeof header);
+  }
+  *out = dup_bytes(bytes.data(), bytes.size());
+  if (!*out) {
+    *err = wpd_shim::dup_string("out of memory");
+    return -1;
+  }
+  *out_len = bytes.size();
   return 1;
 }
 
 // Writes `mref` as ThinLTO bitcode (summary, module hash, symbol table) into
 // a malloc'd buffer. A split unit's regular part carries the module flag
-// ThinLTO=0; merged into the thin part the module is one ThinLTO module, so
-// the flag goes (else its summary would be written as a regular LTO one).
-// EnableSplitLTOUnit goes too: no module wpd writes is split any more, and
-// with it, importing between a module that was split and one that was not
-// (C code built without -fwhole-program-vtables) fails on the conflicting
-// flag. (lld refuses such a link: "inconsistent LTO Unit splitting".)
-int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char **err) {
+// ThinLTO=0; written as a ThinLTO module (merged into the thin part, or on
+// its own) the flag goes, else its summary would be written as a regular
+// LTO one. EnableSplitLTOUnit becomes `split_flag`, the one value every
+// module of the link carries: importing between modules whose flags differ
+// fails, and LLVM refuses a link whose summaries disagree on it ("partially
+// split") once any of them records a virtual call.
+int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, char **out, size_t *len, char **err) {
   *out = nullptr;
   *len = 0;
   *err = nullptr;
@@ -188,6 +256,7 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, char **out, size_t *len, char 
       for (MDNode *flag : keep) flags->addOperand(flag);
     }
   }
+  if (split_flag) m.addModuleFlag(Module::Error, "EnableSplitLTOUnit", 1);
   // ThinLTO keys globals by name: the vtables wpd rebuilt for constant
   // propagation are unnamed (their names went to aliases), and get names
   // as clang's pre-link pipeline names anonymous globals.

@@ -118,6 +118,33 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
   return 0;
 }
 
+// Parses module `index` of a bitcode file alone, materialized (e.g. the
+// regular part of a split LTO unit without its thin part). Returns 0 and
+// *out, or 1 and *out_err.
+int wpd_parse_bitcode_module(LLVMContextRef ctx, const char *data, size_t len, const char *name, size_t index,
+                             LLVMModuleRef *out, char **out_err) {
+  *out = nullptr;
+  *out_err = nullptr;
+  MemoryBufferRef buf(StringRef(data, len), StringRef(name));
+  Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
+  if (!list) {
+    *out_err = dup_string(toString(list.takeError()));
+    return 1;
+  }
+  if (index >= list->size()) {
+    *out_err = dup_string("bitcode file holds " + std::to_string(list->size()) + " module(s), not " +
+                          std::to_string(index + 1));
+    return 1;
+  }
+  Expected<std::unique_ptr<Module>> m = (*list)[index].parseModule(*unwrap(ctx));
+  if (!m) {
+    *out_err = dup_string(toString(m.takeError()));
+    return 1;
+  }
+  *out = wrap(m->release());
+  return 0;
+}
+
 void wpd_free(void *p) { std::free(p); }
 
 // Name of the comdat of a global object, or null.

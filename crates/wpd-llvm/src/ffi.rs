@@ -20,6 +20,15 @@ unsafe extern "C" {
         out_count: *mut usize,
         out_err: *mut *mut c_char,
     ) -> c_int;
+    pub fn wpd_parse_bitcode_module(
+        ctx: LLVMContextRef,
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        index: usize,
+        out: *mut LLVMModuleRef,
+        out_err: *mut *mut c_char,
+    ) -> c_int;
     pub fn wpd_free(p: *mut c_void);
     pub fn wpd_materialize(f: LLVMValueRef, out_err: *mut *mut c_char) -> c_int;
     #[allow(clippy::too_many_arguments)]
@@ -197,15 +206,24 @@ pub type LtoWarnFn = unsafe extern "C" fn(ctx: *mut c_void, text: *const c_char,
 pub type LtoProgressFn = unsafe extern "C" fn(ctx: *mut c_void);
 
 unsafe extern "C" {
-    pub fn wpd_thinlto_passthrough(
+    pub fn wpd_thinlto_layout(
         data: *const c_char,
         len: usize,
         name: *const c_char,
         split_flag: *mut c_int,
         err: *mut *mut c_char,
     ) -> c_int;
+    pub fn wpd_split_thin_part(
+        data: *const c_char,
+        len: usize,
+        name: *const c_char,
+        out: *mut *mut c_char,
+        out_len: *mut usize,
+        err: *mut *mut c_char,
+    ) -> c_int;
     pub fn wpd_write_thinlto_bitcode(
         module: LLVMModuleRef,
+        split_flag: c_int,
         out: *mut *mut c_char,
         len: *mut usize,
         err: *mut *mut c_char,

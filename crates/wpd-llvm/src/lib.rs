@@ -21,8 +21,8 @@ pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use lazy::{FunctionSummary, LazyModule};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use lto::{
-    LtoInput, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Passthrough, Resolution, ThinLto, parse_cache_policy,
-    prune_cache, thin_backend, thinlto_passthrough,
+    LtoInput, LtoLayout, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Resolution, ThinLto, parse_cache_policy,
+    prune_cache, split_thin_part, thin_backend, thinlto_layout,
 };
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
@@ -64,6 +64,32 @@ impl Context {
         // keeps pointing into `bytes`.
         let raw = unsafe { self.parse_modules(bytes, name, false) }?;
         Ok(raw.into_iter().map(|raw| Module { raw, _ctx: PhantomData }).collect())
+    }
+
+    /// Module `index` of a bitcode file alone, fully read (the regular part
+    /// of a split LTO unit, say, without its larger thin part).
+    pub fn parse_bitcode_module(&self, bytes: &[u8], name: &str, index: usize) -> Result<Module<'_>, String> {
+        let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
+        let mut raw: LLVMModuleRef = std::ptr::null_mut();
+        let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
+        // SAFETY: the pointers are valid for the call; the module is
+        // materialized, so it keeps nothing of `bytes`.
+        let rc = unsafe {
+            ffi::wpd_parse_bitcode_module(
+                self.raw,
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                cname.as_ptr(),
+                index,
+                &mut raw,
+                &mut err,
+            )
+        };
+        if rc != 0 {
+            // SAFETY: null or a malloc'd NUL-terminated message.
+            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "unknown bitcode error".into()));
+        }
+        Ok(Module { raw, _ctx: PhantomData })
     }
 
     /// The modules of a bitcode file, owned by the caller; `lazy`: without

@@ -15,8 +15,10 @@ impl Module<'_> {
     /// The module as ThinLTO bitcode: a fresh module summary (with the
     /// direct calls wpd's rewrites made, which LLVM's importer then sees),
     /// a module hash and a symbol table. A split unit's two parts, linked,
-    /// become one ThinLTO module.
-    pub fn write_thinlto_bitcode(&self) -> Result<Vec<u8>, String> {
+    /// become one ThinLTO module. `split_flag`: the `EnableSplitLTOUnit`
+    /// flag the module and its summary carry, the one every module of the
+    /// link must share ([`LtoLayout::split_flag`]).
+    pub fn write_thinlto_bitcode(&self, split_flag: bool) -> Result<Vec<u8>, String> {
         // The summary and symbol table read module-level assembly, which
         // needs the target's assembly parser.
         crate::codegen::init_native_target();
@@ -24,7 +26,8 @@ impl Module<'_> {
         let mut len = 0usize;
         let mut err = std::ptr::null_mut();
         // SAFETY: a live module; out-pointers are valid.
-        let ok = unsafe { ffi::wpd_write_thinlto_bitcode(self.raw, &mut out, &mut len, &mut err) };
+        let ok =
+            unsafe { ffi::wpd_write_thinlto_bitcode(self.raw, c_int::from(split_flag), &mut out, &mut len, &mut err) };
         if ok == 0 {
             // SAFETY: err is null or a malloc'd string.
             return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot write bitcode".into()));
@@ -37,30 +40,59 @@ impl Module<'_> {
     }
 }
 
-/// A bitcode file LLVM's ThinLTO can take as it is (see
-/// [`thinlto_passthrough`]).
+/// How a bitcode file is laid out for LLVM's ThinLTO ([`thinlto_layout`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Passthrough {
-    /// Its summary's `EnableSplitLTOUnit` flag (built with
-    /// `-fsplit-lto-unit`, with nothing to split): the flag LLVM's thin link
-    /// checks across modules.
+pub struct LtoLayout {
+    /// A split LTO unit as clang writes it (a ThinLTO module, then the
+    /// regular LTO module holding its vtables); otherwise one ThinLTO
+    /// module.
+    pub split_unit: bool,
+    /// Its summary's `EnableSplitLTOUnit` flag (`-fsplit-lto-unit`, set by
+    /// clang for `-fwhole-program-vtables` objects, also when there was
+    /// nothing to split): the flag LLVM's thin link checks across modules.
     pub split_flag: bool,
 }
 
-/// Whether `bytes` can go to LLVM's ThinLTO unchanged when wpd's plan
-/// changes nothing in it: a single ThinLTO module with a summary. Reads the
-/// file's module list and LTO info only, not the module.
-pub fn thinlto_passthrough(bytes: &[u8], name: &str) -> Result<Option<Passthrough>, String> {
+/// The layout of `bytes` when LLVM's ThinLTO can take it, or a part of it,
+/// as it is: one ThinLTO module with a summary, or a split unit as clang
+/// writes it (`None`: anything else). Reads the file's module list and LTO
+/// info only, not the modules.
+pub fn thinlto_layout(bytes: &[u8], name: &str) -> Result<Option<LtoLayout>, String> {
     let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
-    let mut flag: std::os::raw::c_int = 0;
+    let mut flag: c_int = 0;
     let mut err = std::ptr::null_mut();
     // SAFETY: `bytes` and `cname` outlive the call, which copies nothing it
     // keeps; out-pointers are valid.
+    let r = unsafe { ffi::wpd_thinlto_layout(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut flag, &mut err) };
+    match r {
+        1 | 2 => Ok(Some(LtoLayout { split_unit: r == 2, split_flag: flag == 1 })),
+        0 => Ok(None),
+        // SAFETY: err is null or a malloc'd string.
+        _ => Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid bitcode".into())),
+    }
+}
+
+/// The thin part of a split unit (`bytes`, laid out as
+/// [`LtoLayout::split_unit`] says) as a bitcode file of its own, cut out
+/// without reading the module: clang's module, summary and symbol table as
+/// they are. `None`: not a split unit laid out so.
+pub fn split_thin_part(bytes: &[u8], name: &str) -> Result<Option<Vec<u8>>, String> {
+    let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
+    let mut out = std::ptr::null_mut();
+    let mut len = 0usize;
+    let mut err = std::ptr::null_mut();
+    // SAFETY: `bytes` and `cname` outlive the call; out-pointers are valid.
     let r = unsafe {
-        ffi::wpd_thinlto_passthrough(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut flag, &mut err)
+        ffi::wpd_split_thin_part(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut out, &mut len, &mut err)
     };
     match r {
-        1 => Ok(Some(Passthrough { split_flag: flag == 1 })),
+        1 => {
+            // SAFETY: `out` holds `len` bytes, malloc'd by the shim.
+            let part = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
+            // SAFETY: allocated with malloc by the shim.
+            unsafe { ffi::wpd_free(out.cast()) };
+            Ok(Some(part))
+        }
         0 => Ok(None),
         // SAFETY: err is null or a malloc'd string.
         _ => Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid bitcode".into())),

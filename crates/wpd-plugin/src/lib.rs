@@ -346,7 +346,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         if status != api::LDPS_OK {
             return Err(format!("{shown}: the linker refused its symbols"));
         }
-        let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes };
+        let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes, split_apart: false };
         state.files.push(Claimed {
             input,
             member: file.offset > 0,

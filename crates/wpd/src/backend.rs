@@ -2,7 +2,10 @@
 //! parts of a split unit, applies the plan to each part, links them and
 //! drops leftover type tests; then either writes it back as ThinLTO bitcode
 //! for LLVM's thin link and backends ([`rewrite_to_bitcode`], wpd-ld) or
-//! optimizes and emits it on its own ([`backend`], `wpd backend`).
+//! optimizes and emits it on its own ([`backend`], `wpd backend`). A module
+//! the plan leaves alone skips all that ([`passthrough`]); a split unit
+//! among them may be kept in two instead of merged ([`split_apart`],
+//! [`vtables_module`]).
 //!
 //! The backend reports what it did to every call site ([`CallOutcome`]):
 //! those outcomes, not the plan's predictions, are what remarks and reports
@@ -42,6 +45,9 @@ pub struct BackendStats {
     /// The plan changed nothing here: the module went to ThinLTO as it was
     /// ([`passthrough`]).
     pub unchanged: bool,
+    /// An unchanged split unit kept in two objects ([`split_apart`]):
+    /// its thin part as clang wrote it, its vtables on their own.
+    pub kept_in_two: bool,
 }
 
 impl BackendStats {
@@ -80,7 +86,12 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
 pub struct Rewritten {
     /// ThinLTO bitcode: one module (a split unit's parts linked), with a
     /// fresh module summary; `None`: the input's own bytes ([`passthrough`]).
+    /// A split unit kept in two ([`split_apart`]): its thin part.
     pub bitcode: Option<Vec<u8>>,
+    /// A split unit kept in two: its regular part as a ThinLTO module of
+    /// its own ([`vtables_module`]), compiled into a second object that
+    /// goes beside the first.
+    pub vtables: Option<Vec<u8>>,
     pub stats: BackendStats,
     /// The names the rewrite gave this module's definitions (promoted
     /// locals, aliases of local vtables): the module's own.
@@ -91,7 +102,7 @@ impl Rewritten {
     /// An input that goes to ThinLTO as it is, with the stats
     /// [`passthrough`] found for it.
     pub fn unchanged(stats: BackendStats) -> Rewritten {
-        Rewritten { bitcode: None, stats, introduced: BTreeSet::new() }
+        Rewritten { bitcode: None, vtables: None, stats, introduced: BTreeSet::new() }
     }
 
     /// The bitcode LLVM's ThinLTO gets for `input` (this module's source).
@@ -113,46 +124,49 @@ pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: usize
 /// Whether `input` can go to LLVM's ThinLTO without being rewritten: the
 /// plan changes nothing in it (no promotions, aliases or kept copies, no
 /// vtable of its laid out, every call site left indirect and none of them a
-/// real check), it is not a split unit, and it is one ThinLTO module. Such
-/// a module is parsed once, by its ThinLTO backend, as in lld's link, and
-/// keeps clang's own summary; its type tests are dropped inside that
-/// backend, after import and before LLVM's own devirtualization could act
-/// on them (`wpd_lto_new`'s hook in the shim). `summary` is the input's,
-/// `index` its module's in the plan. The stats are what a rewrite would
-/// have reported: every call indirect, every type test dropped.
+/// real check) and it is one ThinLTO module, or a split unit that may be
+/// kept in two (`split_apart`, see [`split_apart`]). Such a module is
+/// parsed once, by its ThinLTO backend, as in lld's link, and keeps clang's
+/// own summary; its type tests are dropped inside that backend, after
+/// import and before LLVM's own devirtualization could act on them
+/// (`wpd_lto_new`'s hook in the shim). `layout` is the input's
+/// ([`wpd_llvm::thinlto_layout`]), `summary` its summary, `index` its
+/// module's in the plan. The stats are what a rewrite would have reported:
+/// every call indirect, every type test dropped.
 pub fn passthrough(
-    input: &BitcodeInput,
+    layout: Option<wpd_llvm::LtoLayout>,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
     index: usize,
-) -> Result<Option<(wpd_llvm::Passthrough, BackendStats)>> {
+    split_apart: bool,
+) -> Option<BackendStats> {
     let planned = &plan.modules[index];
-    if summary.module.split
+    let layout = layout?;
+    if layout.split_unit != summary.module.split
+        || (layout.split_unit && !split_apart)
         || !planned.promotions.is_empty()
         || !planned.vtable_aliases.is_empty()
         || !planned.keep.is_empty()
     {
-        return Ok(None);
+        return None;
     }
     let defines = |symbol: &str| summary.globals.iter().any(|g| g.name == symbol);
     if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m as usize == index) && defines(&l.symbol)) {
-        return Ok(None);
+        return None;
     }
     let policy = call_policy(plan);
     let mut stats = BackendStats { unchanged: true, ..BackendStats::default() };
     for site in &summary.call_sites {
         // A control-flow integrity check goes to the rewrite, which refuses it.
         if !site.assumed || Outcome::planned(plan, site, &policy) != Outcome::Indirect {
-            return Ok(None);
+            return None;
         }
         stats.calls.push(CallOutcome { site: site.clone(), outcome: Outcome::Indirect });
     }
     // One type test per (function, test index), however many calls it guards.
     let tests = summary.call_sites.iter().map(|c| (&c.function, c.test_index)).collect::<BTreeSet<_>>().len();
     stats.type_tests_dropped = tests as u32;
-    let found = wpd_llvm::thinlto_passthrough(&input.bytes, &input.name)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
-    Ok(found.map(|p| (p, stats)))
+    Some(stats)
 }
 
 /// The policy a module's calls are rewritten under: the plan's visibility;
@@ -161,24 +175,56 @@ fn call_policy(plan: &Plan) -> Policy {
     Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() }
 }
 
-/// Which modules of `candidates` ([`passthrough`]) actually pass through:
-/// those sharing one `EnableSplitLTOUnit` summary flag (the more common
-/// value; on a tie, set), since importing between two modules whose flags
-/// disagree fails. Every module wpd rewrites drops the flag, so when the
-/// chosen value is "set" and some module is rewritten, LLVM's combined
-/// index is partially split, and LLVM refuses such a link if any summary
-/// records a virtual call ("inconsistent LTO Unit splitting"): then only
-/// modules without type tests pass through.
-pub fn passthrough_chosen(candidates: &[Option<(wpd_llvm::Passthrough, BackendStats)>]) -> Vec<bool> {
-    let count = |v: bool| candidates.iter().flatten().filter(|(p, _)| p.split_flag == v).count();
-    let split = count(true) >= count(false);
-    let chosen: Vec<bool> = candidates.iter().map(|c| c.as_ref().is_some_and(|(p, _)| p.split_flag == split)).collect();
-    let partially_split = split && chosen.iter().any(|c| !c);
-    candidates
-        .iter()
-        .zip(chosen)
-        .map(|(c, chosen)| chosen && !(partially_split && c.as_ref().is_some_and(|(_, s)| s.type_tests_dropped > 0)))
-        .collect()
+/// The `EnableSplitLTOUnit` flag every module given to LLVM's ThinLTO
+/// carries: the more common one among the inputs' summaries (`layouts`,
+/// `None` for an input that is neither one ThinLTO module nor a split
+/// unit), set on a tie. Modules wpd writes take it; a module that would
+/// pass through with the other value is rewritten instead. With one value
+/// everywhere, importing never meets conflicting module flags and LLVM's
+/// thin link never sees a "partially split" link, which it refuses once
+/// any summary records a virtual call ("inconsistent LTO Unit splitting").
+pub fn link_split_flag(layouts: &[Option<wpd_llvm::LtoLayout>]) -> bool {
+    let count = |v: bool| layouts.iter().flatten().filter(|l| l.split_flag == v).count();
+    count(true) >= count(false)
+}
+
+/// Whether a split unit the plan leaves alone may be kept in two: its thin
+/// part cut out of the file as it is ([`wpd_llvm::split_thin_part`]), its
+/// regular part (the vtables) made a ThinLTO module of its own
+/// ([`vtables_module`]), compiled into two objects placed side by side.
+/// The input must be a file the link always loads where it stands
+/// ([`BitcodeInput::split_apart`]), the backends in this process, and the
+/// link's summaries split, as the thin part's is.
+pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> bool {
+    input.split_apart && in_process && link_split
+}
+
+/// The regular part of a split unit (`input`) alone, as a ThinLTO module
+/// of its own, flagged split like the thin part it was cut from: its
+/// vtables and the read-only copies of its virtual functions clang put
+/// beside them. Parses this part only, never the thin part.
+pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
+    let ctx = Context::new();
+    let module = ctx
+        .parse_bitcode_module(&input.bytes, &input.name, 1)
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+    refuse_cfi(input, &module)?;
+    rewrite::type_tests::apply(&module);
+    module.write_thinlto_bitcode(true).map_err(|e| Error::at(&input.name, e))
+}
+
+/// Fails when `module` (of `input`) still holds control-flow integrity
+/// checks: wpd does not lower them, and dropping them would remove them.
+fn refuse_cfi(input: &BitcodeInput, module: &Module) -> Result<()> {
+    match module.count_type_checks() {
+        0 => Ok(()),
+        checks => Err(Error::at(
+            &input.name,
+            format!(
+                "{checks} control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and will not drop them"
+            ),
+        )),
+    }
 }
 
 /// Applies the plan to one input (`summary` its summary, `index` its
@@ -189,14 +235,15 @@ pub fn rewrite_to_bitcode(
     plan: &Plan,
     index: usize,
     verify: bool,
+    split_flag: bool,
 ) -> Result<Rewritten> {
     let ctx = Context::new();
     let (module, stats, introduced) = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
         module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
     }
-    let bitcode = module.write_thinlto_bitcode().map_err(|e| Error::at(&input.name, e))?;
-    Ok(Rewritten { bitcode: Some(bitcode), stats, introduced })
+    let bitcode = module.write_thinlto_bitcode(split_flag).map_err(|e| Error::at(&input.name, e))?;
+    Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
 }
 
 /// Parses one input, applies the plan to both parts of a split unit, links
@@ -248,15 +295,7 @@ fn rewrite<'c>(
     for part in modules {
         module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
     }
-    let checks = module.count_type_checks();
-    if checks > 0 {
-        return Err(Error::at(
-            &input.name,
-            format!(
-                "{checks} control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and will not drop them"
-            ),
-        ));
-    }
+    refuse_cfi(input, &module)?;
     stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
     // The local vtables other modules name through a hidden alias take the
     // alias's name: with two names, code imported into another module
@@ -272,38 +311,21 @@ fn rewrite<'c>(
 
 #[cfg(test)]
 mod tests {
-    use super::{BackendStats, passthrough_chosen};
-    use wpd_llvm::Passthrough;
+    use super::link_split_flag;
+    use wpd_llvm::LtoLayout;
 
-    fn p(split_flag: bool) -> Option<(Passthrough, BackendStats)> {
-        Some((Passthrough { split_flag }, BackendStats { unchanged: true, ..BackendStats::default() }))
-    }
-
-    fn with_tests(split_flag: bool) -> Option<(Passthrough, BackendStats)> {
-        let stats = BackendStats { unchanged: true, type_tests_dropped: 1, ..BackendStats::default() };
-        Some((Passthrough { split_flag }, stats))
+    fn l(split_flag: bool) -> Option<LtoLayout> {
+        Some(LtoLayout { split_unit: false, split_flag })
     }
 
     #[test]
-    fn passthrough_modules_share_one_split_flag() {
-        // The more common flag value wins; the others are rewritten.
-        assert_eq!(passthrough_chosen(&[p(false), None, p(true), p(false)]), [true, false, false, true]);
-        // A tie goes to the flag set.
-        assert_eq!(passthrough_chosen(&[p(false), p(true)]), [false, true]);
-        assert_eq!(passthrough_chosen(&[None, None]), [false, false]);
-    }
-
-    #[test]
-    fn partially_split_index_keeps_type_tests_out() {
-        // Split-flagged modules with type tests pass through only when no
-        // module is rewritten (no summary says "not split" then).
-        assert_eq!(passthrough_chosen(&[with_tests(true), p(true)]), [true, true]);
-        assert_eq!(passthrough_chosen(&[with_tests(true), p(true), None]), [false, true, false]);
-        assert_eq!(passthrough_chosen(&[with_tests(true), with_tests(false)]), [false, false]);
-        // Without the flag no summary is split: type tests or not.
-        assert_eq!(
-            passthrough_chosen(&[with_tests(false), with_tests(false), p(true), None]),
-            [true, true, false, false]
-        );
+    fn the_link_takes_the_more_common_split_flag() {
+        assert!(!link_split_flag(&[l(false), None, l(true), l(false)]));
+        assert!(link_split_flag(&[l(true), None, l(true), l(false)]));
+        // A tie, or nothing to count, goes to the flag set.
+        assert!(link_split_flag(&[l(false), l(true)]));
+        assert!(link_split_flag(&[None, None]));
+        // A split unit counts like any module.
+        assert!(link_split_flag(&[Some(LtoLayout { split_unit: true, split_flag: true }), l(false), None]));
     }
 }

@@ -169,6 +169,7 @@ impl Cache {
         plan_hash: u128,
         index: usize,
         verify: bool,
+        split_flag: bool,
         make: impl FnOnce() -> Result<Rewritten>,
     ) -> Result<Rewritten> {
         let mut key = Vec::with_capacity(64);
@@ -176,6 +177,7 @@ impl Cache {
         key.extend_from_slice(&plan_hash.to_le_bytes());
         key.extend_from_slice(&(index as u64).to_le_bytes());
         key.push(verify as u8);
+        key.push(split_flag as u8);
         let path = self.path("rewrite", &key);
         if let Some(payload) = self.load(&path) {
             if let Some(found) = split_rewrite(payload) {
@@ -286,7 +288,7 @@ fn split_rewrite(mut payload: Vec<u8>) -> Option<Rewritten> {
     let entry: RewriteEntry = serde_json::from_slice(&payload[end..]).ok()?;
     payload.truncate(end);
     payload.drain(..8);
-    Some(Rewritten { bitcode: Some(payload), stats: entry.stats, introduced: entry.introduced })
+    Some(Rewritten { bitcode: Some(payload), vtables: None, stats: entry.stats, introduced: entry.introduced })
 }
 
 impl wpd_llvm::ObjectCache for Cache {

@@ -14,6 +14,12 @@ pub struct BitcodeInput {
     pub path: String,
     pub member: Option<String>,
     pub bytes: Vec<u8>,
+    /// Its native code may come as two objects placed side by side (a
+    /// split unit's thin part and its vtables, [`crate::backend::split_apart`]):
+    /// a file the link always loads where it stands, not an archive member,
+    /// a lazy `--start-lib` object or a file a linker script names, where
+    /// one of the two could be loaded without the other. wpd-ld says so.
+    pub split_apart: bool,
 }
 
 impl BitcodeInput {
@@ -48,7 +54,7 @@ pub fn bitcode_inputs(shown: &str, bytes: Vec<u8>) -> Result<Vec<BitcodeInput>> 
     let shown = shown.to_string();
     match classify(&bytes) {
         FileKind::Bitcode | FileKind::WrappedBitcode => {
-            Ok(vec![BitcodeInput { name: shown.clone(), path: shown, member: None, bytes }])
+            Ok(vec![BitcodeInput { name: shown.clone(), path: shown, member: None, bytes, split_apart: false }])
         }
         FileKind::Archive => archive_members(&shown, &bytes),
         FileKind::ThinArchive => Err(Error::at(shown, "thin archives are not supported; use a regular archive")),
@@ -83,6 +89,7 @@ pub fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
             path: shown.to_string(),
             member: Some(member_name),
             bytes: data.to_vec(),
+            split_apart: false,
         });
     }
     if out.is_empty() {

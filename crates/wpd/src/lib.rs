@@ -193,41 +193,49 @@ pub fn compile_summarized(
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
+    let in_process = matches!(backends, Backends::InProcess);
     let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
-        // Modules the plan leaves alone go to ThinLTO as they are.
-        let candidates = each_input(inputs, jobs, progress, "rewrite", |k, i| {
-            backend::passthrough(i, &summaries[k], &plan, backend::planned_index(&plan, &summaries[k], k)?)
+        let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
+            wpd_llvm::thinlto_layout(&i.bytes, &i.name).map_err(|e| Error::at(&i.name, format!("invalid bitcode: {e}")))
         })?;
-        let unchanged = backend::passthrough_chosen(&candidates);
-        let rewritten = each_input(inputs, jobs, progress, "rewrite", |k, i| {
-            if unchanged[k] {
-                return Ok(None);
-            }
+        let split_flag = backend::link_split_flag(&layouts);
+        each_input(inputs, jobs, progress, "rewrite", |k, i| {
             let index = backend::planned_index(&plan, &summaries[k], k)?;
-            let make = || backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify);
-            match (cache, plan_hash) {
-                (Some(c), Some(h)) => c.rewrite(i, &summaries[k], h, index, codegen.verify, make).map(Some),
-                _ => make().map(Some),
+            // Modules the plan leaves alone go to ThinLTO as they are.
+            let apart = backend::split_apart(i, in_process, split_flag);
+            let unchanged = layouts[k].filter(|l| l.split_flag == split_flag);
+            if let Some(stats) = backend::passthrough(unchanged, &summaries[k], &plan, index, apart) {
+                if !summaries[k].module.split {
+                    return Ok(backend::Rewritten::unchanged(stats));
+                }
+                if let Some(thin) = wpd_llvm::split_thin_part(&i.bytes, &i.name).map_err(|e| Error::at(&i.name, e))? {
+                    let vtables = backend::vtables_module(i)?;
+                    let stats = backend::BackendStats { kept_in_two: true, ..stats };
+                    return Ok(backend::Rewritten {
+                        bitcode: Some(thin),
+                        vtables: Some(vtables),
+                        ..backend::Rewritten::unchanged(stats)
+                    });
+                }
             }
-        })?;
-        // A module passed through keeps the stats `passthrough` found.
-        Ok(rewritten
-            .into_iter()
-            .zip(candidates)
-            .map(|(r, c)| r.unwrap_or_else(|| backend::Rewritten::unchanged(c.map(|(_, s)| s).unwrap_or_default())))
-            .collect())
+            let make = || backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify, split_flag);
+            match (cache, plan_hash) {
+                (Some(c), Some(h)) => c.rewrite(i, &summaries[k], h, index, codegen.verify, split_flag, make),
+                _ => make(),
+            }
+        })
     })?;
-    let (objects, job_modules) = match backends {
+    let (natives, job_modules) = match backends {
         Backends::InProcess => {
-            let objects = timings
+            let natives = timings
                 .phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, cache, progress))?;
-            (objects, Vec::new())
+            (natives, Vec::new())
         }
         Backends::IndexOnly(dir) => {
             let modules = timings.phase("lto-thin-link", || {
                 thinlto::write_job_modules(inputs, &rewritten, symbols, codegen, jobs, dir, progress)
             })?;
-            (Vec::new(), modules)
+            (thinlto::Natives::default(), modules)
         }
     };
     let stats: Vec<backend::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
@@ -242,7 +250,7 @@ pub fn compile_summarized(
             l.symbol
         )));
     }
-    Ok(LinkOutput { summaries, plan, objects, job_modules, stats })
+    Ok(LinkOutput { summaries, plan, objects: natives.objects, beside: natives.beside, job_modules, stats })
 }
 
 /// What [`devirtualize_and_compile`] produces.
@@ -252,6 +260,10 @@ pub struct LinkOutput {
     /// One native object per input, in input order (none when the
     /// backends are distributed).
     pub objects: Vec<Vec<u8>>,
+    /// Per input (or empty), a second object that goes right beside
+    /// `objects[k]`: the vtables of a split unit kept in two
+    /// ([`backend::split_apart`]).
+    pub beside: Vec<Option<Vec<u8>>>,
     /// Distributed backends: the file in the index directory that each
     /// input's job compiles, in input order.
     pub job_modules: Vec<String>,
@@ -336,12 +348,19 @@ mod tests {
             .expect("clang++-19 runs");
         assert!(status.success());
         let bytes = std::fs::read(&obj).unwrap();
-        let file = BitcodeInput { name: "shape.o".into(), path: "shape.o".into(), member: None, bytes: bytes.clone() };
+        let file = BitcodeInput {
+            name: "shape.o".into(),
+            path: "shape.o".into(),
+            member: None,
+            bytes: bytes.clone(),
+            split_apart: false,
+        };
         let member = BitcodeInput {
             name: "lib/libshapes.a(shape.o)".into(),
             path: "lib/libshapes.a".into(),
             member: Some("shape.o".into()),
             bytes,
+            split_apart: false,
         };
         let mut ahead = SummariesAhead::default();
         ahead.insert(summarize::summarize(&file).unwrap());

@@ -40,16 +40,26 @@ pub fn lto_options(opts: &CodegenOptions, jobs: Option<usize>) -> LtoOptions<'_>
     }
 }
 
+/// Which input an LTO module comes from: `vtables` for the regular part
+/// of a split unit kept in two ([`Rewritten::vtables`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Part {
+    input: usize,
+    vtables: bool,
+}
+
 /// Adds every rewritten module (in link order, `inputs[k]` the source of
-/// `rewritten[k]`) to `lto` under `names[k]`, with the resolutions of the
-/// link model.
+/// `rewritten[k]`) to `lto` under `names[k]` (a split unit kept in two:
+/// its thin part so, its vtables under `names[k]` with `#vtables`), with
+/// the resolutions of the link model. Returns the input each added
+/// module, in task order, comes from.
 fn add_modules<'b>(
     lto: &mut ThinLto<'b>,
     inputs: &'b [BitcodeInput],
     rewritten: &'b [Rewritten],
     names: &[String],
     symbols: &LtoSymbols<'_>,
-) -> Result<()> {
+) -> Result<Vec<Part>> {
     if symbols.module_count() != rewritten.len() {
         return Err(Error::msg(format!(
             "the link model has {} bitcode modules, the backends {}",
@@ -57,42 +67,61 @@ fn add_modules<'b>(
             rewritten.len()
         )));
     }
+    let mut parts = Vec::with_capacity(rewritten.len());
     for (k, (input, module)) in inputs.iter().zip(rewritten).enumerate() {
-        let lto_input = LtoInput::open(module.bitcode(input), &names[k])
-            .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {e}")))?;
-        let resolutions: Vec<Resolution> = lto_input
-            .symbols()
-            .iter()
-            .map(|s| {
-                let r = symbols.resolve(
-                    k,
-                    &SymbolView {
-                        name: &s.name,
-                        section: &s.section,
-                        undefined: s.undefined,
-                        non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
-                        hidden: s.visibility == wpd_llvm::Visibility::Hidden,
-                        introduced: module.introduced.contains(&s.name),
-                    },
-                );
-                Resolution {
-                    prevailing: r.prevailing,
-                    final_definition: r.final_definition,
-                    visible_to_regular_obj: r.visible_to_regular_obj,
-                    export_dynamic: r.export_dynamic,
-                    linker_redefined: r.linker_redefined,
-                }
-            })
-            .collect();
-        lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
+        let vtables_name = format!("{}#vtables", names[k]);
+        let modules = std::iter::once((module.bitcode(input), &names[k], false))
+            .chain(module.vtables.as_deref().map(|v| (v, &vtables_name, true)));
+        for (bitcode, name, vtables) in modules {
+            let lto_input = LtoInput::open(bitcode, name)
+                .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {e}")))?;
+            // Both parts of a split unit are the one unit of the link model.
+            let resolutions: Vec<Resolution> = lto_input
+                .symbols()
+                .iter()
+                .map(|s| {
+                    let r = symbols.resolve(
+                        k,
+                        &SymbolView {
+                            name: &s.name,
+                            section: &s.section,
+                            undefined: s.undefined,
+                            non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
+                            hidden: s.visibility == wpd_llvm::Visibility::Hidden,
+                            introduced: module.introduced.contains(&s.name),
+                        },
+                    );
+                    Resolution {
+                        prevailing: r.prevailing,
+                        final_definition: r.final_definition,
+                        visible_to_regular_obj: r.visible_to_regular_obj,
+                        export_dynamic: r.export_dynamic,
+                        linker_redefined: r.linker_redefined,
+                    }
+                })
+                .collect();
+            lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
+            parts.push(Part { input: k, vtables });
+        }
     }
-    Ok(())
+    Ok(parts)
+}
+
+/// The native objects of one link's inputs, in input order.
+#[derive(Debug, Default)]
+pub struct Natives {
+    /// One per input.
+    pub objects: Vec<Vec<u8>>,
+    /// Per input, the object of its vtables when its split unit was kept
+    /// in two ([`Rewritten::vtables`]): it goes right beside `objects[k]`.
+    pub beside: Vec<Option<Vec<u8>>>,
 }
 
 /// Compiles the rewritten modules (in link order, `inputs[k]` the source of
 /// `rewritten[k]`) with LLVM's ThinLTO; returns one native object per
-/// module, in the same order. `jobs`: backend threads (`None`: lld's
-/// default, one per physical core).
+/// module (and one beside it for a split unit kept in two), in the same
+/// order. `jobs`: backend threads (`None`: lld's default, one per physical
+/// core).
 pub fn compile(
     inputs: &[BitcodeInput],
     rewritten: &[Rewritten],
@@ -101,7 +130,7 @@ pub fn compile(
     jobs: Option<usize>,
     cache: Option<&crate::cache::Cache>,
     progress: &crate::progress::Progress,
-) -> Result<Vec<Vec<u8>>> {
+) -> Result<Natives> {
     let mut lto = ThinLto::new(&lto_options(opts, jobs)).map_err(Error::msg)?;
     // Module names are LLVM's keys: unique, whatever the command line repeats.
     let mut seen = HashSet::new();
@@ -117,8 +146,8 @@ pub fn compile(
             name
         })
         .collect();
-    add_modules(&mut lto, inputs, rewritten, &names, symbols)?;
-    progress.phase("backend", rewritten.len());
+    let parts = add_modules(&mut lto, inputs, rewritten, &names, symbols)?;
+    progress.phase("backend", parts.len());
     // Split DWARF files are written beside the objects, not cached with
     // them: a link that writes them compiles every module.
     let object_cache: Option<&dyn wpd_llvm::ObjectCache> = match cache {
@@ -129,9 +158,17 @@ pub fn compile(
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
         .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
     if let Some(k) = objects.iter().position(|o| o.is_empty()) {
-        return Err(Error::at(&inputs[k].name, "LLVM's ThinLTO produced no object for this module"));
+        return Err(Error::at(&inputs[parts[k].input].name, "LLVM's ThinLTO produced no object for this module"));
     }
-    Ok(objects)
+    let mut natives = Natives { objects: Vec::with_capacity(inputs.len()), beside: vec![None; inputs.len()] };
+    for (part, object) in parts.into_iter().zip(objects) {
+        if part.vtables {
+            natives.beside[part.input] = Some(object);
+        } else {
+            natives.objects.push(object);
+        }
+    }
+    Ok(natives)
 }
 
 /// The file module `k` of a distributed link is written to, in the index
@@ -158,7 +195,10 @@ pub fn write_job_modules(
 ) -> Result<Vec<String>> {
     let names: Vec<String> = (0..inputs.len()).map(job_module_name).collect();
     let mut lto = ThinLto::post_import(&lto_options(opts, jobs)).map_err(Error::msg)?;
-    add_modules(&mut lto, inputs, rewritten, &names, symbols)?;
+    // A distributed job compiles one module per input: no unit is kept in two.
+    if add_modules(&mut lto, inputs, rewritten, &names, symbols)?.len() != inputs.len() {
+        return Err(Error::msg("a split unit was kept in two for distributed backends (a wpd bug)"));
+    }
     progress.phase("thin link", rewritten.len());
     let modules = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), None)

@@ -292,6 +292,7 @@ pub fn report(
         "options": plan.options,
         "modules": s.modules,
         "modules_unchanged": stats.iter().filter(|st| st.unchanged).count(),
+        "split_units_kept_in_two": stats.iter().filter(|st| st.kept_in_two).count(),
         "vtables": {
             "total": s.vtables,
             "live": s.live_vtables,
