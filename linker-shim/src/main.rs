@@ -21,7 +21,7 @@ use wpd::input::BitcodeInput;
 use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
-use wpd_link::{Flavor, InputId, Item as LineItem, LinkLine, LinkModel, LoadedKind, MemberId, OutsideRefs};
+use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId, OutsideRefs};
 
 fn main() -> ExitCode {
     wpd_llvm::Context::exit_on_fatal_errors("wpd-ld");
@@ -125,7 +125,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         return Ok(code);
     }
     if let Some(dir) = &link.wpd.from_index {
-        let modules = bitcode_modules(&mut res, &link.line)?;
+        let modules = bitcode_modules(&mut res)?;
         let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules))?;
         let report = (!report.is_null()).then_some(report);
         let natives = wpd::thinlto::Natives { objects, beside: Vec::new() };
@@ -137,7 +137,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
 
     // The bitcode modules the link loads, in load order (the linker's
     // order, and lld's ThinLTO task order).
-    let modules = bitcode_modules(&mut res, &link.line)?;
+    let modules = bitcode_modules(&mut res)?;
     let model = &res.model;
 
     let unknown = match &model.outside_refs {
@@ -370,9 +370,8 @@ fn link_model_json(model: &LinkModel) -> serde_json::Value {
 
 /// The loaded bitcode modules in load order. A member name repeated in one
 /// archive gets `@<n>` in the module's name, so every module is distinct.
-fn bitcode_modules(res: &mut inputs::Resolution<'_>, line: &LinkLine) -> Result<Vec<BitcodeInput>, String> {
+fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>, String> {
     let model = &res.model;
-    let lazy = lazy_items(line);
     let mut modules = Vec::new();
     for l in model.bitcode() {
         let input = model.input(l.input);
@@ -392,32 +391,13 @@ fn bitcode_modules(res: &mut inputs::Resolution<'_>, line: &LinkLine) -> Result<
             Some(m) => format!("{path}({m})"),
             None => path.clone(),
         };
-        // Two objects may stand where this one stood only when the real
-        // linker loads both: a file named on the command line, not a member,
-        // not lazy, not opened by a script.
-        let split_apart =
-            input.kind == InputKind::Bitcode && member.is_none() && !input.from_script && !lazy.contains(&input.item);
+        // Two objects (tied: loaded both or neither) may stand where this
+        // one stood: a file, lazy or not, or an archive member; not in a
+        // script wpd-ld rewrites.
+        let split_apart = !input.from_script;
         modules.push(BitcodeInput { name, path, member, bytes, split_apart });
     }
     Ok(modules)
-}
-
-/// The items of `line` that name lazy objects: files between `--start-lib`
-/// and `--end-lib`, read like archive members.
-fn lazy_items(line: &LinkLine) -> std::collections::HashSet<usize> {
-    let mut lazy = std::collections::HashSet::new();
-    let mut inside = false;
-    for (i, item) in line.items.iter().enumerate() {
-        match item {
-            LineItem::LibStart => inside = true,
-            LineItem::LibEnd => inside = false,
-            LineItem::File { .. } if inside => {
-                lazy.insert(i);
-            }
-            _ => {}
-        }
-    }
-    lazy
 }
 
 /// Writes native objects (and rebuilt archives and scripts) into `dir`;
@@ -557,10 +537,14 @@ fn rebuild_archive(
         let member = MemberId(j as u32);
         let content: &[u8] = if m.kind == LoadedKind::Bitcode {
             match native.get(&(id, Some(member))) {
-                // A member's split unit is never kept in two (one of two
-                // members could be extracted without the other).
-                Some((_, Some(_))) => {
-                    return Err(format!("{shown}: a member's vtables were compiled apart (a wpd bug)"));
+                // A split unit kept in two: both members where it stood,
+                // tied so that the real linker extracts both or neither.
+                Some((obj, Some(vtables))) => {
+                    let name = member_file_name(&m.name, j);
+                    let vtables_name = format!("{name}.vtables.o");
+                    members.push((name, obj));
+                    members.push((vtables_name, vtables));
+                    continue;
                 }
                 Some((obj, None)) => obj,
                 // Not loaded: the real linker must not find it either.

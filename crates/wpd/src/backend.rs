@@ -192,9 +192,9 @@ pub fn link_split_flag(layouts: &[Option<wpd_llvm::LtoLayout>]) -> bool {
 /// part cut out of the file as it is ([`wpd_llvm::split_thin_part`]), its
 /// regular part (the vtables) made a ThinLTO module of its own
 /// ([`vtables_module`]), compiled into two objects placed side by side.
-/// The input must be a file the link always loads where it stands
-/// ([`BitcodeInput::split_apart`]), the backends in this process, and the
-/// link's summaries split, as the thin part's is.
+/// The caller must be able to put two objects where the input stood
+/// ([`BitcodeInput::split_apart`]), the backends must run in this process,
+/// and the link's modules must be flagged split, as the thin part is.
 pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> bool {
     input.split_apart && in_process && link_split
 }

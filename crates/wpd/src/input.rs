@@ -15,10 +15,11 @@ pub struct BitcodeInput {
     pub member: Option<String>,
     pub bytes: Vec<u8>,
     /// Its native code may come as two objects placed side by side (a
-    /// split unit's thin part and its vtables, [`crate::backend::split_apart`]):
-    /// a file the link always loads where it stands, not an archive member,
-    /// a lazy `--start-lib` object or a file a linker script names, where
-    /// one of the two could be loaded without the other. wpd-ld says so.
+    /// split unit's thin part and its vtables, [`crate::backend::split_apart`]),
+    /// tied so that a linker loads both or neither ([`crate::tie`]): the
+    /// caller can put two objects where this one stood (a file, an archive
+    /// member, a `--start-lib` object; wpd-ld does, except for a file a
+    /// linker script opens).
     pub split_apart: bool,
 }
 

@@ -30,6 +30,7 @@ pub mod report;
 pub mod rewrite;
 pub mod summarize;
 pub mod thinlto;
+pub mod tie;
 pub mod timing;
 
 pub use object;

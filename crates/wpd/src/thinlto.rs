@@ -113,7 +113,9 @@ pub struct Natives {
     /// One per input.
     pub objects: Vec<Vec<u8>>,
     /// Per input, the object of its vtables when its split unit was kept
-    /// in two ([`Rewritten::vtables`]): it goes right beside `objects[k]`.
+    /// in two ([`Rewritten::vtables`]): it goes right beside `objects[k]`,
+    /// the two tied so that a linker loads both or neither
+    /// ([`crate::tie`]).
     pub beside: Vec<Option<Vec<u8>>>,
 }
 
@@ -166,6 +168,16 @@ pub fn compile(
             natives.beside[part.input] = Some(object);
         } else {
             natives.objects.push(object);
+        }
+    }
+    // The two objects of a unit kept in two are loaded together or not at
+    // all, wherever the unit stood (an archive member, say).
+    for (k, beside) in natives.beside.iter_mut().enumerate() {
+        if let Some(vtables) = beside {
+            let tag = format!("{k}_{:016x}", xxhash_rust::xxh3::xxh3_64(&inputs[k].bytes));
+            let (thin, tied) = crate::tie::tie(&natives.objects[k], vtables, &tag, &inputs[k].name)?;
+            natives.objects[k] = thin;
+            *vtables = tied;
         }
     }
     Ok(natives)
