@@ -26,6 +26,29 @@ fn plugin_link(linker: &str, tmp: &Path, extra: &[&str], inputs: &[&Path], out: 
     )
 }
 
+/// Links `inputs` through the plugin with `extra` and a report, checks
+/// that the program prints `want`, and returns the report.
+fn checked_link(
+    linker: &str,
+    scratch: &Path,
+    extra: &[&str],
+    inputs: &[&Path],
+    prog: &Path,
+    want: &[u8],
+) -> Check<serde_json::Value> {
+    let report = prog.with_extension("json");
+    let report_flag = format!("-Wl,-plugin-opt=wpd-report={}", report.display());
+    let args: Vec<&str> = extra.iter().copied().chain([report_flag.as_str()]).collect();
+    let o = plugin_link(linker, scratch, &args, inputs, prog)?;
+    if !o.status.success() {
+        return Err(format!("[{linker}] link failed: {}", String::from_utf8_lossy(&o.stderr)));
+    }
+    if run(&mut Command::new(prog))?.stdout != want {
+        return Err(format!("[{linker}] the program's output differs from -O0"));
+    }
+    serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+}
+
 fn clean_links() -> Check {
     let t = temp_dir("plugin-clean")?;
     let objects = demo_objects(t.path())?;
@@ -40,32 +63,65 @@ fn clean_links() -> Check {
     for linker in LINKERS {
         let scratch = t.path().join(format!("tmp-{linker}"));
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
-        let report = t.path().join(format!("{linker}.json"));
         let prog = t.path().join(format!("prog-{linker}"));
-        let o = plugin_link(
-            linker,
-            &scratch,
-            &["-Wl,-plugin-opt=whole-program-visibility", &format!("-Wl,-plugin-opt=wpd-report={}", report.display())],
-            &inputs,
-            &prog,
-        )?;
-        if !o.status.success() {
-            return Err(format!("[{linker}] link failed: {}", String::from_utf8_lossy(&o.stderr)));
-        }
-        if run(&mut Command::new(&prog))?.stdout != want {
-            return Err(format!("[{linker}] the program's output differs from -O0"));
-        }
+        let r = checked_link(linker, &scratch, &["-Wl,-plugin-opt=whole-program-visibility"], &inputs, &prog, &want)?;
         let left: Vec<_> = std::fs::read_dir(&scratch).map_err(|e| e.to_string())?.flatten().collect();
         if !left.is_empty() {
             return Err(format!("[{linker}] the plugin left {} files in TMPDIR", left.len()));
         }
-        let r: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
         if r["size"]["output"]["sections"][".text"].as_u64().unwrap_or(0) == 0 {
             return Err(format!("[{linker}] the report has no output size: {}", r["size"]));
         }
         if r["call_sites"]["single_impl"].as_u64().unwrap_or(0) == 0 {
             return Err(format!("[{linker}] nothing devirtualized: {}", r["call_sites"]));
+        }
+    }
+    Ok(())
+}
+
+/// Split units the plan leaves alone are kept in two through the plugin
+/// too (the thin part's object and its vtables' object, both handed to the
+/// linker), from an archive: `fixtures/thinlto/indirect` with every
+/// hierarchy open, so nothing is devirtualized and counter.cpp and
+/// shapes.cpp are both kept in two. The program prints what -O0 prints.
+fn split_units_kept_in_two() -> Check {
+    let t = temp_dir("plugin-split")?;
+    let d = t.path();
+    let src = repo_root().join("fixtures/thinlto/indirect");
+    let units = ["main", "counter", "shapes", "use_counter", "use_shapes"];
+    let mut objects = Vec::new();
+    for u in units {
+        let obj = d.join(format!("{u}.o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-fvisibility=hidden", "-c"])
+            .arg(src.join(format!("{u}.cpp")))
+            .arg("-o")
+            .arg(&obj))?;
+        objects.push(obj);
+    }
+    let lib = d.join("libindirect.a");
+    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).args(&objects[1..]))?;
+    let reference = d.join("ref");
+    run(Command::new(CLANGXX)
+        .arg("-O0")
+        .arg("-fvisibility=hidden")
+        .args(units.map(|u| src.join(format!("{u}.cpp"))))
+        .arg("-o")
+        .arg(&reference))?;
+    let want = run(&mut Command::new(&reference))?.stdout;
+    for linker in LINKERS {
+        let prog = d.join(format!("prog-{linker}"));
+        let open = [
+            "-Wl,-plugin-opt=whole-program-visibility",
+            "-Wl,-plugin-opt=wpd-open=*",
+            "-Wl,-plugin-opt=wpd-speculate=off",
+        ];
+        let r = checked_link(linker, d, &open, &[&objects[0], &lib], &prog, &want)?;
+        if r["split_units_kept_in_two"] != 2 {
+            return Err(format!(
+                "[{linker}] expected 2 split units kept in two, report says {}",
+                r["split_units_kept_in_two"]
+            ));
         }
     }
     Ok(())
@@ -97,6 +153,7 @@ fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
         libtest_mimic::Trial::test("clean_links", || clean_links().map_err(Into::into)),
+        libtest_mimic::Trial::test("split_units_kept_in_two", || split_units_kept_in_two().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();

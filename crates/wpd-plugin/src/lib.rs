@@ -346,7 +346,9 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         if status != api::LDPS_OK {
             return Err(format!("{shown}: the linker refused its symbols"));
         }
-        let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes, split_apart: false };
+        // Every native object goes to the linker as a file of its own, loaded
+        // whatever the claimed file was: a split unit may become two.
+        let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes, split_apart: true };
         state.files.push(Claimed {
             input,
             member: file.offset > 0,
@@ -567,6 +569,12 @@ fn link(state: &mut State) -> Result<(), String> {
         let path = temp.path().join(format!("{k}.o"));
         std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
         paths.push(path);
+        // A split unit kept in two: its vtables' object right after it.
+        if let Some(vtables) = out.beside.get(k).and_then(|b| b.as_deref()) {
+            let path = temp.path().join(format!("{k}.vtables.o"));
+            std::fs::write(&path, vtables).map_err(|e| format!("{}: {e}", path.display()))?;
+            paths.push(path);
+        }
     }
     for path in &paths {
         let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "NUL in a temporary path".to_string())?;
