@@ -242,9 +242,9 @@ fn indirect_calls_pass_through(split: bool) -> Check {
     Ok(())
 }
 
-/// Split units in an archive or between `--start-lib` and `--end-lib` are
-/// kept in two as well: both objects where the unit stood (two members, or
-/// two lazy objects), tied so that the real linker loads both or neither
+/// Split units in an archive, in a linker script or between `--start-lib`
+/// and `--end-lib` are kept in two as well: both objects where the unit
+/// stood (two members, two script entries, or two lazy objects), tied so that the real linker loads both or neither
 /// (`crates/wpd/src/tie.rs` tests that with lld, GNU ld and gold). Linked
 /// both ways with every hierarchy open (nothing devirtualized), counter.cpp
 /// and shapes.cpp are kept in two and the program prints what -O0 prints.
@@ -258,8 +258,18 @@ fn split_units_in_archives() -> Check {
     let report = d.join("report.json");
     let report_flag = format!("-Wl,--wpd-report={}", report.display());
     let open = ["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off", report_flag.as_str()];
-    let ways: [(&str, Vec<PathBuf>); 2] = [
-        ("archive", main.iter().cloned().chain([lib]).collect()),
+    // Linker scripts naming the objects (INPUT) and the archive (GROUP),
+    // which wpd-ld writes again with both objects in each unit's place.
+    let quoted = |p: &PathBuf| format!("\"{}\"", p.display());
+    let inputs = d.join("inputs.ld");
+    let names: Vec<String> = rest.iter().map(quoted).collect();
+    std::fs::write(&inputs, format!("INPUT ( {} )\n", names.join(" "))).map_err(|e| e.to_string())?;
+    let group = d.join("group.ld");
+    std::fs::write(&group, format!("GROUP ( {} )\n", quoted(&lib))).map_err(|e| e.to_string())?;
+    let ways: [(&str, Vec<PathBuf>); 4] = [
+        ("archive", main.iter().cloned().chain([lib.clone()]).collect()),
+        ("script-input", main.iter().cloned().chain([inputs]).collect()),
+        ("script-group", main.iter().cloned().chain([group]).collect()),
         (
             "start-lib",
             main.iter()

@@ -392,10 +392,9 @@ fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>
             None => path.clone(),
         };
         // Two objects (tied: loaded both or neither) may stand where this
-        // one stood: a file, lazy or not, or an archive member; not in a
-        // script wpd-ld rewrites.
-        let split_apart = !input.from_script;
-        modules.push(BitcodeInput { name, path, member, bytes, split_apart });
+        // one stood: a file, lazy or not, an archive member, an entry of a
+        // linker script (`write_natives`).
+        modules.push(BitcodeInput { name, path, member, bytes, split_apart: true });
     }
     Ok(modules)
 }
@@ -490,15 +489,13 @@ impl Writer<'_> {
                 }
                 // Every entry the script opened is spelled as an absolute
                 // path (the new script lives elsewhere); bitcode is replaced.
-                let mut spelled: Vec<Option<String>> = Vec::with_capacity(opened.len());
+                let mut spelled: Vec<Option<Vec<String>>> = Vec::with_capacity(opened.len());
                 for o in opened {
                     spelled.push(match o {
                         None => None,
                         Some(i) => match self.replacement(*i)? {
-                            Some(paths) => {
-                                Some(paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "))
-                            }
-                            None => Some(absolute(&model.input(*i).path)),
+                            Some(paths) => Some(paths.iter().map(|p| p.display().to_string()).collect()),
+                            None => Some(vec![absolute(&model.input(*i).path)]),
                         },
                     });
                 }

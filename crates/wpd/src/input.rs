@@ -17,9 +17,9 @@ pub struct BitcodeInput {
     /// Its native code may come as two objects placed side by side (a
     /// split unit's thin part and its vtables, [`crate::backend::split_apart`]),
     /// tied so that a linker loads both or neither ([`crate::tie`]): the
-    /// caller can put two objects where this one stood (a file, an archive
-    /// member, a `--start-lib` object; wpd-ld does, except for a file a
-    /// linker script opens).
+    /// caller can put two objects where this one stood (wpd-ld can for a
+    /// file, an archive member, a `--start-lib` object and a linker script
+    /// entry; the linker plugin hands the linker objects of its own).
     pub split_apart: bool,
 }
 

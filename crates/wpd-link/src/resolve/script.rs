@@ -205,9 +205,10 @@ pub fn parse(text: &str, shown: &str) -> Script {
 }
 
 /// Writes a script back (only the commands wpd models), with each file
-/// entry spelled as `spell` says (`None`: as written; `Some("")`: left
-/// out).
-pub fn write(script: &Script, mut spell: impl FnMut(usize, &Entry) -> Option<String>) -> String {
+/// entry spelled as `spell` says (`None`: as written; `Some(words)`: those
+/// files in its place, none to leave it out, two for a split unit's two
+/// objects).
+pub fn write(script: &Script, mut spell: impl FnMut(usize, &Entry) -> Option<Vec<String>>) -> String {
     let quote = |w: &str| {
         if w.chars().any(|c| c.is_whitespace() || "(),;=\"".contains(c)) { format!("\"{w}\"") } else { w.to_string() }
     };
@@ -223,17 +224,19 @@ pub fn write(script: &Script, mut spell: impl FnMut(usize, &Entry) -> Option<Str
                         Entry::File { name, as_needed } => (name.clone(), *as_needed),
                         Entry::Library { spec, as_needed } => (format!("-l{spec}"), *as_needed),
                     };
-                    let word = spell(n, e).unwrap_or(word);
+                    let words = spell(n, e).unwrap_or_else(|| vec![word]);
                     n += 1;
-                    if word.is_empty() {
+                    if words.is_empty() {
                         continue;
                     }
                     if as_needed != in_as_needed {
                         out.push_str(if as_needed { " AS_NEEDED(" } else { " )" });
                         in_as_needed = as_needed;
                     }
-                    out.push(' ');
-                    out.push_str(&quote(&word));
+                    for w in words {
+                        out.push(' ');
+                        out.push_str(&quote(&w));
+                    }
                 }
                 if in_as_needed {
                     out.push_str(" )");
@@ -274,8 +277,13 @@ mod tests {
         // Written back, it reads the same.
         let again = parse(&write(&s, |_, _| None), "again");
         assert_eq!(again, s);
-        let renamed = write(&s, |n, _| (n == 1).then(|| "/tmp/x y/native.a".to_string()));
+        let renamed = write(&s, |n, _| (n == 1).then(|| vec!["/tmp/x y/native.a".to_string()]));
         assert!(renamed.contains("\"/tmp/x y/native.a\" AS_NEEDED( /lib64"), "{renamed}");
+        let two =
+            write(&s, |n, _| (n == 1).then(|| vec!["/tmp/a.o".to_string(), "/tmp/x y/a.o.vtables.o".to_string()]));
+        assert!(two.contains(" /tmp/a.o \"/tmp/x y/a.o.vtables.o\" AS_NEEDED( /lib64"), "{two}");
+        let dropped = write(&s, |n, _| (n == 1).then(Vec::new));
+        assert!(dropped.contains("GROUP( /lib/x86_64-linux-gnu/libc.so.6 AS_NEEDED( /lib64"), "{dropped}");
     }
 
     #[test]
