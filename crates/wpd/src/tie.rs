@@ -20,15 +20,11 @@
 
 use crate::error::{Error, Result};
 
-const SHT_SYMTAB: u32 = 2;
-const SHT_SYMTAB_SHNDX: u32 = 18;
-const SHN_ABS: u16 = 0xfff1;
-const STB_GLOBAL: u8 = 1;
-const STB_WEAK: u8 = 2;
-const STV_HIDDEN: u8 = 2;
-const EHDR_SIZE: usize = 64;
-const SHDR_SIZE: usize = 64;
-const SYM_SIZE: usize = 24;
+use object::LittleEndian as LE;
+use object::elf::{
+    ET_REL, FileHeader64, SHN_ABS, SHT_SYMTAB, STB_GLOBAL, STB_WEAK, STV_HIDDEN, SectionHeader64, Sym64,
+};
+use object::read::elf::{FileHeader, SectionHeader};
 
 /// The marker symbols of one tied pair, named by `tag` (unique in the
 /// link): `__wpd_split.<tag>.thin` and `__wpd_split.<tag>.vtables`.
@@ -65,77 +61,31 @@ impl<'a> Symbol<'a> {
     }
 }
 
-fn u16_at(b: &[u8], at: usize) -> std::result::Result<u16, String> {
-    b.get(at..at + 2).map(|s| u16::from_le_bytes([s[0], s[1]])).ok_or_else(|| "truncated ELF file".into())
-}
-
-fn u32_at(b: &[u8], at: usize) -> std::result::Result<u32, String> {
-    b.get(at..at + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]])).ok_or_else(|| "truncated ELF file".into())
-}
-
-fn u64_at(b: &[u8], at: usize) -> std::result::Result<u64, String> {
-    b.get(at..at + 8)
-        .map(|s| u64::from_le_bytes(s.try_into().unwrap_or([0; 8])))
-        .ok_or_else(|| "truncated ELF file".into())
-}
-
-/// A section's header: where it is and its file bytes.
-struct Section {
-    header_at: usize,
-    kind: u32,
-    offset: usize,
-    size: usize,
-    link: u32,
-}
-
-impl Section {
-    fn bytes<'b>(&self, elf: &'b [u8]) -> std::result::Result<&'b [u8], String> {
-        elf.get(self.offset..self.offset + self.size).ok_or_else(|| "a section lies outside the file".into())
-    }
-}
-
 /// `elf` with `symbols` appended to its symbol table (global symbols, so
-/// after every local one).
+/// after every local one). The file is read with the `object` crate; only
+/// the symbol table, its string table and its extended section index
+/// table (if any) are rewritten.
 fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Result<Vec<u8>, String> {
-    if elf.len() < EHDR_SIZE || &elf[..4] != b"\x7fELF" || elf[4] != 2 || elf[5] != 1 {
-        return Err("not a 64-bit little-endian ELF file".into());
-    }
-    if u16_at(elf, 16)? != 1 {
+    let text = |e: object::read::Error| e.to_string();
+    let header = FileHeader64::<LE>::parse(elf).map_err(text)?;
+    let endian = header.endian().map_err(text)?;
+    if header.e_type(endian) != ET_REL {
         return Err("not a relocatable object".into());
     }
-    let shoff = usize::try_from(u64_at(elf, 0x28)?).map_err(|e| e.to_string())?;
-    if usize::from(u16_at(elf, 0x3a)?) != SHDR_SIZE {
-        return Err("unexpected section header size".into());
+    let sections = header.sections(endian, elf).map_err(text)?;
+    let symtab = sections.symbols(endian, elf, SHT_SYMTAB).map_err(text)?;
+    if symtab.section().0 == 0 {
+        return Err("no symbol table".into());
     }
-    let mut count = usize::from(u16_at(elf, 0x3c)?);
-    if count == 0 && shoff != 0 {
-        // Many sections: the count is in section 0's sh_size.
-        count = usize::try_from(u64_at(elf, shoff + 32)?).map_err(|e| e.to_string())?;
-    }
-    let mut sections = Vec::with_capacity(count);
-    for i in 0..count {
-        let at = shoff + i * SHDR_SIZE;
-        sections.push(Section {
-            header_at: at,
-            kind: u32_at(elf, at + 4)?,
-            offset: usize::try_from(u64_at(elf, at + 24)?).map_err(|e| e.to_string())?,
-            size: usize::try_from(u64_at(elf, at + 32)?).map_err(|e| e.to_string())?,
-            link: u32_at(elf, at + 40)?,
-        });
-    }
-    let symtab_index = match sections.iter().enumerate().filter(|(_, s)| s.kind == SHT_SYMTAB).collect::<Vec<_>>()[..] {
-        [(i, _)] => i,
-        _ => return Err("not exactly one symbol table".into()),
+    let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
+    // Where section `index`'s header lies in the file, and its contents.
+    let at = |index: object::SectionIndex| shoff + index.0 * size_of::<SectionHeader64<LE>>();
+    let contents = |index: object::SectionIndex| -> std::result::Result<Vec<u8>, String> {
+        Ok(sections.section(index).map_err(text)?.data(endian, elf).map_err(text)?.to_vec())
     };
-    let symtab = &sections[symtab_index];
-    let strtab = sections.get(symtab.link as usize).ok_or("the symbol table names no string table")?;
-    let shndx = sections.iter().find(|s| s.kind == SHT_SYMTAB_SHNDX && s.link as usize == symtab_index);
 
-    let mut strings = strtab.bytes(elf)?.to_vec();
-    let mut table = symtab.bytes(elf)?.to_vec();
-    if table.len() % SYM_SIZE != 0 {
-        return Err("the symbol table's size is not a whole number of entries".into());
-    }
+    let mut strings = contents(symtab.string_section())?;
+    let mut table = contents(symtab.section())?;
     for s in symbols {
         let name = u32::try_from(strings.len()).map_err(|e| e.to_string())?;
         strings.extend_from_slice(s.name.as_bytes());
@@ -147,20 +97,23 @@ fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Result<Vec<u8
         table.extend_from_slice(&0u64.to_le_bytes());
         table.extend_from_slice(&0u64.to_le_bytes());
     }
+    debug_assert_eq!(table.len() % size_of::<Sym64<LE>>(), 0);
     let mut out = elf.to_vec();
-    let place = |out: &mut Vec<u8>, section: &Section, bytes: &[u8]| {
+    // Each grown table goes at the end of the file, 8-byte aligned; its
+    // section header (sh_offset, sh_size) is pointed there.
+    let place = |out: &mut Vec<u8>, header_at: usize, bytes: &[u8]| {
         out.resize(out.len().next_multiple_of(8), 0);
-        let at = out.len() as u64;
+        let offset = out.len() as u64;
         out.extend_from_slice(bytes);
-        out[section.header_at + 24..section.header_at + 32].copy_from_slice(&at.to_le_bytes());
-        out[section.header_at + 32..section.header_at + 40].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        out[header_at + 24..header_at + 32].copy_from_slice(&offset.to_le_bytes());
+        out[header_at + 32..header_at + 40].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
     };
-    place(&mut out, strtab, &strings);
-    place(&mut out, symtab, &table);
-    if let Some(shndx) = shndx {
-        let mut indices = shndx.bytes(elf)?.to_vec();
+    place(&mut out, at(symtab.string_section()), &strings);
+    place(&mut out, at(symtab.section()), &table);
+    if symtab.shndx_section().0 != 0 {
+        let mut indices = contents(symtab.shndx_section())?;
         indices.resize(indices.len() + 4 * symbols.len(), 0);
-        place(&mut out, shndx, &indices);
+        place(&mut out, at(symtab.shndx_section()), &indices);
     }
     Ok(out)
 }
