@@ -271,12 +271,11 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             &wpd::progress::Progress::off(),
         )
         .map_err(|e| e.to_string())?;
-        Ok(wpd::thinlto::Natives { objects: base.objects, beside: base.beside })
+        Ok(base.natives)
     };
     let baseline: Option<&dyn Fn() -> Result<wpd::thinlto::Natives, String>> =
         link.wpd.size_baseline.then_some(&baseline);
-    let natives = wpd::thinlto::Natives { objects: out.objects, beside: out.beside };
-    let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, baseline, tmp.path())?;
+    let code = final_link(&link, &linker, &res, &out.natives, report, &mut timings, start, baseline, tmp.path())?;
     // As lld: the cache is pruned after a link (when its policy's interval
     // has passed since the last pruning).
     if let Some(c) = &cache

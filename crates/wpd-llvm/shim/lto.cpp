@@ -170,27 +170,29 @@ int wpd_thinlto_layout(const char *data, size_t len, const char *name, int *spli
   return 2;
 }
 
-// The thin part of a split LTO unit (wpd_thinlto_layout returned 2) as a
-// bitcode file of its own, without parsing it: the file's bytes up to the
-// end of its first module, then everything after the second module (the
-// symbol and string tables the two modules share), the symbol table told
-// that it describes one module. Its symbols are the first module's: an
-// irsymtab lists each module's symbols as one range, in module order.
-// Returns 1 (*out malloc'd), 0 (not a split unit laid out so), -1 (error).
+// The thin part of a split LTO unit as a bitcode file of its own, without
+// parsing it: the file's bytes up to the end of its first module, then
+// everything after the second module (the symbol and string tables the two
+// modules share), the symbol table told that it describes one module. Its
+// symbols are the first module's: an irsymtab lists each module's symbols
+// as one range, in module order. The caller has checked, with
+// wpd_thinlto_layout (which returned 2), that the first module is the thin
+// part and the second the regular one; this reads the module list once
+// more for the offsets only. Returns 1 (*out malloc'd), 0 (not laid out
+// so), -1 (error).
 int wpd_split_thin_part(const char *data, size_t len, const char *name, char **out, size_t *out_len, char **err) {
   *out = nullptr;
   *out_len = 0;
   *err = nullptr;
-  int flag = 0;
-  int layout = wpd_thinlto_layout(data, len, name, &flag, err);
-  if (layout != 2) return layout < 0 ? -1 : 0;
+  bool plain = len >= 4 && std::memcmp(data, "BC\xC0\xDE", 4) == 0;
+  if (!plain) return 0;
   MemoryBufferRef buf(StringRef(data, len), StringRef(name));
   Expected<BitcodeFileContents> contents = getBitcodeFileContents(buf);
   if (!contents) {
     *err = wpd_shim::dup_string(error_text(contents.takeError()));
     return -1;
   }
-  if (contents->Mods.size() != 2) return 0;
+  if (contents->Mods.size() != 2 || contents->Mods[0].getBuffer().data() != data + 4) return 0;
   auto end_of = [&](const BitcodeModule &m) {
     return static_cast<size_t>(m.getBuffer().data() - data) + m.getBuffer().size();
   };

@@ -72,10 +72,10 @@ pub fn thinlto_layout(bytes: &[u8], name: &str) -> Result<Option<LtoLayout>, Str
     }
 }
 
-/// The thin part of a split unit (`bytes`, laid out as
-/// [`LtoLayout::split_unit`] says) as a bitcode file of its own, cut out
-/// without reading the module: clang's module, summary and symbol table as
-/// they are. `None`: not a split unit laid out so.
+/// The thin part of a split unit (`bytes`, which [`thinlto_layout`] found
+/// to be one: [`LtoLayout::split_unit`]) as a bitcode file of its own, cut
+/// out without reading the module: clang's module, summary and symbol
+/// table as they are. `None`: the bytes are not laid out so after all.
 pub fn split_thin_part(bytes: &[u8], name: &str) -> Result<Option<Vec<u8>>, String> {
     let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
     let mut out = std::ptr::null_mut();

@@ -564,13 +564,14 @@ fn link(state: &mut State) -> Result<(), String> {
         .prefix("wpd-plugin-")
         .tempdir()
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
-    let mut paths: Vec<PathBuf> = Vec::with_capacity(out.objects.len());
-    for (k, object) in out.objects.iter().enumerate() {
+    let natives = &out.natives;
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(natives.objects.len());
+    for (k, object) in natives.objects.iter().enumerate() {
         let path = temp.path().join(format!("{k}.o"));
         std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
         paths.push(path);
         // A split unit kept in two: its vtables' object right after it.
-        if let Some(vtables) = out.beside.get(k).and_then(|b| b.as_deref()) {
+        if let Some(vtables) = natives.beside.get(k).and_then(|b| b.as_deref()) {
             let path = temp.path().join(format!("{k}.vtables.o"));
             std::fs::write(&path, vtables).map_err(|e| format!("{}: {e}", path.display()))?;
             paths.push(path);

@@ -134,14 +134,13 @@ pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: usize
 /// module's in the plan. The stats are what a rewrite would have reported:
 /// every call indirect, every type test dropped.
 pub fn passthrough(
-    layout: Option<wpd_llvm::LtoLayout>,
+    layout: wpd_llvm::LtoLayout,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
     index: usize,
     split_apart: bool,
 ) -> Option<BackendStats> {
     let planned = &plan.modules[index];
-    let layout = layout?;
     if layout.split_unit != summary.module.split
         || (layout.split_unit && !split_apart)
         || !planned.promotions.is_empty()
@@ -167,6 +166,28 @@ pub fn passthrough(
     let tests = summary.call_sites.iter().map(|c| (&c.function, c.test_index)).collect::<BTreeSet<_>>().len();
     stats.type_tests_dropped = tests as u32;
     Some(stats)
+}
+
+/// What LLVM's ThinLTO gets for an input [`passthrough`] let through
+/// (`layout` its layout, `stats` what passthrough found): its own bytes, or
+/// for a split unit its thin part cut out of the file and its vtables as a
+/// module of their own ([`vtables_module`]). `None`: the split unit's bytes
+/// cannot be cut after all, and it is rewritten instead.
+pub fn unrewritten(
+    input: &BitcodeInput,
+    layout: wpd_llvm::LtoLayout,
+    stats: BackendStats,
+) -> Result<Option<Rewritten>> {
+    if !layout.split_unit {
+        return Ok(Some(Rewritten::unchanged(stats)));
+    }
+    let Some(thin) = wpd_llvm::split_thin_part(&input.bytes, &input.name).map_err(|e| Error::at(&input.name, e))?
+    else {
+        return Ok(None);
+    };
+    let vtables = vtables_module(input)?;
+    let stats = BackendStats { kept_in_two: true, ..stats };
+    Ok(Some(Rewritten { bitcode: Some(thin), vtables: Some(vtables), ..Rewritten::unchanged(stats) }))
 }
 
 /// The policy a module's calls are rewritten under: the plan's visibility;

@@ -204,20 +204,11 @@ pub fn compile_summarized(
             let index = backend::planned_index(&plan, &summaries[k], k)?;
             // Modules the plan leaves alone go to ThinLTO as they are.
             let apart = backend::split_apart(i, in_process, split_flag);
-            let unchanged = layouts[k].filter(|l| l.split_flag == split_flag);
-            if let Some(stats) = backend::passthrough(unchanged, &summaries[k], &plan, index, apart) {
-                if !summaries[k].module.split {
-                    return Ok(backend::Rewritten::unchanged(stats));
-                }
-                if let Some(thin) = wpd_llvm::split_thin_part(&i.bytes, &i.name).map_err(|e| Error::at(&i.name, e))? {
-                    let vtables = backend::vtables_module(i)?;
-                    let stats = backend::BackendStats { kept_in_two: true, ..stats };
-                    return Ok(backend::Rewritten {
-                        bitcode: Some(thin),
-                        vtables: Some(vtables),
-                        ..backend::Rewritten::unchanged(stats)
-                    });
-                }
+            if let Some(layout) = layouts[k].filter(|l| l.split_flag == split_flag)
+                && let Some(stats) = backend::passthrough(layout, &summaries[k], &plan, index, apart)
+                && let Some(as_is) = backend::unrewritten(i, layout, stats)?
+            {
+                return Ok(as_is);
             }
             let make = || backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify, split_flag);
             match (cache, plan_hash) {
@@ -251,20 +242,17 @@ pub fn compile_summarized(
             l.symbol
         )));
     }
-    Ok(LinkOutput { summaries, plan, objects: natives.objects, beside: natives.beside, job_modules, stats })
+    Ok(LinkOutput { summaries, plan, natives, job_modules, stats })
 }
 
 /// What [`devirtualize_and_compile`] produces.
 pub struct LinkOutput {
     pub summaries: Vec<ModuleSummary>,
     pub plan: Plan,
-    /// One native object per input, in input order (none when the
-    /// backends are distributed).
-    pub objects: Vec<Vec<u8>>,
-    /// Per input (or empty), a second object that goes right beside
-    /// `objects[k]`: the vtables of a split unit kept in two
-    /// ([`backend::split_apart`]).
-    pub beside: Vec<Option<Vec<u8>>>,
+    /// The native objects, one per input in input order and one more
+    /// beside each split unit kept in two (none when the backends are
+    /// distributed).
+    pub natives: thinlto::Natives,
     /// Distributed backends: the file in the index directory that each
     /// input's job compiles, in input order.
     pub job_modules: Vec<String>,
