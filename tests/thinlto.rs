@@ -217,6 +217,11 @@ fn indirect_calls_pass_through(split: bool) -> Check {
     // and counter.cpp keeps the hidden Up::next that call now names.
     let json = report_json(&report)?;
     let kept = u64::from(split);
+    // (Plain files, no archive before them: the vtables go to the regular
+    // LTO object.)
+    if json["split_units_vtables_in_regular_lto"] != kept {
+        return Err(format!("expected {kept} split unit(s) with vtables in the regular LTO object: {json}"));
+    }
     if json["modules_unchanged"] != 3 || json["split_units_kept_in_two"] != kept || json["type_tests_dropped"] != 5 {
         return Err(format!(
             "expected 3 modules unchanged ({kept} kept in two) and 5 type tests dropped, report says {} ({}) and {}",
@@ -284,10 +289,84 @@ fn split_units_in_archives() -> Check {
         let linked = Build { dir: d.to_path_buf(), objects, expected: b.expected.clone() };
         link(&linked, way, &open)?;
         let json = report_json(&report)?;
-        if json["modules_unchanged"] != 5 || json["split_units_kept_in_two"] != 2 {
+        if json["modules_unchanged"] != 5
+            || json["split_units_kept_in_two"] != 2
+            || json["split_units_vtables_in_regular_lto"] != 0
+        {
             return Err(format!(
-                "{way}: expected 5 modules unchanged, counter.cpp and shapes.cpp kept in two, report says {} and {}",
-                json["modules_unchanged"], json["split_units_kept_in_two"]
+                "{way}: expected 5 modules unchanged, counter.cpp and shapes.cpp kept in two side by side, report says {}, {} and {} in the regular LTO object",
+                json["modules_unchanged"], json["split_units_kept_in_two"], json["split_units_vtables_in_regular_lto"]
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Where the vtables of a split unit kept in two go (`linker-shim/src/placement.rs`,
+/// `fixtures/thinlto/order`): into the link's one regular LTO object when no
+/// archive comes before the unit, beside the unit otherwise. Square's
+/// vtable (square.cpp) is the only reference to `Square::id`, defined in an
+/// archive member with a static initializer. lld extracts that member when
+/// the reference meets it, and initializers run in load order: with the
+/// archive first, the vtables' object must stand right after square.cpp's,
+/// not before it, or reg.cpp's initializer would run before square.cpp's.
+/// Every call is left indirect (`--wpd-open=*`, `--wpd-speculate=off`) so
+/// both units pass through; `make_square` is not inlined into `main`, where
+/// LLVM would then call `Square::id` directly (a reference that extracts
+/// the member earlier, in lld's own ThinLTO link as well).
+fn vtables_placement() -> Check {
+    let dir = temp_dir("thinlto-order")?;
+    let d = dir.path();
+    let src = repo_root().join("fixtures/thinlto/order");
+    let lib = d.join("libreg.a");
+    let reg = d.join("reg.o");
+    run(Command::new(CLANGXX).args(["-O2", "-c"]).arg(src.join("archive/reg.cpp")).arg("-o").arg(&reg))?;
+    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).arg(&reg))?;
+    let mut bitcode = Vec::new();
+    let mut reference = Vec::new();
+    for name in ["main", "square"] {
+        let obj = d.join(format!("{name}.o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(src.join(format!("{name}.cpp")))
+            .arg("-o")
+            .arg(&obj))?;
+        bitcode.push(obj);
+        let o0 = d.join(format!("{name}.O0.o"));
+        run(Command::new(CLANGXX).args(["-O0", "-c"]).arg(src.join(format!("{name}.cpp"))).arg("-o").arg(&o0))?;
+        reference.push(o0);
+    }
+    let report = d.join("report.json");
+    let flags = [
+        "-Wl,--wpd-open=*".to_string(),
+        "-Wl,--wpd-speculate=off".to_string(),
+        format!("-Wl,--wpd-report={}", report.display()),
+    ];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    for (way, archive_first, in_regular_lto) in [("archive-first", true, 0), ("archive-last", false, 1)] {
+        let order = |objects: &[PathBuf]| -> Vec<PathBuf> {
+            if archive_first {
+                std::iter::once(lib.clone()).chain(objects.iter().cloned()).collect()
+            } else {
+                objects.iter().cloned().chain([lib.clone()]).collect()
+            }
+        };
+        // The -O0 program, linked by lld in the same order.
+        let ref_prog = d.join(format!("ref-{way}"));
+        run(Command::new(CLANGXX).arg("-fuse-ld=lld").args(order(&reference)).arg("-o").arg(&ref_prog))?;
+        let expected = run(&mut Command::new(&ref_prog))?.stdout;
+        if !String::from_utf8_lossy(&expected).starts_with("main.cpp initialized\nsquare.cpp initialized\nreg.cpp") {
+            return Err(format!("{way}: the -O0 program's initializers ran in another order: {expected:?}"));
+        }
+        let linked = Build { dir: d.to_path_buf(), objects: order(&bitcode), expected };
+        link(&linked, way, &flags)?;
+        let json = report_json(&report)?;
+        if json["split_units_kept_in_two"] != 1 || json["split_units_vtables_in_regular_lto"] != in_regular_lto {
+            return Err(format!(
+                "{way}: expected square.cpp kept in two, its vtables {} the regular LTO object; report says {} and {}",
+                if in_regular_lto == 1 { "in" } else { "not in" },
+                json["split_units_kept_in_two"],
+                json["split_units_vtables_in_regular_lto"]
             ));
         }
     }
@@ -480,6 +559,7 @@ fn main() {
         }),
         libtest_mimic::Trial::test("split_units_in_archives", || split_units_in_archives().map_err(Into::into)),
         libtest_mimic::Trial::test("mixed_split_flags", || mixed_split_flags().map_err(Into::into)),
+        libtest_mimic::Trial::test("vtables_placement", || vtables_placement().map_err(Into::into)),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
             in_process_lld_equals_spawned().map_err(Into::into)

@@ -10,6 +10,7 @@ mod args;
 mod distributed;
 mod inputs;
 mod options;
+mod placement;
 
 use args::{Item, LinkArgs};
 use std::collections::HashMap;
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use wpd::codegen::CodegenOptions;
 use wpd::hierarchy::LinkFacts;
-use wpd::input::BitcodeInput;
+use wpd::input::{BitcodeInput, SplitPlacement};
 use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
@@ -125,10 +126,10 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         return Ok(code);
     }
     if let Some(dir) = &link.wpd.from_index {
-        let modules = bitcode_modules(&mut res)?;
+        let modules = bitcode_modules(&link, &mut res)?;
         let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules))?;
         let report = (!report.is_null()).then_some(report);
-        let natives = wpd::thinlto::Natives { objects, beside: Vec::new() };
+        let natives = wpd::thinlto::Natives { objects, ..Default::default() };
         let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
         keep_temps(tmp, link.wpd.save_temps);
         return Ok(code);
@@ -137,7 +138,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
 
     // The bitcode modules the link loads, in load order (the linker's
     // order, and lld's ThinLTO task order).
-    let modules = bitcode_modules(&mut res)?;
+    let modules = bitcode_modules(&link, &mut res)?;
     let model = &res.model;
 
     let unknown = match &model.outside_refs {
@@ -369,8 +370,9 @@ fn link_model_json(model: &LinkModel) -> serde_json::Value {
 
 /// The loaded bitcode modules in load order. A member name repeated in one
 /// archive gets `@<n>` in the module's name, so every module is distinct.
-fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>, String> {
+fn bitcode_modules(link: &LinkArgs, res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>, String> {
     let model = &res.model;
+    let regular = placement::regular_lto_inputs(&link.line, model);
     let mut modules = Vec::new();
     for l in model.bitcode() {
         let input = model.input(l.input);
@@ -392,8 +394,14 @@ fn bitcode_modules(res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>
         };
         // Two objects (tied: loaded both or neither) may stand where this
         // one stood: a file, lazy or not, an archive member, an entry of a
-        // linker script (`write_natives`).
-        modules.push(BitcodeInput { name, path, member, bytes, split_apart: true });
+        // linker script (`write_natives`); or its vtables may go to the
+        // link's regular LTO object (`placement`).
+        let split = if l.member.is_none() && regular.contains(&l.input) {
+            SplitPlacement::RegularLto
+        } else {
+            SplitPlacement::Beside
+        };
+        modules.push(BitcodeInput { name, path, member, bytes, split });
     }
     Ok(modules)
 }
@@ -410,10 +418,19 @@ fn write_natives(
     natives: &wpd::thinlto::Natives,
 ) -> Result<Vec<Option<Vec<PathBuf>>>, String> {
     let model = &res.model;
-    let mut w = Writer { dir, res, native: HashMap::new(), next: 0 };
+    let mut w = Writer { dir, res, native: HashMap::new(), regular: None, next: 0 };
     for (k, (l, obj)) in model.bitcode().zip(&natives.objects).enumerate() {
         let beside = natives.beside.get(k).and_then(|b| b.as_deref());
         w.native.insert((l.input, l.member), (obj.as_slice(), beside));
+        if let Some(r) = natives.regular.as_ref().filter(|r| r.before == k) {
+            if l.member.is_some() {
+                return Err(format!(
+                    "{}: the regular LTO object cannot go before an archive member (a wpd bug)",
+                    l.name
+                ));
+            }
+            w.regular = Some((l.input, r.object.as_slice()));
+        }
     }
     let mut out = vec![None; link.items.len()];
     for (i, item) in link.items.iter().enumerate() {
@@ -438,6 +455,9 @@ struct Writer<'a> {
     dir: &'a Path,
     res: &'a inputs::Resolution<'a>,
     native: NativeObjects<'a>,
+    /// The link's regular LTO object and the bitcode file it goes right
+    /// before (`placement`).
+    regular: Option<(InputId, &'a [u8])>,
     next: usize,
 }
 
@@ -462,10 +482,16 @@ impl Writer<'_> {
             InputKind::Bitcode => match self.native.get(&(id, None)).copied() {
                 Some((obj, beside)) => {
                     let folder = self.folder()?;
+                    let mut paths = Vec::new();
+                    if let Some((_, regular)) = self.regular.filter(|r| r.0 == id) {
+                        let path = folder.join("wpd-regular-lto.o");
+                        std::fs::write(&path, regular).map_err(|e| format!("{}: {e}", path.display()))?;
+                        paths.push(path);
+                    }
                     let name = base.unwrap_or_else(|| "input.o".into());
                     let path = folder.join(&name);
                     std::fs::write(&path, obj).map_err(|e| format!("{}: {e}", path.display()))?;
-                    let mut paths = vec![path];
+                    paths.push(path);
                     if let Some(vtables) = beside {
                         let path = folder.join(format!("{name}.vtables.o"));
                         std::fs::write(&path, vtables).map_err(|e| format!("{}: {e}", path.display()))?;

@@ -75,6 +75,7 @@ struct WpdLtoOptions {
   const char *dwo_dir;         // "" : none
   unsigned threads;            // 0 : one per physical core, as lld
   int verify;                  // verify input modules (lld's default)
+  int regular_parts;           // regular LTO modules (split units' vtables) will be added
 };
 
 // The LTO driver with its outputs and the first error a backend diagnosed.
@@ -277,6 +278,32 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, char **out, si
   return 1;
 }
 
+// Readies a module for LLVM's optimization pipeline, in a backend: checks
+// its debug info (the reader's own check is off,
+// wpd_skip_debug_info_upgrade, so it runs here once, on the module with its
+// imports), refuses real control-flow integrity checks, and drops every
+// other type test. False (the error recorded in `state`): stop.
+static bool prepare_module(WpdLto *state, Module &m) {
+  std::string invalid, warning;
+  bool valid = wpd_shim::check_debug_info(m, invalid, warning);
+  if (!warning.empty()) {
+    std::lock_guard<std::mutex> lock(state->mutex);
+    state->warnings.push_back(std::move(warning));
+  }
+  if (!valid) {
+    state->fail(m.getModuleIdentifier() + ": " + invalid);
+    return false;
+  }
+  if (size_t checks = wpd_shim::count_type_checks(m)) {
+    state->fail(m.getModuleIdentifier() + ": " + std::to_string(checks) +
+                " control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and "
+                "will not drop them");
+    return false;
+  }
+  wpd_shim::drop_type_tests(m);
+  return true;
+}
+
 // The link's LTO configuration, as lld builds it (lld/ELF/LTO.cpp
 // createConfig), with wpd's post-import hook; errors and warnings of the
 // backends go to `state`. The in-process link and a distributed backend
@@ -337,25 +364,7 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
   // (wpd_thin_backend) optimizes and compiles it.
   c.PostImportModuleHook = [state, post_import_only](unsigned task, const Module &observed) {
     Module &m = const_cast<Module &>(observed);
-    // The reader's own check is off (wpd_skip_debug_info_upgrade): it runs
-    // here once, on the module with its imports.
-    std::string invalid, warning;
-    bool valid = wpd_shim::check_debug_info(m, invalid, warning);
-    if (!warning.empty()) {
-      std::lock_guard<std::mutex> lock(state->mutex);
-      state->warnings.push_back(std::move(warning));
-    }
-    if (!valid) {
-      state->fail(m.getModuleIdentifier() + ": " + invalid);
-      return false;
-    }
-    if (size_t checks = wpd_shim::count_type_checks(m)) {
-      state->fail(m.getModuleIdentifier() + ": " + std::to_string(checks) +
-                  " control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and "
-                  "will not drop them");
-      return false;
-    }
-    wpd_shim::drop_type_tests(m);
+    if (!prepare_module(state, m)) return false;
     if (!post_import_only) return true;
     // Each task writes its own slot (sized before the run): no lock.
     if (task < state->outputs.size()) {
@@ -365,6 +374,20 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
     }
     return false;
   };
+  // The regular parts of split units the plan leaves alone (their vtables)
+  // go to LLVM's regular LTO, as lld's do: linked into one module (task 0),
+  // only what the thin link found live, then optimized and compiled once.
+  // That module gets the same treatment before its pipeline, whose first
+  // passes are LLVM's WholeProgramDevirt and LowerTypeTests in their
+  // exporting mode: they find no type test in it, so nothing in it is
+  // devirtualized behind wpd's back. (Only set when such modules come: with
+  // any of these hooks LLVM runs its regular LTO step, even empty.)
+  if (o->regular_parts) {
+    c.PreOptModuleHook = [state](unsigned task, const Module &observed) {
+      if (task != 0) return true;  // a thin backend's: done after import
+      return prepare_module(state, const_cast<Module &>(observed));
+    };
+  }
   c.DiagHandler = [state](const DiagnosticInfo &di) {
     if (di.getSeverity() != DS_Error && di.getSeverity() != DS_Warning) return;
     std::string text;
@@ -467,7 +490,8 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
 }
 
 // Runs the thin link and every backend. `emit` receives each task's object
-// (task 0 is the regular LTO partition, empty here; task k is the k-th
+// (task 0 is the regular LTO partition, empty unless regular modules were
+// added; task k is the k-th
 // input added) with LLVM's cache key for it (empty when LLVM did not
 // compute one), in task order, after all backends finished. With `lookup`,
 // each backend first asks it (from the backend's thread) for the object of

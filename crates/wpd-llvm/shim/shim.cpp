@@ -47,6 +47,29 @@ using namespace llvm;
 
 using wpd_shim::dup_string;
 
+// The x86 target's initializers (LLVM's C API declares them per target in
+// llvm-c/Target.h; only x86 is named here).
+extern "C" {
+void LLVMInitializeX86TargetInfo();
+void LLVMInitializeX86Target();
+void LLVMInitializeX86TargetMC();
+void LLVMInitializeX86AsmPrinter();
+void LLVMInitializeX86AsmParser();
+}
+
+// Registers the x86 target, the only one wpd emits code for. Calling the
+// x86 initializers by name, rather than llvm-sys's "native target" wrappers
+// (one object file that also names every other target's initializers),
+// keeps the other targets out of the binary: their code, and the static
+// constructors that register their command-line options at every start.
+extern "C" void wpd_init_x86_target() {
+  LLVMInitializeX86TargetInfo();
+  LLVMInitializeX86Target();
+  LLVMInitializeX86TargetMC();
+  LLVMInitializeX86AsmPrinter();
+  LLVMInitializeX86AsmParser();
+}
+
 bool wpd_shim::check_debug_info(Module &m, std::string &err, std::string &warning) {
   unsigned version = getDebugMetadataVersionFromModule(m);
   if (version == DEBUG_METADATA_VERSION) {

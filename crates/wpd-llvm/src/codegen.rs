@@ -3,7 +3,6 @@
 
 use crate::{Module, ffi};
 use llvm_sys::core as c;
-use llvm_sys::target as t;
 use llvm_sys::target_machine as tm;
 use llvm_sys::transforms::pass_builder as pb;
 use std::ffi::CString;
@@ -13,15 +12,12 @@ use std::sync::Once;
 
 static INIT: Once = Once::new();
 
-/// Registers the native (x86-64) target once per process.
+/// Registers the x86-64 target once per process (the shim names only x86's
+/// initializers, so no other target is linked into wpd's binaries).
 pub(crate) fn init_native_target() {
     INIT.call_once(|| {
         // SAFETY: LLVM's target initializers are idempotent and run once here.
-        unsafe {
-            t::LLVM_InitializeNativeTarget();
-            t::LLVM_InitializeNativeAsmPrinter();
-            t::LLVM_InitializeNativeAsmParser();
-        }
+        unsafe { ffi::wpd_init_x86_target() };
     });
 }
 

@@ -10,6 +10,9 @@ pub type TwoNamesFn =
     unsafe extern "C" fn(module: LLVMModuleRef, a: *const c_char, alen: usize, b: *const c_char, blen: usize) -> c_int;
 
 unsafe extern "C" {
+    /// Registers LLVM's x86 target (info, target, MC, asm printer and
+    /// parser). Idempotent.
+    pub fn wpd_init_x86_target();
     pub fn wpd_parse_bitcode(
         ctx: LLVMContextRef,
         data: *const c_char,
@@ -191,6 +194,7 @@ pub struct LtoOptionsRaw {
     pub dwo_dir: *const c_char,
     pub threads: u32,
     pub verify: c_int,
+    pub regular_parts: c_int,
 }
 
 pub type LtoEmitFn = unsafe extern "C" fn(

@@ -132,6 +132,11 @@ pub struct LtoOptions<'a> {
     pub threads: Option<usize>,
     /// Verify the input modules (lld does unless `--disable-verify`).
     pub verify: bool,
+    /// Regular LTO modules will be added (the regular parts of split units,
+    /// given whole): LLVM's regular LTO step links them into one module,
+    /// readied as the thin backends' are (type tests dropped, CFI refused),
+    /// whose object [`ThinLto::run`] returns beside the thin ones.
+    pub regular_parts: bool,
 }
 
 /// One symbol of an LTO input, in the input's symbol order.
@@ -308,6 +313,7 @@ impl RawOptions {
             dwo_dir: dwo.as_ptr(),
             threads: o.threads.unwrap_or(0).min(u32::MAX as usize) as u32,
             verify: o.verify as i32,
+            regular_parts: o.regular_parts as i32,
         };
         // The CStrings' heap buffers do not move when they are moved here.
         Ok(RawOptions { raw, _strings: [cpu, sample, cs, dwo] })
@@ -357,7 +363,9 @@ impl<'b> ThinLto<'b> {
     }
 
     /// Runs LLVM's thin link and the backends; returns one native object
-    /// per input, in the order they were added. LLVM's warnings go to
+    /// per input, in the order they were added, and the object of the
+    /// regular LTO module (empty unless an input had a regular LTO module,
+    /// see [`LtoOptions::regular_parts`]). LLVM's warnings go to
     /// `on_warning`; `on_module` is called (from backend threads) as each
     /// module's code generation starts, or its object comes from `cache`.
     /// With `cache`, a backend whose object LLVM's ThinLTO cache key finds
@@ -367,9 +375,10 @@ impl<'b> ThinLto<'b> {
         on_warning: &mut dyn FnMut(&str),
         on_module: &(dyn Fn() + Sync),
         cache: Option<&dyn ObjectCache>,
-    ) -> Result<Vec<Vec<u8>>, String> {
+    ) -> Result<LtoObjects, String> {
         struct Sink<'w> {
             objects: Vec<Vec<u8>>,
+            regular: Vec<u8>,
             warn: &'w mut dyn FnMut(&str),
             cache: Option<&'w dyn ObjectCache>,
         }
@@ -416,8 +425,10 @@ impl<'b> ThinLto<'b> {
             // key_len bytes.
             let sink = unsafe { &mut *ctx.cast::<Sink<'_>>() };
             let (object, key) = unsafe { (bytes(data, len), bytes(key, key_len)) };
-            // Task 0 is the (empty) regular LTO partition.
-            if let Some(slot) = (task as usize).checked_sub(1).and_then(|k| sink.objects.get_mut(k)) {
+            // Task 0 is the regular LTO partition (LLVM never caches it).
+            if task == 0 {
+                sink.regular = object.to_vec();
+            } else if let Some(slot) = (task as usize).checked_sub(1).and_then(|k| sink.objects.get_mut(k)) {
                 *slot = object.to_vec();
                 if let (Some(cache), false, false) = (sink.cache, key.is_empty(), object.is_empty()) {
                     cache.store(&String::from_utf8_lossy(key), object);
@@ -431,7 +442,7 @@ impl<'b> ThinLto<'b> {
         }
         let tasks = self.added + 1;
         let found = cache.map(|cache| Found { cache, objects: std::sync::Mutex::new(vec![None; tasks]) });
-        let mut sink = Sink { objects: vec![Vec::new(); self.added], warn: on_warning, cache };
+        let mut sink = Sink { objects: vec![Vec::new(); self.added], regular: Vec::new(), warn: on_warning, cache };
         let on_module: &(dyn Fn() + Sync) = on_module;
         let mut err = std::ptr::null_mut();
         let (lookup_fn, lookup_ctx): (Option<ffi::LtoLookupFn>, *mut c_void) = match &found {
@@ -469,8 +480,18 @@ impl<'b> ThinLto<'b> {
                 }
             }
         }
-        Ok(objects)
+        Ok(LtoObjects { thin: objects, regular: sink.regular })
     }
+}
+
+/// What [`ThinLto::run`] produced.
+#[derive(Debug, Default)]
+pub struct LtoObjects {
+    /// One per input, in the order they were added.
+    pub thin: Vec<Vec<u8>>,
+    /// The regular LTO module's object: empty unless inputs had regular LTO
+    /// modules ([`LtoOptions::regular_parts`]).
+    pub regular: Vec<u8>,
 }
 
 /// One job of a distributed link: `bytes` is a module as

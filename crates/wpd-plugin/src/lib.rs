@@ -348,7 +348,13 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         }
         // Every native object goes to the linker as a file of its own, loaded
         // whatever the claimed file was: a split unit may become two.
-        let input = BitcodeInput { name: shown.clone(), path: name.clone(), member: None, bytes, split_apart: true };
+        let input = BitcodeInput {
+            name: shown.clone(),
+            path: name.clone(),
+            member: None,
+            bytes,
+            split: wpd::input::SplitPlacement::Beside,
+        };
         state.files.push(Claimed {
             input,
             member: file.offset > 0,
@@ -567,6 +573,12 @@ fn link(state: &mut State) -> Result<(), String> {
     let natives = &out.natives;
     let mut paths: Vec<PathBuf> = Vec::with_capacity(natives.objects.len());
     for (k, object) in natives.objects.iter().enumerate() {
+        // (Only if an input was placed so, which the plugin does not do.)
+        if let Some(regular) = natives.regular.as_ref().filter(|r| r.before == k) {
+            let path = temp.path().join("regular-lto.o");
+            std::fs::write(&path, &regular.object).map_err(|e| format!("{}: {e}", path.display()))?;
+            paths.push(path);
+        }
         let path = temp.path().join(format!("{k}.o"));
         std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
         paths.push(path);

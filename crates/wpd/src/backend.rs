@@ -14,7 +14,7 @@
 
 use crate::codegen::{self, CodegenOptions};
 use crate::error::{Error, Result};
-use crate::input::BitcodeInput;
+use crate::input::{BitcodeInput, SplitPlacement};
 use crate::policy::Policy;
 use crate::rewrite;
 use crate::summarize;
@@ -45,9 +45,13 @@ pub struct BackendStats {
     /// The plan changed nothing here: the module went to ThinLTO as it was
     /// ([`passthrough`]).
     pub unchanged: bool,
-    /// An unchanged split unit kept in two objects ([`split_apart`]):
-    /// its thin part as clang wrote it, its vtables on their own.
+    /// An unchanged split unit kept in two ([`split_apart`]): its thin part
+    /// as clang wrote it, its vtables on their own.
     pub kept_in_two: bool,
+    /// Of those, one whose vtables went to the link's regular LTO module
+    /// ([`SplitPlacement::RegularLto`]) rather than an object beside its
+    /// thin part.
+    pub vtables_in_regular_lto: bool,
 }
 
 impl BackendStats {
@@ -85,8 +89,10 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
 /// link and backends (`crate::thinlto`).
 pub struct Rewritten {
     /// ThinLTO bitcode: one module (a split unit's parts linked), with a
-    /// fresh module summary; `None`: the input's own bytes ([`passthrough`]).
-    /// A split unit kept in two ([`split_apart`]): its thin part.
+    /// fresh module summary; `None`: the input's own bytes ([`passthrough`];
+    /// for a split unit whose vtables go to the link's regular LTO module,
+    /// both its modules, as lld's LTO takes them). A split unit kept in two
+    /// objects side by side ([`split_apart`]): its thin part.
     pub bitcode: Option<Vec<u8>>,
     /// A split unit kept in two: its regular part as a ThinLTO module of
     /// its own ([`vtables_module`]), compiled into a second object that
@@ -170,8 +176,9 @@ pub fn passthrough(
 
 /// What LLVM's ThinLTO gets for an input [`passthrough`] let through
 /// (`layout` its layout, `stats` what passthrough found): its own bytes, or
-/// for a split unit its thin part cut out of the file and its vtables as a
-/// module of their own ([`vtables_module`]). `None`: the split unit's bytes
+/// for a split unit placed [`SplitPlacement::Beside`] its thin part cut out
+/// of the file and its vtables as a module of their own
+/// ([`vtables_module`]). `None`: the split unit's bytes
 /// cannot be cut after all, and it is rewritten instead.
 pub fn unrewritten(
     input: &BitcodeInput,
@@ -179,6 +186,12 @@ pub fn unrewritten(
     stats: BackendStats,
 ) -> Result<Option<Rewritten>> {
     if !layout.split_unit {
+        return Ok(Some(Rewritten::unchanged(stats)));
+    }
+    if input.split == SplitPlacement::RegularLto {
+        // The file as it is: LLVM's LTO takes its thin part as a ThinLTO
+        // module and its regular part into the regular LTO module.
+        let stats = BackendStats { kept_in_two: true, vtables_in_regular_lto: true, ..stats };
         return Ok(Some(Rewritten::unchanged(stats)));
     }
     let Some(thin) = wpd_llvm::split_thin_part(&input.bytes, &input.name).map_err(|e| Error::at(&input.name, e))?
@@ -213,11 +226,13 @@ pub fn link_split_flag(layouts: &[Option<wpd_llvm::LtoLayout>]) -> bool {
 /// part cut out of the file as it is ([`wpd_llvm::split_thin_part`]), its
 /// regular part (the vtables) made a ThinLTO module of its own
 /// ([`vtables_module`]), compiled into two objects placed side by side.
-/// The caller must be able to put two objects where the input stood
-/// ([`BitcodeInput::split_apart`]), the backends must run in this process,
-/// and the link's modules must be flagged split, as the thin part is.
+/// Or, placed [`SplitPlacement::RegularLto`], the file as it is, its
+/// regular part joining the link's regular LTO module. The caller must be
+/// able to place the objects so ([`BitcodeInput::split`]), the backends
+/// must run in this process, and the link's modules must be flagged split,
+/// as the thin part is.
 pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> bool {
-    input.split_apart && in_process && link_split
+    input.split != SplitPlacement::Merged && in_process && link_split
 }
 
 /// The regular part of a split unit (`input`) alone, as a ThinLTO module

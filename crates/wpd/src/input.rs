@@ -14,13 +14,32 @@ pub struct BitcodeInput {
     pub path: String,
     pub member: Option<String>,
     pub bytes: Vec<u8>,
-    /// Its native code may come as two objects placed side by side (a
-    /// split unit's thin part and its vtables, [`crate::backend::split_apart`]),
-    /// tied so that a linker loads both or neither ([`crate::tie`]): the
-    /// caller can put two objects where this one stood (wpd-ld can for a
-    /// file, an archive member, a `--start-lib` object and a linker script
-    /// entry; the linker plugin hands the linker objects of its own).
-    pub split_apart: bool,
+    /// Where the caller can put the native code of this input when it is a
+    /// split LTO unit the plan leaves alone ([`crate::backend::split_apart`]).
+    pub split: SplitPlacement,
+}
+
+/// How the native code of a split LTO unit may stand in the link, as the
+/// caller can place it. Whatever the answer, a unit the plan rewrites, or
+/// one that cannot be taken apart, becomes one object where it stood.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SplitPlacement {
+    /// One object only: the unit's two parts are merged.
+    Merged,
+    /// Two objects side by side, its thin part and its vtables, tied so
+    /// that a linker loads both or neither ([`crate::tie`]): the caller can
+    /// put two objects where this one stood (wpd-ld can for a file, an
+    /// archive member, a `--start-lib` object and a linker script entry;
+    /// the linker plugin hands the linker objects of its own).
+    Beside,
+    /// Its thin part as one object where it stood, its vtables in the
+    /// link's one regular LTO object (LLVM's regular LTO links the regular
+    /// parts of all such units, as lld's does), which the caller places
+    /// right before the first such input ([`crate::thinlto::Natives`]). For
+    /// inputs that the linker loads at their place whatever comes before
+    /// them: wpd-ld gives it to plain bitcode files standing together on the
+    /// command line.
+    RegularLto,
 }
 
 impl BitcodeInput {
@@ -54,9 +73,13 @@ pub fn read_bitcode_inputs(path: &Path) -> Result<Vec<BitcodeInput>> {
 pub fn bitcode_inputs(shown: &str, bytes: Vec<u8>) -> Result<Vec<BitcodeInput>> {
     let shown = shown.to_string();
     match classify(&bytes) {
-        FileKind::Bitcode | FileKind::WrappedBitcode => {
-            Ok(vec![BitcodeInput { name: shown.clone(), path: shown, member: None, bytes, split_apart: false }])
-        }
+        FileKind::Bitcode | FileKind::WrappedBitcode => Ok(vec![BitcodeInput {
+            name: shown.clone(),
+            path: shown,
+            member: None,
+            bytes,
+            split: SplitPlacement::Merged,
+        }]),
         FileKind::Archive => archive_members(&shown, &bytes),
         FileKind::ThinArchive => Err(Error::at(shown, "thin archives are not supported; use a regular archive")),
         FileKind::Elf => Err(Error::at(shown, "not LLVM bitcode (a native ELF file; compile with -flto=thin)")),
@@ -90,7 +113,7 @@ pub fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
             path: shown.to_string(),
             member: Some(member_name),
             bytes: data.to_vec(),
-            split_apart: false,
+            split: SplitPlacement::Merged,
         });
     }
     if out.is_empty() {

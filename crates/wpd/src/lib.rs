@@ -342,14 +342,14 @@ mod tests {
             path: "shape.o".into(),
             member: None,
             bytes: bytes.clone(),
-            split_apart: false,
+            split: crate::input::SplitPlacement::Merged,
         };
         let member = BitcodeInput {
             name: "lib/libshapes.a(shape.o)".into(),
             path: "lib/libshapes.a".into(),
             member: Some("shape.o".into()),
             bytes,
-            split_apart: false,
+            split: crate::input::SplitPlacement::Merged,
         };
         let mut ahead = SummariesAhead::default();
         ahead.insert(summarize::summarize(&file).unwrap());

@@ -37,6 +37,7 @@ pub fn lto_options(opts: &CodegenOptions, jobs: Option<usize>) -> LtoOptions<'_>
         dwo_dir: opts.dwo_dir.as_deref(),
         threads: jobs,
         verify: opts.lto_verify,
+        regular_parts: false,
     }
 }
 
@@ -117,6 +118,19 @@ pub struct Natives {
     /// the two tied so that a linker loads both or neither
     /// ([`crate::tie`]).
     pub beside: Vec<Option<Vec<u8>>>,
+    /// The object of LLVM's regular LTO module, when split units' vtables
+    /// went there ([`crate::input::SplitPlacement::RegularLto`]).
+    pub regular: Option<RegularObject>,
+}
+
+/// The object of the link's regular LTO module: the vtables of every split
+/// unit placed [`crate::input::SplitPlacement::RegularLto`], linked into one module by
+/// LLVM's regular LTO as lld's links them.
+#[derive(Debug)]
+pub struct RegularObject {
+    /// The first of those inputs: the object goes right before its own.
+    pub before: usize,
+    pub object: Vec<u8>,
 }
 
 /// Compiles the rewritten modules (in link order, `inputs[k]` the source of
@@ -133,7 +147,11 @@ pub fn compile(
     cache: Option<&crate::cache::Cache>,
     progress: &crate::progress::Progress,
 ) -> Result<Natives> {
-    let mut lto = ThinLto::new(&lto_options(opts, jobs)).map_err(Error::msg)?;
+    // Split units whose vtables go to LLVM's regular LTO module, the first
+    // of which places its object.
+    let regular_first = rewritten.iter().position(|r| r.stats.vtables_in_regular_lto);
+    let options = LtoOptions { regular_parts: regular_first.is_some(), ..lto_options(opts, jobs) };
+    let mut lto = ThinLto::new(&options).map_err(Error::msg)?;
     // Module names are LLVM's keys: unique, whatever the command line repeats.
     let mut seen = HashSet::new();
     let names: Vec<String> = inputs
@@ -156,13 +174,20 @@ pub fn compile(
         Some(c) if opts.dwo_dir.is_none() => Some(c),
         _ => None,
     };
-    let objects = lto
+    let wpd_llvm::LtoObjects { thin: objects, regular } = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
         .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
     if let Some(k) = objects.iter().position(|o| o.is_empty()) {
         return Err(Error::at(&inputs[parts[k].input].name, "LLVM's ThinLTO produced no object for this module"));
     }
-    let mut natives = Natives { objects: Vec::with_capacity(inputs.len()), beside: vec![None; inputs.len()] };
+    let regular = match regular_first {
+        Some(_) if regular.is_empty() => {
+            return Err(Error::msg("LLVM's LTO produced no object for the regular LTO module (split units' vtables)"));
+        }
+        Some(before) => Some(RegularObject { before, object: regular }),
+        None => None,
+    };
+    let mut natives = Natives { objects: Vec::with_capacity(inputs.len()), beside: vec![None; inputs.len()], regular };
     for (part, object) in parts.into_iter().zip(objects) {
         if part.vtables {
             natives.beside[part.input] = Some(object);
@@ -214,7 +239,8 @@ pub fn write_job_modules(
     progress.phase("thin link", rewritten.len());
     let modules = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), None)
-        .map_err(|e| Error::msg(format!("ThinLTO thin link: {e}")))?;
+        .map_err(|e| Error::msg(format!("ThinLTO thin link: {e}")))?
+        .thin;
     for (k, module) in modules.iter().enumerate() {
         if module.is_empty() {
             return Err(Error::at(&inputs[k].name, "LLVM's ThinLTO produced no module for this input"));

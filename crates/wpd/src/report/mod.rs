@@ -293,6 +293,7 @@ pub fn report(
         "modules": s.modules,
         "modules_unchanged": stats.iter().filter(|st| st.unchanged).count(),
         "split_units_kept_in_two": stats.iter().filter(|st| st.kept_in_two).count(),
+        "split_units_vtables_in_regular_lto": stats.iter().filter(|st| st.vtables_in_regular_lto).count(),
         "vtables": {
             "total": s.vtables,
             "live": s.live_vtables,

@@ -1,0 +1,70 @@
+//! Where the link's regular LTO object may stand. A split LTO unit the plan
+//! leaves alone is kept in two: its thin part compiled where the unit stood,
+//! its regular part (the vtables) either compiled beside it, tied to it
+//! (`wpd::tie`), or linked with the other units' regular parts into LLVM's
+//! one regular LTO module, as lld's LTO links them. One module compiles in
+//! one backend, where a module per unit pays a backend's fixed cost per
+//! unit; but its object stands in one place, so moving a unit's vtables
+//! there must not change what the real linker does.
+//!
+//! It cannot when no archive member or `--start-lib` object is waiting to
+//! be extracted before that place: the object's references then extract
+//! nothing earlier than the unit's own would have (GNU ld and gold look at
+//! archives only at their position, lld extracts a lazy member when a
+//! reference meets it), and its definitions only meet objects and shared
+//! libraries, which every linker loads whatever is defined. So the units
+//! that qualify are the plain bitcode files of the command line's first run
+//! of plain files (objects and bitcode, nothing else between them), when
+//! nothing before that run is an archive, a `--start-lib` object, a library
+//! searched with `-l` that is not a shared library, or a linker script; the
+//! object goes right before the first of them (`thinlto::RegularObject`).
+//! Every other split unit is kept in two side by side.
+
+use std::collections::HashSet;
+use wpd_link::resolve::InputKind;
+use wpd_link::{InputId, Item, LinkLine, LinkModel};
+
+/// The inputs whose vtables may go to the link's regular LTO object.
+pub fn regular_lto_inputs(line: &LinkLine, model: &LinkModel) -> HashSet<InputId> {
+    let mut run = HashSet::new();
+    let mut in_lib = false;
+    let mut started = false;
+    for (index, item) in line.items.iter().enumerate() {
+        let input = model.inputs.iter().position(|i| i.item == index && !i.from_script);
+        let kind = input.map(|i| &model.inputs[i].kind);
+        let plain = match item {
+            Item::LibStart => {
+                in_lib = true;
+                false
+            }
+            Item::LibEnd => {
+                in_lib = false;
+                false
+            }
+            Item::File { .. } => !in_lib && matches!(kind, Some(InputKind::Object | InputKind::Bitcode)),
+            _ => false,
+        };
+        if plain {
+            started = true;
+            if let (Some(i), Some(InputKind::Bitcode)) = (input, kind) {
+                run.insert(InputId(i as u32));
+            }
+            continue;
+        }
+        if started {
+            break;
+        }
+        // Before the run: only what cannot hold a member waiting to be
+        // extracted (a shared library, an input not found).
+        let harmless = match item {
+            Item::File { .. } | Item::Library { .. } => {
+                !in_lib && matches!(kind, None | Some(InputKind::Shared | InputKind::Object))
+            }
+            _ => false,
+        };
+        if !harmless {
+            return HashSet::new();
+        }
+    }
+    run
+}
