@@ -20,17 +20,24 @@
 //! object goes right before the first of them (`thinlto::RegularObject`).
 //! Every other split unit is kept in two side by side.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use wpd_link::resolve::InputKind;
 use wpd_link::{InputId, Item, LinkLine, LinkModel};
 
 /// The inputs whose vtables may go to the link's regular LTO object.
 pub fn regular_lto_inputs(line: &LinkLine, model: &LinkModel) -> HashSet<InputId> {
+    // The input each item of the line opened itself (not through a script).
+    let mut opened: HashMap<usize, usize> = HashMap::new();
+    for (i, input) in model.inputs.iter().enumerate() {
+        if !input.from_script {
+            opened.entry(input.item).or_insert(i);
+        }
+    }
     let mut run = HashSet::new();
     let mut in_lib = false;
     let mut started = false;
     for (index, item) in line.items.iter().enumerate() {
-        let input = model.inputs.iter().position(|i| i.item == index && !i.from_script);
+        let input = opened.get(&index).copied();
         let kind = input.map(|i| &model.inputs[i].kind);
         let plain = match item {
             Item::LibStart => {
