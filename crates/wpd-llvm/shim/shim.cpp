@@ -34,6 +34,7 @@
 #include "llvm-c/Core.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -92,14 +93,16 @@ bool wpd_shim::check_debug_info(Module &m, std::string &err, std::string &warnin
 
 extern "C" {
 
-// Parses every module of a bitcode buffer (a split LTO unit holds two) into
-// `ctx`: fully materialized, or with `lazy` set, with global values,
-// initializers and module metadata but no function bodies (a function stays
-// materializable, neither a declaration nor a body, until wpd_materialize;
-// the modules then keep reading `data`, which must outlive them). On success
-// returns 0 and a malloc'd array of modules in *out_mods (free with
-// wpd_free). On failure returns 1 and a malloc'd message in *out_err.
-int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name, int lazy,
+// Parses the modules of a bitcode buffer (a split LTO unit holds two) into
+// `ctx`: every module, or with `only` below SIZE_MAX that module alone (the
+// regular part of a split unit without its larger thin part, say). Fully
+// materialized, or with `lazy` set, with global values, initializers and
+// module metadata but no function bodies (a function stays materializable,
+// neither a declaration nor a body, until wpd_materialize; the modules then
+// keep reading `data`, which must outlive them). On success returns 0 and
+// a malloc'd array of modules in *out_mods (free with wpd_free). On failure
+// returns 1 and a malloc'd message in *out_err.
+int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name, int lazy, size_t only,
                       LLVMModuleRef **out_mods, size_t *out_count, char **out_err) {
   *out_mods = nullptr;
   *out_count = 0;
@@ -110,10 +113,16 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
     *out_err = dup_string(toString(list.takeError()));
     return 1;
   }
+  if (only != SIZE_MAX && only >= list->size()) {
+    *out_err = dup_string("bitcode file holds " + std::to_string(list->size()) + " module(s), not " +
+                          std::to_string(only + 1));
+    return 1;
+  }
   std::vector<std::unique_ptr<Module>> mods;
-  for (BitcodeModule &bm : *list) {
+  for (size_t i = 0; i < list->size(); ++i) {
+    if (only != SIZE_MAX && i != only) continue;
     Expected<std::unique_ptr<Module>> m =
-        bm.getLazyModule(*unwrap(ctx), /*ShouldLazyLoadMetadata=*/false, /*IsImporting=*/false);
+        (*list)[i].getLazyModule(*unwrap(ctx), /*ShouldLazyLoadMetadata=*/false, /*IsImporting=*/false);
     if (!m) {
       *out_err = dup_string(toString(m.takeError()));
       return 1;
@@ -138,33 +147,6 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
   for (size_t i = 0; i < mods.size(); ++i) arr[i] = wrap(mods[i].release());
   *out_mods = arr;
   *out_count = mods.size();
-  return 0;
-}
-
-// Parses module `index` of a bitcode file alone, materialized (e.g. the
-// regular part of a split LTO unit without its thin part). Returns 0 and
-// *out, or 1 and *out_err.
-int wpd_parse_bitcode_module(LLVMContextRef ctx, const char *data, size_t len, const char *name, size_t index,
-                             LLVMModuleRef *out, char **out_err) {
-  *out = nullptr;
-  *out_err = nullptr;
-  MemoryBufferRef buf(StringRef(data, len), StringRef(name));
-  Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
-  if (!list) {
-    *out_err = dup_string(toString(list.takeError()));
-    return 1;
-  }
-  if (index >= list->size()) {
-    *out_err = dup_string("bitcode file holds " + std::to_string(list->size()) + " module(s), not " +
-                          std::to_string(index + 1));
-    return 1;
-  }
-  Expected<std::unique_ptr<Module>> m = (*list)[index].parseModule(*unwrap(ctx));
-  if (!m) {
-    *out_err = dup_string(toString(m.takeError()));
-    return 1;
-  }
-  *out = wrap(m->release());
   return 0;
 }
 

@@ -19,17 +19,9 @@ unsafe extern "C" {
         len: usize,
         name: *const c_char,
         lazy: c_int,
+        only: usize,
         out_mods: *mut *mut LLVMModuleRef,
         out_count: *mut usize,
-        out_err: *mut *mut c_char,
-    ) -> c_int;
-    pub fn wpd_parse_bitcode_module(
-        ctx: LLVMContextRef,
-        data: *const c_char,
-        len: usize,
-        name: *const c_char,
-        index: usize,
-        out: *mut LLVMModuleRef,
         out_err: *mut *mut c_char,
     ) -> c_int;
     pub fn wpd_free(p: *mut c_void);

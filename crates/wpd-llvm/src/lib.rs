@@ -62,43 +62,36 @@ impl Context {
     pub fn parse_bitcode(&self, bytes: &[u8], name: &str) -> Result<Vec<Module<'_>>, String> {
         // SAFETY: not lazy: the shim materializes each module, so no module
         // keeps pointing into `bytes`.
-        let raw = unsafe { self.parse_modules(bytes, name, false) }?;
+        let raw = unsafe { self.parse_modules(bytes, name, false, None) }?;
         Ok(raw.into_iter().map(|raw| Module { raw, _ctx: PhantomData }).collect())
     }
 
     /// Module `index` of a bitcode file alone, fully read (the regular part
     /// of a split LTO unit, say, without its larger thin part).
     pub fn parse_bitcode_module(&self, bytes: &[u8], name: &str, index: usize) -> Result<Module<'_>, String> {
-        let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
-        let mut raw: LLVMModuleRef = std::ptr::null_mut();
-        let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
-        // SAFETY: the pointers are valid for the call; the module is
-        // materialized, so it keeps nothing of `bytes`.
-        let rc = unsafe {
-            ffi::wpd_parse_bitcode_module(
-                self.raw,
-                bytes.as_ptr().cast(),
-                bytes.len(),
-                cname.as_ptr(),
-                index,
-                &mut raw,
-                &mut err,
-            )
-        };
-        if rc != 0 {
-            // SAFETY: null or a malloc'd NUL-terminated message.
-            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "unknown bitcode error".into()));
+        // SAFETY: not lazy: the module is materialized, so it keeps nothing
+        // of `bytes`.
+        let raw = unsafe { self.parse_modules(bytes, name, false, Some(index)) }?;
+        match raw.as_slice() {
+            [one] => Ok(Module { raw: *one, _ctx: PhantomData }),
+            _ => Err(format!("expected module {index} alone, the reader gave {}", raw.len())),
         }
-        Ok(Module { raw, _ctx: PhantomData })
     }
 
-    /// The modules of a bitcode file, owned by the caller; `lazy`: without
-    /// function bodies (see [`LazyModule`]).
+    /// The modules of a bitcode file (every one, or module `only` alone),
+    /// owned by the caller; `lazy`: without function bodies (see
+    /// [`LazyModule`]).
     ///
     /// # Safety
     /// With `lazy`, the modules keep reading `bytes`: the caller keeps them
     /// alive as long as any module.
-    unsafe fn parse_modules(&self, bytes: &[u8], name: &str, lazy: bool) -> Result<Vec<LLVMModuleRef>, String> {
+    unsafe fn parse_modules(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        lazy: bool,
+        only: Option<usize>,
+    ) -> Result<Vec<LLVMModuleRef>, String> {
         let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
         let mut mods: *mut LLVMModuleRef = std::ptr::null_mut();
         let mut count = 0usize;
@@ -112,6 +105,7 @@ impl Context {
                 bytes.len(),
                 cname.as_ptr(),
                 i32::from(lazy),
+                only.unwrap_or(usize::MAX),
                 &mut mods,
                 &mut count,
                 &mut err,
