@@ -432,14 +432,15 @@ fn write_natives(
             w.regular = Some((l.input, r.object.as_slice()));
         }
     }
+    let opened = model.inputs_by_item();
     let mut out = vec![None; link.items.len()];
     for (i, item) in link.items.iter().enumerate() {
         let line = match item {
             Item::Input { line, .. } | Item::Library { line, .. } => *line,
             Item::Pass(_) => continue,
         };
-        if let Some(id) = model.inputs.iter().position(|inp| inp.item == line && !inp.from_script) {
-            out[i] = w.replacement(InputId(id as u32))?;
+        if let Some(&id) = opened.get(&line) {
+            out[i] = w.replacement(id)?;
         }
     }
     Ok(out)

@@ -20,41 +20,24 @@
 //! object goes right before the first of them (`thinlto::RegularObject`).
 //! Every other split unit is kept in two side by side.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use wpd_link::resolve::InputKind;
 use wpd_link::{InputId, Item, LinkLine, LinkModel};
 
 /// The inputs whose vtables may go to the link's regular LTO object.
 pub fn regular_lto_inputs(line: &LinkLine, model: &LinkModel) -> HashSet<InputId> {
-    // The input each item of the line opened itself (not through a script).
-    let mut opened: HashMap<usize, usize> = HashMap::new();
-    for (i, input) in model.inputs.iter().enumerate() {
-        if !input.from_script {
-            opened.entry(input.item).or_insert(i);
-        }
-    }
+    let opened = model.inputs_by_item();
     let mut run = HashSet::new();
-    let mut in_lib = false;
     let mut started = false;
     for (index, item) in line.items.iter().enumerate() {
         let input = opened.get(&index).copied();
-        let kind = input.map(|i| &model.inputs[i].kind);
-        let plain = match item {
-            Item::LibStart => {
-                in_lib = true;
-                false
-            }
-            Item::LibEnd => {
-                in_lib = false;
-                false
-            }
-            Item::File { .. } => !in_lib && matches!(kind, Some(InputKind::Object | InputKind::Bitcode)),
-            _ => false,
-        };
-        if plain {
+        let kind = input.map(|i| &model.input(i).kind);
+        // A positional object or bitcode file. (`--start-lib` is neither
+        // plain nor harmless, so no file is ever looked at inside one.)
+        if matches!(item, Item::File { .. }) && matches!(kind, Some(InputKind::Object | InputKind::Bitcode)) {
             started = true;
             if let (Some(i), Some(InputKind::Bitcode)) = (input, kind) {
-                run.insert(InputId(i as u32));
+                run.insert(i);
             }
             continue;
         }
@@ -63,12 +46,8 @@ pub fn regular_lto_inputs(line: &LinkLine, model: &LinkModel) -> HashSet<InputId
         }
         // Before the run: only what cannot hold a member waiting to be
         // extracted (a shared library, an input not found).
-        let harmless = match item {
-            Item::File { .. } | Item::Library { .. } => {
-                !in_lib && matches!(kind, None | Some(InputKind::Shared | InputKind::Object))
-            }
-            _ => false,
-        };
+        let harmless = matches!(item, Item::File { .. } | Item::Library { .. })
+            && matches!(kind, None | Some(InputKind::Shared | InputKind::Object));
         if !harmless {
             return HashSet::new();
         }

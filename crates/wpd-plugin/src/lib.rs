@@ -572,13 +572,11 @@ fn link(state: &mut State) -> Result<(), String> {
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let natives = &out.natives;
     let mut paths: Vec<PathBuf> = Vec::with_capacity(natives.objects.len());
+    // Every input is placed `Beside`: no vtables go to a regular LTO object.
+    if natives.regular.is_some() {
+        return Err("a regular LTO object was made for the plugin's link (a wpd bug)".into());
+    }
     for (k, object) in natives.objects.iter().enumerate() {
-        // (Only if an input was placed so, which the plugin does not do.)
-        if let Some(regular) = natives.regular.as_ref().filter(|r| r.before == k) {
-            let path = temp.path().join("regular-lto.o");
-            std::fs::write(&path, &regular.object).map_err(|e| format!("{}: {e}", path.display()))?;
-            paths.push(path);
-        }
         let path = temp.path().join(format!("{k}.o"));
         std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
         paths.push(path);

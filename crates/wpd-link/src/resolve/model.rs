@@ -4,7 +4,7 @@
 
 use super::line::Flavor;
 use super::script::Script;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -145,6 +145,19 @@ pub struct LinkModel {
 impl LinkModel {
     pub fn input(&self, id: InputId) -> &Input {
         &self.inputs[id.index()]
+    }
+
+    /// Per item of the link line (its index), the input it opened itself
+    /// (not through a linker script): items that open nothing, and `-l`
+    /// libraries not found, have none.
+    pub fn inputs_by_item(&self) -> HashMap<usize, InputId> {
+        let mut map = HashMap::new();
+        for (i, input) in self.inputs.iter().enumerate() {
+            if !input.from_script {
+                map.entry(input.item).or_insert(InputId(i as u32));
+            }
+        }
+        map
     }
 
     /// The loaded bitcode units, in load order.
