@@ -110,13 +110,16 @@ def sources(program, src_dir):
 def timed_links(cmds):
     """Wall times (ms) of each link command over RUNS rounds after a
     warm-up round, the commands run in turn within a round (so that a
-    noisy stretch of the machine falls on both links alike): one list per
-    command, round by round; and the largest peak resident set (KiB) of
-    each link's process tree."""
+    noisy stretch of the machine falls on both links alike), in reverse
+    order every other round (so that neither link always follows the
+    other): one list per command, round by round; and the largest peak
+    resident set (KiB) of each link's process tree."""
     times, peak = [[] for _ in cmds], [0] * len(cmds)
     with tempfile.NamedTemporaryFile('r', suffix='.rss') as rss:
         for i in range(RUNS + 1):
-            for k, cmd in enumerate(cmds):
+            order = range(len(cmds)) if i % 2 == 0 else reversed(range(len(cmds)))
+            for k in order:
+                cmd = cmds[k]
                 t0 = time.perf_counter()
                 r = subprocess.run(['/usr/bin/time', '-f', '%M', '-o', rss.name] + cmd,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -7,7 +7,10 @@
 //! itself fails (an undefined symbol), its exit status and message come
 //! through and the temporary directory is removed as well. A module whose
 //! debug info the verifier rejects (IR fine) links as lld links it: the
-//! debug info is stripped with one warning naming the module.
+//! debug info is stripped with one warning naming the module. A module
+//! whose IR the verifier rejects fails the link with one error naming it:
+//! wpd-ld verifies each backend's module once, before optimization, in
+//! place of LLVM's two verifier runs around the pipeline.
 
 use libtest_mimic::{Arguments, Trial};
 use std::ffi::OsString;
@@ -72,6 +75,7 @@ fn main() {
         ("unknown_wpd_option", unknown_wpd_option),
         ("real_linker_failure", real_linker_failure),
         ("invalid_debug_info_is_stripped", invalid_debug_info_is_stripped),
+        ("invalid_ir_is_refused", invalid_ir_is_refused),
     ];
     let trials = tests
         .iter()
@@ -214,6 +218,31 @@ fn real_linker_failure(shared: &Shared) -> Check {
     expect_empty_dir(&c.tmp, "a failed link must remove its temporary files")
 }
 
+/// A small program (main calls a noinline `helper`) in `c`'s input folder,
+/// compiled with `flags` to a ThinLTO object and disassembled: returns the
+/// source's path and the object's IR text, for a case to break and
+/// reassemble. The object itself is removed, so that only the broken one
+/// can be linked.
+fn helper_program(c: &Case, flags: &[&str]) -> Check<(PathBuf, String)> {
+    let src = c.input.join("prog.cpp");
+    write(
+        &src,
+        b"#include <cstdio>\n\
+          __attribute__((noinline)) int helper(int x) { return x + 40; }\n\
+          int main(int argc, char **) { std::printf(\"%d\\n\", helper(argc + 1)); return 0; }\n",
+    )?;
+    let good = c.input.join("good.o");
+    run(std::process::Command::new("clang++-19")
+        .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-fno-split-lto-unit", "-c"])
+        .args(flags)
+        .arg(&src)
+        .arg("-o")
+        .arg(&good))?;
+    let text = output_of(std::process::Command::new("llvm-dis-19").arg(&good).arg("-o").arg("-"))?;
+    std::fs::remove_file(&good).map_err(|e| format!("cannot remove {}: {e}", good.display()))?;
+    Ok((src, text))
+}
+
 /// Runs `cmd`, which must succeed; returns its stdout.
 fn output_of(cmd: &mut std::process::Command) -> Check<String> {
     Ok(String::from_utf8_lossy(&run(cmd)?.stdout).into_owned())
@@ -225,20 +254,7 @@ fn output_of(cmd: &mut std::process::Command) -> Check<String> {
 /// with a warning, and the program must print what its -O0 build prints.
 fn invalid_debug_info_is_stripped(shared: &Shared) -> Check {
     let c = case(shared, "invalid-debug-info")?;
-    let src = c.input.join("prog.cpp");
-    write(
-        &src,
-        b"#include <cstdio>\n\
-          __attribute__((noinline)) int helper(int x) { return x + 40; }\n\
-          int main(int argc, char **) { std::printf(\"%d\\n\", helper(argc + 1)); return 0; }\n",
-    )?;
-    let good = c.input.join("good.o");
-    run(std::process::Command::new("clang++-19")
-        .args(["-O2", "-g", "-flto=thin", "-fwhole-program-vtables", "-fno-split-lto-unit", "-c"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&good))?;
-    let text = output_of(std::process::Command::new("llvm-dis-19").arg(&good).arg("-o").arg("-"))?;
+    let (src, text) = helper_program(&c, &["-g"])?;
     // helper's !dbg names main's subprogram: "DISubprogram attached to more
     // than one function", a debug info error only.
     let attachment = |name: &str| -> Check<String> {
@@ -284,4 +300,35 @@ fn invalid_debug_info_is_stripped(shared: &Shared) -> Check {
         return Err(format!("`{shown}`: the program prints {got:?}, its -O0 build {expected:?}"));
     }
     expect_empty_dir(&c.tmp, "a link must remove its temporary files")
+}
+
+/// A module the bitcode reader accepts but the verifier rejects (an
+/// instruction used before it is defined), without debug info, so that
+/// only the full verification of wpd's backends can catch it: the link
+/// must fail with one error naming the module, as LLVM's own verifier run
+/// before the pipeline would have stopped it (lld aborts there).
+fn invalid_ir_is_refused(shared: &Shared) -> Check {
+    let c = case(shared, "invalid-ir")?;
+    let (_, text) = helper_program(&c, &[])?;
+    // Two instructions at the top of helper, each using the other.
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("define") && l.contains("@_Z6helperi("))
+        .ok_or("no definition of helper in the disassembly")?;
+    let cycle = format!("{header}\n  %wpd.a = add i32 %wpd.b, 1\n  %wpd.b = add i32 %wpd.a, 1");
+    let broken = text.replacen(header, &cycle, 1);
+    let ll = c.input.join("bad.ll");
+    write(&ll, broken.as_bytes())?;
+    let bad = c.input.join("bad.o");
+    run(std::process::Command::new("llvm-as-19").arg("-disable-verify").arg(&ll).arg("-o").arg(&bad))?;
+    expect_failure(&c, &[bad.into_os_string()], &[], "bad.o")?;
+    // And the error is the verifier's.
+    let exe = c.out.join("prog");
+    let o =
+        run_raw(&mut wpd_ld_command(&c.input, &[c.input.join("bad.o").into_os_string()], &exe, true, &[], &c.tmp)?)?;
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !stderr.contains("invalid module") {
+        return Err(format!("the error is not the verifier's: {stderr}"));
+    }
+    Ok(())
 }

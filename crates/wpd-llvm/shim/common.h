@@ -28,9 +28,11 @@ size_t drop_type_tests(llvm::Module &m);
 // (wpd_skip_debug_info_upgrade): a module whose debug info has the current
 // version is verified; invalid IR returns false with the verifier's first
 // message in `err`; invalid debug info, or debug info of another version,
-// is stripped, with a warning in `warning` (as LLVM does). Returns true when
-// the module can be compiled.
-bool check_debug_info(llvm::Module &m, std::string &err, std::string &warning);
+// is stripped, with a warning in `warning` (as LLVM does). With `verify`
+// set, a module without debug info to check is verified as well, so that
+// every module is verified once. Returns true when the module can be
+// compiled.
+bool check_debug_info(llvm::Module &m, bool verify, std::string &err, std::string &warning);
 
 // A malloc'd, NUL-terminated copy of `len` bytes (null if out of memory).
 inline char *dup_bytes(const char *data, size_t len) {

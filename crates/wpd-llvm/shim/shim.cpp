@@ -71,23 +71,30 @@ extern "C" void wpd_init_x86_target() {
   LLVMInitializeX86AsmParser();
 }
 
-bool wpd_shim::check_debug_info(Module &m, std::string &err, std::string &warning) {
+bool wpd_shim::check_debug_info(Module &m, bool verify, std::string &err, std::string &warning) {
+  auto rejected = [&err](const std::string &report) {
+    StringRef first = StringRef(report).split('\n').first;
+    err = "invalid module: " + (first.empty() ? std::string("the verifier rejects it") : first.str());
+    return false;
+  };
   unsigned version = getDebugMetadataVersionFromModule(m);
   if (version == DEBUG_METADATA_VERSION) {
+    // Debug info to check: one verifier run checks the whole module too.
     bool broken_debug_info = false;
     std::string msg;
     raw_string_ostream os(msg);
-    if (verifyModule(m, &os, &broken_debug_info)) {
-      StringRef first = StringRef(os.str()).split('\n').first;
-      err = "invalid module: " + (first.empty() ? std::string("the verifier rejects it") : first.str());
-      return false;
-    }
+    if (verifyModule(m, &os, &broken_debug_info)) return rejected(os.str());
     if (!broken_debug_info) return true;
     warning = "ignoring invalid debug info in " + m.getModuleIdentifier();
   }
   if (StripDebugInfo(m) && version != DEBUG_METADATA_VERSION)
     warning = "ignoring debug info with an invalid version (" + std::to_string(version) + ") in " +
               m.getModuleIdentifier();
+  if (verify) {
+    std::string msg;
+    raw_string_ostream os(msg);
+    if (verifyModule(m, &os)) return rejected(os.str());
+  }
   return true;
 }
 
@@ -307,7 +314,7 @@ int wpd_check_debug_info(LLVMModuleRef mod, char **err, char **warning) {
   *err = nullptr;
   *warning = nullptr;
   std::string e, w;
-  bool ok = wpd_shim::check_debug_info(*unwrap(mod), e, w);
+  bool ok = wpd_shim::check_debug_info(*unwrap(mod), /*verify=*/false, e, w);
   if (!w.empty()) *warning = dup_string(w);
   if (!ok) *err = dup_string(e);
   return ok ? 1 : 0;

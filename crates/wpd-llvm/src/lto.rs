@@ -130,7 +130,10 @@ pub struct LtoOptions<'a> {
     pub dwo_dir: Option<&'a Path>,
     /// Backend threads; `None`: one per physical core (lld's default).
     pub threads: Option<usize>,
-    /// Verify the input modules (lld does unless `--disable-verify`).
+    /// Verify each backend's module once, before its optimization pipeline
+    /// (after import); `--disable-verify` turns it off. lld verifies there
+    /// and again after the pipeline; wpd does not verify LLVM's own
+    /// optimizer's output, as clang's release builds do not.
     pub verify: bool,
     /// Regular LTO modules will be added (the regular parts of split units,
     /// given whole): LLVM's regular LTO step links them into one module,
