@@ -373,6 +373,71 @@ fn vtables_placement() -> Check {
     Ok(())
 }
 
+/// The real linker extracts the archive members the original link
+/// extracted, where it did (`wpd::extraction`): `main.o libx.a factory.o`,
+/// libx.a's impl.o loaded for factory.o's reference (lld resolves it
+/// backwards, after factory.o) and util.o for main.o's call to util(),
+/// which LTO inlines away. wpd devirtualizes main's call to Impl::f, a new
+/// reference that would pull impl.o in before factory.o; without util's
+/// reference, util.o would not load. Either would change which static
+/// initializers run, or their order: the output must equal the -O0
+/// program's, linked by lld in the same order (and by GNU ld and gold with
+/// the archive last, their only working order).
+fn archive_extraction_kept() -> Check {
+    let dir = temp_dir("thinlto-extraction")?;
+    let d = dir.path();
+    let src = repo_root().join("fixtures/thinlto/extraction");
+    let compile = |source: PathBuf, out: &str, lto: bool| -> Check<PathBuf> {
+        let obj = d.join(out);
+        let flags: &[&str] = if lto { &["-O2", "-flto=thin", "-fwhole-program-vtables"] } else { &["-O0"] };
+        run(Command::new(CLANGXX).args(flags).arg("-c").arg(source).arg("-o").arg(&obj))?;
+        Ok(obj)
+    };
+    let mut libs = Vec::new();
+    for lto in [true, false] {
+        let suffix = if lto { "" } else { ".O0" };
+        let members = [
+            compile(src.join("archive/impl.cpp"), &format!("impl{suffix}.o"), lto)?,
+            compile(src.join("archive/util.cpp"), &format!("util{suffix}.o"), lto)?,
+        ];
+        let lib = d.join(format!("libx{suffix}.a"));
+        run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).args(&members))?;
+        libs.push(lib);
+    }
+    let (main, factory) =
+        (compile(src.join("main.cpp"), "main.o", true)?, compile(src.join("factory.cpp"), "factory.o", true)?);
+    let (main0, factory0) =
+        (compile(src.join("main.cpp"), "main.O0.o", false)?, compile(src.join("factory.cpp"), "factory.O0.o", false)?);
+    for (way, linker, archive_last) in [("lld", "lld", false), ("bfd", "bfd", true), ("gold", "gold", true)] {
+        let order = |main: &PathBuf, lib: &PathBuf, factory: &PathBuf| -> Vec<PathBuf> {
+            if archive_last {
+                vec![main.clone(), factory.clone(), lib.clone()]
+            } else {
+                vec![main.clone(), lib.clone(), factory.clone()]
+            }
+        };
+        let ref_prog = d.join(format!("ref-{way}"));
+        run(Command::new(CLANGXX)
+            .arg(format!("-fuse-ld={linker}"))
+            .args(order(&main0, &libs[1], &factory0))
+            .arg("-o")
+            .arg(&ref_prog))?;
+        let expected = run(&mut Command::new(&ref_prog))?.stdout;
+        let text = String::from_utf8_lossy(&expected);
+        let at = |file: &str| text.find(&format!("{file}.cpp initialized"));
+        if at("util").is_none() || at("factory").is_none() || at("factory") > at("impl") {
+            return Err(format!("{way}: the -O0 program did not load its files as this test needs: {text:?}"));
+        }
+        let linked = Build { dir: d.to_path_buf(), objects: order(&main, &libs[0], &factory), expected };
+        let real = format!("-Wl,--wpd-linker=ld.{}", if linker == "lld" { "lld-19" } else { linker });
+        let (_, stderr) = link(&linked, way, &["-Wl,--wpd-remarks", &real])?;
+        if !stderr.contains("single-impl: devirtualized a call to _ZN4Impl1fEi") {
+            return Err(format!("{way}: main's call to Impl::f was not devirtualized: {stderr}"));
+        }
+    }
+    Ok(())
+}
+
 /// Split and unsplit units in one link, with virtual calls: LLVM's thin
 /// link refuses a "partially split" index once a summary records a virtual
 /// call, so every module wpd hands it carries one `EnableSplitLTOUnit`
@@ -560,6 +625,7 @@ fn main() {
         libtest_mimic::Trial::test("split_units_in_archives", || split_units_in_archives().map_err(Into::into)),
         libtest_mimic::Trial::test("mixed_split_flags", || mixed_split_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("vtables_placement", || vtables_placement().map_err(Into::into)),
+        libtest_mimic::Trial::test("archive_extraction_kept", || archive_extraction_kept().map_err(Into::into)),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
             in_process_lld_equals_spawned().map_err(Into::into)

@@ -8,6 +8,7 @@
 mod ahead;
 mod args;
 mod distributed;
+mod extraction;
 mod inputs;
 mod options;
 mod placement;
@@ -418,10 +419,15 @@ fn write_natives(
     natives: &wpd::thinlto::Natives,
 ) -> Result<Vec<Option<Vec<PathBuf>>>, String> {
     let model = &res.model;
+    // The native objects must make the linker extract what the bitcode
+    // made it extract, where it did (`extraction`).
+    let kept = extraction::keep_extraction(res, natives)?;
     let mut w = Writer { dir, res, native: HashMap::new(), regular: None, next: 0 };
     for (k, (l, obj)) in model.bitcode().zip(&natives.objects).enumerate() {
-        let beside = natives.beside.get(k).and_then(|b| b.as_deref());
-        w.native.insert((l.input, l.member), (obj.as_slice(), beside));
+        let (thin, vtables) = &kept.objects[k];
+        let obj = thin.as_deref().unwrap_or(obj);
+        let beside = vtables.as_deref().or_else(|| natives.beside.get(k).and_then(|b| b.as_deref()));
+        w.native.insert((l.input, l.member), (obj, beside));
         if let Some(r) = natives.regular.as_ref().filter(|r| r.before == k) {
             if l.member.is_some() {
                 return Err(format!(

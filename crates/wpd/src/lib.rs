@@ -24,6 +24,7 @@ pub mod codegen;
 pub mod demangle;
 pub mod distributed;
 pub mod error;
+pub mod extraction;
 pub mod input;
 pub mod progress;
 pub mod report;

@@ -24,7 +24,7 @@ use object::LittleEndian as LE;
 use object::elf::{
     ET_REL, FileHeader64, SHN_ABS, SHT_SYMTAB, STB_GLOBAL, STB_WEAK, STV_HIDDEN, SectionHeader64, Sym64,
 };
-use object::read::elf::{FileHeader, SectionHeader};
+use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
 /// The marker symbols of one tied pair, named by `tag` (unique in the
 /// link): `__wpd_split.<tag>.thin` and `__wpd_split.<tag>.vtables`.
@@ -44,7 +44,7 @@ pub fn tie(thin: &[u8], vtables: &[u8], tag: &str, name: &str) -> Result<(Vec<u8
 }
 
 /// One symbol to append: its name, `st_info`, `st_other` and section index.
-struct Symbol<'a> {
+pub(crate) struct Symbol<'a> {
     name: &'a str,
     info: u8,
     other: u8,
@@ -59,24 +59,47 @@ impl<'a> Symbol<'a> {
     fn undefined_hidden(name: &'a str) -> Self {
         Symbol { name, info: STB_GLOBAL << 4, other: STV_HIDDEN, shndx: 0 }
     }
+
+    /// A strong undefined reference of default visibility (which, unlike
+    /// a hidden one, changes nothing about the symbol it binds to).
+    pub(crate) fn undefined(name: &'a str) -> Self {
+        Symbol { name, info: STB_GLOBAL << 4, other: 0, shndx: 0 }
+    }
+}
+
+/// An x86-64 ELF relocatable object with a symbol table, as read by the
+/// `object` crate: what [`add_symbols`] and [`crate::extraction`] edit.
+pub(crate) struct Object<'d> {
+    pub header: &'d FileHeader64<LE>,
+    pub endian: LE,
+    pub sections: SectionTable<'d, FileHeader64<LE>>,
+    pub symtab: SymbolTable<'d, FileHeader64<LE>>,
+}
+
+impl<'d> Object<'d> {
+    pub fn parse(elf: &'d [u8]) -> std::result::Result<Self, String> {
+        let text = |e: object::read::Error| e.to_string();
+        let header = FileHeader64::<LE>::parse(elf).map_err(text)?;
+        let endian = header.endian().map_err(text)?;
+        if header.e_type(endian) != ET_REL {
+            return Err("not a relocatable object".into());
+        }
+        let sections = header.sections(endian, elf).map_err(text)?;
+        let symtab = sections.symbols(endian, elf, SHT_SYMTAB).map_err(text)?;
+        if symtab.section().0 == 0 {
+            return Err("no symbol table".into());
+        }
+        Ok(Object { header, endian, sections, symtab })
+    }
 }
 
 /// `elf` with `symbols` appended to its symbol table (global symbols, so
 /// after every local one). The file is read with the `object` crate; only
 /// the symbol table, its string table and its extended section index
 /// table (if any) are rewritten.
-fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Result<Vec<u8>, String> {
     let text = |e: object::read::Error| e.to_string();
-    let header = FileHeader64::<LE>::parse(elf).map_err(text)?;
-    let endian = header.endian().map_err(text)?;
-    if header.e_type(endian) != ET_REL {
-        return Err("not a relocatable object".into());
-    }
-    let sections = header.sections(endian, elf).map_err(text)?;
-    let symtab = sections.symbols(endian, elf, SHT_SYMTAB).map_err(text)?;
-    if symtab.section().0 == 0 {
-        return Err("no symbol table".into());
-    }
+    let Object { header, endian, sections, symtab } = Object::parse(elf)?;
     let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
     // Where section `index`'s header lies in the file, and its contents.
     let at = |index: object::SectionIndex| shoff + index.0 * size_of::<SectionHeader64<LE>>();

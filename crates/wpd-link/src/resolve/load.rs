@@ -664,9 +664,11 @@ impl<'a> Loader<'a> {
             let unit = &self.units[u.0 as usize];
             let mut prevailing = BTreeSet::new();
             let mut defined = BTreeSet::new();
-            if unit.kind == LoadedKind::Bitcode {
+            if matches!(unit.kind, LoadedKind::Bitcode | LoadedKind::Object) {
                 for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
-                    if self.symtab.find(&s.name).and_then(|id| self.symtab.owner(id)) == Some(u) {
+                    if unit.kind == LoadedKind::Bitcode
+                        && self.symtab.find(&s.name).and_then(|id| self.symtab.owner(id)) == Some(u)
+                    {
                         prevailing.insert(s.name.clone());
                     }
                     defined.insert(s.name.clone());

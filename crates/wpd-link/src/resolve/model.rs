@@ -93,7 +93,8 @@ pub struct Loaded {
     /// For bitcode: the defined symbols of this module that prevail (the
     /// linker keeps this copy), sorted.
     pub prevailing: BTreeSet<String>,
-    /// For bitcode: every symbol this module defines (prevailing or not).
+    /// For bitcode and native objects: every symbol this unit defines
+    /// (prevailing or not). Empty for a shared library.
     pub defined: BTreeSet<String>,
 }
 
