@@ -287,7 +287,13 @@ fn split_units_in_archives() -> Check {
     ];
     for (way, objects) in ways {
         let linked = Build { dir: d.to_path_buf(), objects, expected: b.expected.clone() };
-        link(&linked, way, &open)?;
+        let (prog, _) = link(&linked, way, &open)?;
+        // Both objects of each tied pair loaded: both markers defined.
+        let lines = symbols(&prog, false)?;
+        if defines(&lines, "__wpd_split.").len() != 4 {
+            let markers: Vec<&String> = lines.iter().filter(|l| l.contains("__wpd_split.")).collect();
+            return Err(format!("{way}: expected the 4 markers of the 2 tied pairs defined, nm shows {markers:?}"));
+        }
         let json = report_json(&report)?;
         if json["modules_unchanged"] != 5
             || json["split_units_kept_in_two"] != 2

@@ -84,8 +84,11 @@ fn edit(elf: &[u8], refs: &References<'_>, restore: bool) -> std::result::Result
             continue;
         }
         let symbol = String::from_utf8_lossy(sym.name(endian, symtab.strings()).map_err(text)?).into_owned();
+        // A tie's reference to its other object stays strong
+        // (crate::tie: it is what loads both or neither).
         let new = sym.st_shndx(endian) == SHN_UNDEF
             && sym.st_bind() == STB_GLOBAL
+            && !crate::tie::is_marker(&symbol)
             && !refs.undefined.contains(symbol.as_str())
             && (refs.defined_in_link)(&symbol);
         if new {
@@ -170,6 +173,35 @@ mod tests {
         let all: HashSet<&str> = ["_Z4usedv", "_Z4keptv"].into();
         let same = References { undefined: &all, strong: &[], defined_in_link: &in_link };
         assert!(keep_references(&bytes, &same, true, "m.o").expect("readable").is_none());
+    }
+
+    /// A tied object's reference to its other half is wpd's own, new to
+    /// every bitcode and defined in the link, and must stay strong: weak,
+    /// it would not extract the other object (Box2D's split archive lost a
+    /// vtables object that way before this test).
+    #[test]
+    fn a_tie_stays_strong() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let compile = |name: &str, text: &str| {
+            let src = dir.path().join(format!("{name}.cpp"));
+            std::fs::write(&src, text).expect("write");
+            let obj = dir.path().join(format!("{name}.o"));
+            let st = Command::new("clang++-19").args(["-O2", "-c"]).arg(&src).arg("-o").arg(&obj).status();
+            assert!(st.expect("clang++-19 runs").success());
+            std::fs::read(&obj).expect("read")
+        };
+        let (thin, vtables) = crate::tie::tie(
+            &compile("a", "int from_a() { return 1; }\n"),
+            &compile("b", "int from_b() { return 2; }\n"),
+            "0_test",
+            "a.o",
+        )
+        .expect("tie");
+        let none: HashSet<&str> = HashSet::new();
+        let refs = References { undefined: &none, strong: &[], defined_in_link: &|_| true };
+        for (side, object) in [("thin", &thin), ("vtables", &vtables)] {
+            assert!(keep_references(object, &refs, true, side).expect("readable").is_none(), "{side}");
+        }
     }
 
     #[test]

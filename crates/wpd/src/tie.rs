@@ -26,10 +26,19 @@ use object::elf::{
 };
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
+/// The prefix of every marker symbol.
+const MARKER_PREFIX: &str = "__wpd_split.";
+
 /// The marker symbols of one tied pair, named by `tag` (unique in the
 /// link): `__wpd_split.<tag>.thin` and `__wpd_split.<tag>.vtables`.
 fn marker(tag: &str, side: &str) -> String {
-    format!("__wpd_split.{tag}.{side}")
+    format!("{MARKER_PREFIX}{tag}.{side}")
+}
+
+/// Whether `name` is a tie's marker symbol (whose undefined reference must
+/// stay strong: it is what extracts the other object).
+pub fn is_marker(name: &str) -> bool {
+    name.starts_with(MARKER_PREFIX)
 }
 
 /// `thin` and `vtables` (x86-64 ELF relocatable objects) tied to each
