@@ -421,10 +421,10 @@ fn write_natives(
     let model = &res.model;
     // The native objects must make the linker extract what the bitcode
     // made it extract, where it did (`extraction`).
-    let kept = extraction::keep_extraction(res, natives)?;
+    let kept = extraction::keep_extraction(model, natives)?;
     let mut w = Writer { dir, res, native: HashMap::new(), regular: None, next: 0 };
     for (k, (l, obj)) in model.bitcode().zip(&natives.objects).enumerate() {
-        let (thin, vtables) = &kept.objects[k];
+        let (thin, vtables) = &kept[k];
         let obj = thin.as_deref().unwrap_or(obj);
         let beside = vtables.as_deref().or_else(|| natives.beside.get(k).and_then(|b| b.as_deref()));
         w.native.insert((l.input, l.member), (obj, beside));

@@ -159,6 +159,7 @@ mod tests {
             name: name.into(),
             prevailing: set(prevailing),
             defined: set(defined),
+            refs: Default::default(),
         };
         LinkModel {
             flavor: Flavor::Lld,

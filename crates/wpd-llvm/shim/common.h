@@ -32,7 +32,7 @@ size_t drop_type_tests(llvm::Module &m);
 // set, a module without debug info to check is verified as well, so that
 // every module is verified once. Returns true when the module can be
 // compiled.
-bool check_debug_info(llvm::Module &m, bool verify, std::string &err, std::string &warning);
+bool check_module(llvm::Module &m, bool verify, std::string &err, std::string &warning);
 
 // A malloc'd, NUL-terminated copy of `len` bytes (null if out of memory).
 inline char *dup_bytes(const char *data, size_t len) {

@@ -287,7 +287,7 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, char **out, si
 // other type test. False (the error recorded in `state`): stop.
 static bool prepare_module(WpdLto *state, Module &m) {
   std::string invalid, warning;
-  bool valid = wpd_shim::check_debug_info(m, state->verify, invalid, warning);
+  bool valid = wpd_shim::check_module(m, state->verify, invalid, warning);
   if (!warning.empty()) {
     std::lock_guard<std::mutex> lock(state->mutex);
     state->warnings.push_back(std::move(warning));

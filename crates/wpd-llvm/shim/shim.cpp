@@ -71,7 +71,7 @@ extern "C" void wpd_init_x86_target() {
   LLVMInitializeX86AsmParser();
 }
 
-bool wpd_shim::check_debug_info(Module &m, bool verify, std::string &err, std::string &warning) {
+bool wpd_shim::check_module(Module &m, bool verify, std::string &err, std::string &warning) {
   auto rejected = [&err](const std::string &report) {
     StringRef first = StringRef(report).split('\n').first;
     err = "invalid module: " + (first.empty() ? std::string("the verifier rejects it") : first.str());
@@ -314,7 +314,7 @@ int wpd_check_debug_info(LLVMModuleRef mod, char **err, char **warning) {
   *err = nullptr;
   *warning = nullptr;
   std::string e, w;
-  bool ok = wpd_shim::check_debug_info(*unwrap(mod), /*verify=*/false, e, w);
+  bool ok = wpd_shim::check_module(*unwrap(mod), /*verify=*/false, e, w);
   if (!w.empty()) *warning = dup_string(w);
   if (!ok) *err = dup_string(e);
   return ok ? 1 : 0;

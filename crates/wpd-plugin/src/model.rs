@@ -113,6 +113,7 @@ pub fn from_linker(
             name: f.name.to_string(),
             prevailing,
             defined,
+            refs: Default::default(),
         });
     }
     native.refs = outside.clone();

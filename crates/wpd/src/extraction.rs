@@ -37,13 +37,14 @@ use object::LittleEndian as LE;
 use object::elf::{SHN_UNDEF, STB_GLOBAL, STB_LOCAL, STB_WEAK, Sym64};
 use object::read::elf::{SectionHeader, Sym};
 use std::collections::HashSet;
+use wpd_link::Refs;
 
 /// What the unit's bitcode referenced, and what the link defines.
 pub struct References<'a> {
-    /// Every undefined symbol of the unit's bitcode (weak or strong).
-    pub undefined: &'a HashSet<&'a str>,
-    /// Its strong undefined symbols, sorted (the order they are appended).
-    pub strong: &'a [&'a str],
+    /// The undefined symbols of the unit's bitcode (the link model's,
+    /// [`wpd_link::Loaded::refs`]); the lost strong ones are appended in
+    /// their (sorted) order.
+    pub bitcode: &'a Refs,
     /// Whether a native object of the link (an input or one LLVM compiled)
     /// defines the symbol, global or weak.
     pub defined_in_link: &'a dyn Fn(&str) -> bool,
@@ -89,7 +90,7 @@ fn edit(elf: &[u8], refs: &References<'_>, restore: bool) -> std::result::Result
         let new = sym.st_shndx(endian) == SHN_UNDEF
             && sym.st_bind() == STB_GLOBAL
             && !crate::tie::is_marker(&symbol)
-            && !refs.undefined.contains(symbol.as_str())
+            && !refs.bitcode.contains(&symbol)
             && (refs.defined_in_link)(&symbol);
         if new {
             // st_info is the byte after st_name in an Elf64_Sym.
@@ -102,9 +103,10 @@ fn edit(elf: &[u8], refs: &References<'_>, restore: bool) -> std::result::Result
     }
     if restore {
         let lost: Vec<Symbol<'_>> = refs
+            .bitcode
             .strong
             .iter()
-            .filter(|s| !present.contains(**s) && (refs.defined_in_link)(s))
+            .filter(|s| !present.contains(*s) && (refs.defined_in_link)(s))
             .map(|s| Symbol::undefined(s))
             .collect();
         if !lost.is_empty() {
@@ -151,10 +153,10 @@ mod tests {
         let st = Command::new("clang++-19").args(["-O2", "-c"]).arg(&src).arg("-o").arg(&obj).status();
         assert!(st.expect("clang++-19 runs").success());
         let bytes = std::fs::read(&obj).expect("read");
-        let undefined: HashSet<&str> = ["_Z4keptv", "_Z4gonev", "shared_only"].into();
-        let strong = ["_Z4gonev", "_Z4keptv", "shared_only"];
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
+        let bitcode = Refs { strong: names(&["_Z4gonev", "_Z4keptv", "shared_only"]), weak: names(&[]) };
         let in_link = |s: &str| s != "shared_only";
-        let refs = References { undefined: &undefined, strong: &strong, defined_in_link: &in_link };
+        let refs = References { bitcode: &bitcode, defined_in_link: &in_link };
         let (edited, edits) = keep_references(&bytes, &refs, true, "m.o").expect("readable").expect("edited");
         assert_eq!(edits, Edits { weakened: 1, restored: 1 });
         let file = object::File::parse(&*edited).expect("still an object");
@@ -170,8 +172,8 @@ mod tests {
         let (_, edits) = keep_references(&bytes, &refs, false, "m.o").expect("readable").expect("edited");
         assert_eq!(edits, Edits { weakened: 1, restored: 0 });
         // Nothing new, nothing lost: unchanged.
-        let all: HashSet<&str> = ["_Z4usedv", "_Z4keptv"].into();
-        let same = References { undefined: &all, strong: &[], defined_in_link: &in_link };
+        let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]) };
+        let same = References { bitcode: &all, defined_in_link: &in_link };
         assert!(keep_references(&bytes, &same, true, "m.o").expect("readable").is_none());
     }
 
@@ -197,8 +199,8 @@ mod tests {
             "a.o",
         )
         .expect("tie");
-        let none: HashSet<&str> = HashSet::new();
-        let refs = References { undefined: &none, strong: &[], defined_in_link: &|_| true };
+        let none = Refs::default();
+        let refs = References { bitcode: &none, defined_in_link: &|_| true };
         for (side, object) in [("thin", &thin), ("vtables", &vtables)] {
             assert!(keep_references(object, &refs, true, side).expect("readable").is_none(), "{side}");
         }
@@ -206,8 +208,8 @@ mod tests {
 
     #[test]
     fn refuses_what_is_not_a_relocatable_elf_object() {
-        let none: HashSet<&str> = HashSet::new();
-        let refs = References { undefined: &none, strong: &[], defined_in_link: &|_| true };
+        let none = Refs::default();
+        let refs = References { bitcode: &none, defined_in_link: &|_| true };
         assert!(keep_references(b"not an object at all, but long enough to hold a header", &refs, true, "x").is_err());
     }
 }

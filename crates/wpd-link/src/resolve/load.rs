@@ -18,7 +18,7 @@
 
 use super::exports;
 use super::line::{Flavor, InputState, Item, LinkLine};
-use super::model::{Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, OutsideRefs};
+use super::model::{Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, OutsideRefs, Refs};
 use super::script::{self, Command, Entry};
 use super::search::Search;
 use super::source::{Content, MemberKind, Source};
@@ -664,6 +664,12 @@ impl<'a> Loader<'a> {
             let unit = &self.units[u.0 as usize];
             let mut prevailing = BTreeSet::new();
             let mut defined = BTreeSet::new();
+            let mut refs = Refs::default();
+            if unit.kind == LoadedKind::Bitcode {
+                for s in unit.table.symbols.iter().filter(|s| s.is_undefined()) {
+                    if s.weak { &mut refs.weak } else { &mut refs.strong }.insert(s.name.clone());
+                }
+            }
             if matches!(unit.kind, LoadedKind::Bitcode | LoadedKind::Object) {
                 for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
                     if unit.kind == LoadedKind::Bitcode
@@ -681,6 +687,7 @@ impl<'a> Loader<'a> {
                 name: unit.name.clone(),
                 prevailing,
                 defined,
+                refs,
             });
             if let (Some(m), InputKind::Archive { members, .. }) =
                 (unit.member, &mut self.inputs[unit.input.index()].kind)

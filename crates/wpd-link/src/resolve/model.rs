@@ -96,6 +96,25 @@ pub struct Loaded {
     /// For bitcode and native objects: every symbol this unit defines
     /// (prevailing or not). Empty for a shared library.
     pub defined: BTreeSet<String>,
+    /// For bitcode: the symbols its symbol table references, which decided
+    /// what the link extracted. Filled by the link-line resolver (wpd-ld,
+    /// whose relink must extract the same, `wpd::extraction`); the
+    /// linker plugin's model, which never relinks, leaves it empty.
+    pub refs: Refs,
+}
+
+/// The undefined symbols of a unit's symbol table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Refs {
+    pub strong: BTreeSet<String>,
+    pub weak: BTreeSet<String>,
+}
+
+impl Refs {
+    /// Whether the unit references `name`, weakly or not.
+    pub fn contains(&self, name: &str) -> bool {
+        self.strong.contains(name) || self.weak.contains(name)
+    }
 }
 
 /// The symbols code outside the bitcode can reference.
