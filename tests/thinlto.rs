@@ -606,6 +606,49 @@ fn walk(dir: &Path) -> Check<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// wpd-ld starts LLVM's ThinLTO backends by estimated work, the most
+/// first, where LLVM starts the largest bitcode first
+/// (`fixtures/thinlto/schedule`): main.o, the smallest bitcode, imports and
+/// inlines every step, so its backend has the most to do and starts first;
+/// steps_a.o, the largest bitcode (a constant table), does not. The
+/// report's `backends` lists every module once, in start order, its
+/// estimated work never growing; the program prints what -O0 prints.
+fn backends_start_by_work(extra: &[&str]) -> Check {
+    let dir = temp_dir("thinlto-schedule")?;
+    let b = build("schedule", dir.path(), extra)?;
+    let size = |name: &str| -> Check<u64> {
+        let path = b.dir.join(name);
+        Ok(std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?.len())
+    };
+    if size("main.o")? >= size("steps_a.o")? {
+        return Err("the fixture no longer makes steps_a.o the largest bitcode".into());
+    }
+    let report = dir.path().join("report.json");
+    link(&b, "wpd", &["-Wl,--wpd-jobs=2", &format!("-Wl,--wpd-report={}", report.display())])?;
+    let json = report_json(&report)?;
+    let backends = json["backends"].as_array().ok_or("the report has no `backends`")?;
+    let modules: Vec<&str> = backends.iter().map(|r| r["module"].as_str().unwrap_or("")).collect();
+    let work: Vec<u64> = backends.iter().map(|r| r["estimated_work"].as_u64().unwrap_or(0)).collect();
+    let thin: Vec<&&str> = modules.iter().filter(|m| !m.ends_with(".vtables")).collect();
+    let mut expected: Vec<String> = b.objects.iter().map(|o| o.display().to_string()).collect();
+    let mut got: Vec<String> = thin.iter().map(|m| m.to_string()).collect();
+    expected.sort();
+    got.sort();
+    if got != expected {
+        return Err(format!("the report's backends are {modules:?}, the link's modules {expected:?}"));
+    }
+    if !modules.first().is_some_and(|m| m.ends_with("/main.o")) {
+        return Err(format!("main.o's backend did not start first: {modules:?} (estimated work {work:?})"));
+    }
+    if work.windows(2).any(|w| w[0] < w[1]) {
+        return Err(format!("backends did not start by estimated work, the most first: {modules:?} {work:?}"));
+    }
+    if backends.iter().any(|r| r["ms"].as_f64().is_none_or(|ms| ms <= 0.0) || r["start_ms"].as_f64().is_none()) {
+        return Err(format!("a backend without its times: {backends:?}"));
+    }
+    Ok(())
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
@@ -632,6 +675,10 @@ fn main() {
         libtest_mimic::Trial::test("mixed_split_flags", || mixed_split_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("vtables_placement", || vtables_placement().map_err(Into::into)),
         libtest_mimic::Trial::test("archive_extraction_kept", || archive_extraction_kept().map_err(Into::into)),
+        libtest_mimic::Trial::test("backends_start_by_work_split", || backends_start_by_work(&[]).map_err(Into::into)),
+        libtest_mimic::Trial::test("backends_start_by_work_nosplit", || {
+            backends_start_by_work(&["-fno-split-lto-unit"]).map_err(Into::into)
+        }),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
             in_process_lld_equals_spawned().map_err(Into::into)

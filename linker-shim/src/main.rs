@@ -90,10 +90,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // wpd-ld's private temporary directory (native objects, rebuilt
     // archives, the real linker's response file): removed when `run`
     // returns, on errors too, unless --wpd-save-temps keeps it.
-    let tmp = tempfile::Builder::new()
-        .prefix("wpd-ld-")
-        .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+    let tmp = private_temp_dir(&res.model)?;
 
     // Distributed backends: this link stops after the thin link, or is the
     // final link on the objects of the jobs.
@@ -234,6 +231,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, timings, None, None);
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
+        json["backends"] = wpd::report::backends(&out.natives.backends);
         json["cache"] = match &cache {
             Some(c) => serde_json::to_value(c.report()).map_err(|e| e.to_string())?,
             None => serde_json::Value::Null,
@@ -654,6 +652,48 @@ fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String
     }
     let status = cmd.status().map_err(|e| format!("cannot run the real linker {}: {e}", linker.display()))?;
     Ok(status.code().unwrap_or(1).clamp(0, 255) as u8)
+}
+
+/// wpd-ld's private temporary directory, `wpd-ld-*`: in `$TMPDIR` when it
+/// is set; else in `/dev/shm` when that is a tmpfs with room to spare, else
+/// in `/tmp`. The objects live there from the end of the backends to the
+/// end of the final link, and on tmpfs writing, reading and removing them
+/// costs no file system journal: on the parity benchmark's 17-object
+/// program, 1.5 ms instead of 4–5 ms. Room to spare: four times the bytes
+/// of every file the link loads bitcode from, plus 256 MiB (a container's
+/// default 64 MiB /dev/shm never qualifies).
+fn private_temp_dir(model: &LinkModel) -> Result<tempfile::TempDir, String> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("wpd-ld-");
+    let shm = Path::new("/dev/shm");
+    let dir = if std::env::var_os("TMPDIR").is_none() && tmpfs_has_room(shm, model) {
+        builder.tempdir_in(shm).ok()
+    } else {
+        None
+    };
+    match dir {
+        Some(d) => Ok(d),
+        None => builder.tempdir().map_err(|e| format!("cannot create a temporary directory: {e}")),
+    }
+}
+
+/// `dir` is a tmpfs whose free space can take the link's objects (see
+/// [`private_temp_dir`]).
+fn tmpfs_has_room(dir: &Path, model: &LinkModel) -> bool {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    let Ok(fs) = rustix::fs::statfs(dir) else { return false };
+    if u64::try_from(fs.f_type).ok() != Some(TMPFS_MAGIC) {
+        return false;
+    }
+    let free = fs.f_bavail.saturating_mul(u64::try_from(fs.f_bsize).unwrap_or(0));
+    let mut files = std::collections::BTreeSet::new();
+    let bitcode: u64 = model
+        .bitcode()
+        .filter(|l| files.insert(l.input))
+        .filter_map(|l| std::fs::metadata(&model.input(l.input).path).ok())
+        .map(|m| m.len())
+        .sum();
+    free >= bitcode.saturating_mul(4).saturating_add(256 << 20)
 }
 
 /// Keeps the temporary directory for --wpd-save-temps (else dropping it

@@ -40,16 +40,59 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/ThreadPool.h"
 #include "llvm-c/Core.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 using namespace llvm;
+
+// The interface between lto::LTO and a ThinLTO backend driver. LLVM 19
+// declares it in LTO.h but defines it in LTO.cpp only, so a driver of our
+// own (WpdThinBackend below) needs the definition. This is an ABI contract,
+// not an API: the base class layout (the four references and flag its
+// constructor keeps, then nothing else) and the order of its virtual
+// functions (destructor, start, wait, thread count) are LLVM 19's, read off
+// libLLVMLTO.a (the vtable of its in-process backend, and the mangled
+// signature of `start`); the inline constructor and destructor below are the
+// ones LLVM's objects carry as weak definitions. LLVM 20 changed the class
+// (a thread pool moved into it, `start` gained a parameter): hence the
+// version check, which keeps another LLVM from compiling this at all.
+static_assert(LLVM_VERSION_MAJOR == 19, "lto::ThinBackendProc below is LLVM 19's; check LTO.cpp of this LLVM");
+namespace llvm::lto {
+class ThinBackendProc {
+protected:
+  const Config &Conf;
+  ModuleSummaryIndex &CombinedIndex;
+  const DenseMap<StringRef, GVSummaryMapTy> &ModuleToDefinedGVSummaries;
+  IndexWriteCallback OnWrite;
+  bool ShouldEmitImportsFiles;
+
+public:
+  ThinBackendProc(const Config &conf, ModuleSummaryIndex &index,
+                  const DenseMap<StringRef, GVSummaryMapTy> &defined, IndexWriteCallback on_write,
+                  bool imports_files)
+      : Conf(conf), CombinedIndex(index), ModuleToDefinedGVSummaries(defined), OnWrite(std::move(on_write)),
+        ShouldEmitImportsFiles(imports_files) {}
+  virtual ~ThinBackendProc() = default;
+  virtual Error start(unsigned Task, BitcodeModule BM, const FunctionImporter::ImportMapTy &ImportList,
+                      const FunctionImporter::ExportSetTy &ExportList,
+                      const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &ResolvedODR,
+                      MapVector<StringRef, BitcodeModule> &ModuleMap) = 0;
+  virtual Error wait() = 0;
+  virtual unsigned getThreadCount() = 0;
+};
+}  // namespace llvm::lto
 
 namespace {
 
@@ -78,6 +121,16 @@ struct WpdLtoOptions {
   int regular_parts;           // regular LTO modules (split units' vtables) will be added
 };
 
+// One ThinLTO backend as WpdThinBackend ran it: its task, its estimated
+// work (backend_work), and when it started (after the first started) and
+// how long it took, in milliseconds.
+struct BackendRun {
+  unsigned task;
+  uint64_t work;
+  double start_ms;
+  double ms;
+};
+
 // The LTO driver with its outputs and the first error a backend diagnosed.
 struct WpdLto {
   std::unique_ptr<lto::LTO> lto;
@@ -87,6 +140,8 @@ struct WpdLto {
   std::mutex mutex;
   std::string first_error;
   std::vector<std::string> warnings;
+  // The thin backends, in the order they started.
+  std::vector<BackendRun> runs;
   // Verify each module before its optimization pipeline (make_config).
   bool verify = true;
 
@@ -124,6 +179,155 @@ std::string error_text(Error e) {
   });
   return s;
 }
+
+// How much work a ThinLTO backend has, estimated from the combined index
+// after the thin link, in instructions (clang's per-function counts): the
+// live functions it compiles (dead ones are dropped before its pipeline),
+// the definitions it imports (optimized with it and inlined into it), a
+// third of its non-prevailing copies of ODR functions (available_externally
+// after the thin link: optimized where they are inlined, never compiled),
+// and a fixed cost per backend (pipeline and target set up, the object
+// written: about as much as two hundred instructions). On the parity
+// benchmark's template program a module holding prevailing copies took
+// 110 ms where one of the same size holding non-prevailing ones took 60.
+uint64_t backend_work(const ModuleSummaryIndex &index, const GVSummaryMapTy &defined,
+                      const FunctionImporter::ImportMapTy &imports) {
+  constexpr uint64_t per_backend = 200;
+  auto instructions = [](const GlobalValueSummary *s) -> uint64_t {
+    const auto *f = s ? dyn_cast<FunctionSummary>(s->getBaseObject()) : nullptr;
+    return f ? f->instCount() : 0;
+  };
+  uint64_t compiled = 0, copies = 0, imported = 0;
+  for (const auto &[guid, summary] : defined) {
+    if (!summary->isLive()) continue;
+    (summary->linkage() == GlobalValue::AvailableExternallyLinkage ? copies : compiled) += instructions(summary);
+  }
+  for (const auto &[module, functions] : imports)
+    for (const auto &[guid, kind] : functions)
+      if (kind == GlobalValueSummary::Definition) imported += instructions(index.findSummaryInModule(guid, module));
+  return per_backend + compiled + imported + copies / 3;
+}
+
+// wpd's in-process ThinLTO backend driver: LLVM's own backend for each
+// module (parse, then lto::thinBackend: import, the post-link pipeline,
+// code generation; the cache asked first, under LLVM's key) on a pool of
+// `threads`, as lld's in-process driver runs it, in another order. LLVM
+// starts the backends largest bitcode first. The largest is often not the
+// slowest (a small main.cpp that imports and inlines half the program
+// takes longest), and when the slowest starts last one core idles while it
+// runs: with lld, a quarter of the link of the parity benchmark's generated
+// program. Every backend is known before any starts (lto::LTO calls `start`
+// for each in one loop, then `wait`), so `wait` starts them by estimated
+// work, the most first (backend_work; ties in task order). Each backend
+// writes its own task's output, so the order changes no byte of any
+// object. Each run is recorded in `runs` (in start order) for the report.
+class WpdThinBackend : public lto::ThinBackendProc {
+  struct Job {
+    unsigned task;
+    BitcodeModule module;
+    const FunctionImporter::ImportMapTy *imports;
+    const FunctionImporter::ExportSetTy *exports;
+    const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> *resolved_odr;
+    const GVSummaryMapTy *defined;
+    MapVector<StringRef, BitcodeModule> *module_map;
+    uint64_t work;
+  };
+  ThreadPoolStrategy threads;
+  AddStreamFn add_stream;
+  FileCache cache;
+  std::vector<BackendRun> *runs;
+  std::set<GlobalValue::GUID> cfi_defs, cfi_decls;
+  std::vector<Job> jobs;
+  std::mutex mutex;
+  std::optional<Error> error;
+
+  Error run(const Job &job) {
+    auto compile = [&](AddStreamFn stream) -> Error {
+      lto::LTOLLVMContext context(Conf);
+      BitcodeModule module = job.module;
+      Expected<std::unique_ptr<Module>> m = module.parseModule(context);
+      if (!m) return m.takeError();
+      return lto::thinBackend(Conf, job.task, stream, **m, CombinedIndex, *job.imports, *job.defined,
+                              job.module_map);
+    };
+    StringRef id = job.module.getModuleIdentifier();
+    // As LLVM's driver: without a cache, or for a module without a hash,
+    // the backend runs.
+    if (!cache || !CombinedIndex.modulePaths().count(id) ||
+        all_of(CombinedIndex.getModuleHash(id), [](uint32_t v) { return v == 0; }))
+      return compile(add_stream);
+    SmallString<40> key;
+    computeLTOCacheKey(key, Conf, CombinedIndex, id, *job.imports, *job.exports, *job.resolved_odr, *job.defined,
+                       cfi_defs, cfi_decls);
+    Expected<AddStreamFn> stream = cache(job.task, key, id);
+    if (!stream) return stream.takeError();
+    return *stream ? compile(*stream) : Error::success();
+  }
+
+public:
+  WpdThinBackend(const lto::Config &conf, ModuleSummaryIndex &index,
+                 const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
+                 AddStreamFn add_stream, FileCache cache, std::vector<BackendRun> *runs)
+      : ThinBackendProc(conf, index, defined, nullptr, false), threads(threads),
+        add_stream(std::move(add_stream)), cache(std::move(cache)), runs(runs) {
+    // The cache key covers the index's CFI functions, as LLVM's driver
+    // computes them.
+    for (const std::string &name : index.cfiFunctionDefs())
+      cfi_defs.insert(GlobalValue::getGUID(GlobalValue::dropLLVMManglingEscape(name)));
+    for (const std::string &name : index.cfiFunctionDecls())
+      cfi_decls.insert(GlobalValue::getGUID(GlobalValue::dropLLVMManglingEscape(name)));
+  }
+
+  // Called for every backend before `wait`; the lists it gets are
+  // lto::LTO's, alive until `wait` returns.
+  Error start(unsigned task, BitcodeModule module, const FunctionImporter::ImportMapTy &imports,
+              const FunctionImporter::ExportSetTy &exports,
+              const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> &resolved_odr,
+              MapVector<StringRef, BitcodeModule> &module_map) override {
+    auto found = ModuleToDefinedGVSummaries.find(module.getModuleIdentifier());
+    if (found == ModuleToDefinedGVSummaries.end())
+      return createStringError(inconvertibleErrorCode(),
+                               "ThinLTO module " + module.getModuleIdentifier() + " is not in the combined index");
+    const GVSummaryMapTy &defined = found->second;
+    jobs.push_back({task, module, &imports, &exports, &resolved_odr, &defined, &module_map,
+                    backend_work(CombinedIndex, defined, imports)});
+    return Error::success();
+  }
+
+  Error wait() override {
+    std::stable_sort(jobs.begin(), jobs.end(), [](const Job &a, const Job &b) {
+      return a.work != b.work ? a.work > b.work : a.task < b.task;
+    });
+    size_t first = runs->size();
+    for (const Job &job : jobs) runs->push_back({job.task, job.work, 0, 0});
+    auto began = std::chrono::steady_clock::now();
+    auto ms = [](std::chrono::steady_clock::duration d) {
+      return std::chrono::duration<double, std::milli>(d).count();
+    };
+    {
+      DefaultThreadPool pool(threads);
+      for (size_t k = 0; k < jobs.size(); ++k)
+        pool.async([this, k, first, began, ms] {
+          auto start = std::chrono::steady_clock::now();
+          Error e = run(jobs[k]);
+          // Each job writes its own record: no lock.
+          (*runs)[first + k].start_ms = ms(start - began);
+          (*runs)[first + k].ms = ms(std::chrono::steady_clock::now() - start);
+          if (!e) return;
+          std::lock_guard<std::mutex> lock(mutex);
+          error = error ? joinErrors(std::move(*error), std::move(e)) : std::move(e);
+        });
+      pool.wait();
+    }
+    jobs.clear();
+    if (!error) return Error::success();
+    Error e = std::move(*error);
+    error.reset();
+    return e;
+  }
+
+  unsigned getThreadCount() override { return threads.compute_thread_count(); }
+};
 
 // An opened input and the name its buffer is known by (LLVM keeps
 // references to the name, so it lives as long as the input, then the LTO).
@@ -424,13 +628,27 @@ void *wpd_lto_new(const WpdLtoOptions *o, int post_import_only) {
   lto::Config c = make_config(o, state, post_import_only != 0);
   ThreadPoolStrategy threads =
       o->threads ? hardware_concurrency(o->threads) : heavyweight_hardware_concurrency();
-  lto::ThinBackend backend = lto::createInProcessThinBackend(threads);
+  std::vector<BackendRun> *runs = &state->runs;
+  lto::ThinBackend backend = [threads, runs](const lto::Config &conf, ModuleSummaryIndex &index,
+                                             DenseMap<StringRef, GVSummaryMapTy> &defined, AddStreamFn add_stream,
+                                             FileCache cache) -> std::unique_ptr<lto::ThinBackendProc> {
+    return std::make_unique<WpdThinBackend>(conf, index, defined, threads, std::move(add_stream), std::move(cache),
+                                            runs);
+  };
   state->lto = std::make_unique<lto::LTO>(std::move(c), std::move(backend), /*ParallelCodeGenParallelismLevel=*/1,
                                           lto::LTO::LTOK_Default);
   return state;
 }
 
 void wpd_lto_free(void *p) { delete static_cast<WpdLto *>(p); }
+
+// The thin backends of the last wpd_lto_run, in the order they started:
+// `each` gets each one's task, estimated work, start (milliseconds after
+// the first started) and duration.
+void wpd_lto_backend_runs(void *p, void (*each)(void *ctx, unsigned task, uint64_t work, double start_ms, double ms),
+                          void *ctx) {
+  for (const BackendRun &r : static_cast<WpdLto *>(p)->runs) each(ctx, r.task, r.work, r.start_ms, r.ms);
+}
 
 // Opens a bitcode buffer as an LTO input. The buffer is not copied: it must
 // outlive the input and the LTO it is added to.

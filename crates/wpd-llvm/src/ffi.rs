@@ -197,6 +197,9 @@ pub type LtoEmitFn = unsafe extern "C" fn(
     key: *const c_char,
     key_len: usize,
 );
+/// One thin backend of [`wpd_lto_backend_runs`]: task, estimated work,
+/// start and duration in milliseconds.
+pub type LtoBackendRunFn = unsafe extern "C" fn(ctx: *mut c_void, task: u32, work: u64, start_ms: f64, ms: f64);
 pub type LtoLookupFn = unsafe extern "C" fn(ctx: *mut c_void, task: u32, key: *const c_char, len: usize) -> c_int;
 pub type LtoWarnFn = unsafe extern "C" fn(ctx: *mut c_void, text: *const c_char, len: usize);
 pub type LtoProgressFn = unsafe extern "C" fn(ctx: *mut c_void);
@@ -255,6 +258,7 @@ unsafe extern "C" {
         lookup_ctx: *mut c_void,
         err: *mut *mut c_char,
     ) -> c_int;
+    pub fn wpd_lto_backend_runs(lto: *mut c_void, each: LtoBackendRunFn, ctx: *mut c_void);
     pub fn wpd_thin_backend(
         options: *const LtoOptionsRaw,
         data: *const c_char,

@@ -474,6 +474,16 @@ impl<'b> ThinLto<'b> {
             // SAFETY: err is null or a malloc'd string.
             return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO failed".into()));
         }
+        unsafe extern "C" fn each_run(ctx: *mut c_void, task: u32, work: u64, start_ms: f64, ms: f64) {
+            // SAFETY: ctx is the Vec of `run` below, alive and borrowed only
+            // here through the call.
+            let runs = unsafe { &mut *ctx.cast::<Vec<BackendRun>>() };
+            runs.push(BackendRun { task, estimated_work: work, start_ms, ms });
+        }
+        let mut backends: Vec<BackendRun> = Vec::new();
+        // SAFETY: a live LTO; `each_run` gets `backends`, alive through the
+        // call, on this thread.
+        unsafe { ffi::wpd_lto_backend_runs(self.raw, each_run, (&raw mut backends).cast()) };
         let mut objects = sink.objects;
         if let Some(found) = found {
             let cached = found.objects.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -483,7 +493,7 @@ impl<'b> ThinLto<'b> {
                 }
             }
         }
-        Ok(LtoObjects { thin: objects, regular: sink.regular })
+        Ok(LtoObjects { thin: objects, regular: sink.regular, backends })
     }
 }
 
@@ -495,6 +505,24 @@ pub struct LtoObjects {
     /// The regular LTO module's object: empty unless inputs had regular LTO
     /// modules ([`LtoOptions::regular_parts`]).
     pub regular: Vec<u8>,
+    /// The thin backends in the order they started (wpd starts them by
+    /// estimated work, the most first).
+    pub backends: Vec<BackendRun>,
+}
+
+/// One thin backend of a [`ThinLto::run`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BackendRun {
+    /// Its task: the input's position among those added, plus one.
+    pub task: u32,
+    /// The work the scheduler expected of it, in instructions (clang's
+    /// per-function counts of what it compiles, imports and may inline;
+    /// `backend_work` in the shim).
+    pub estimated_work: u64,
+    /// When it started, in milliseconds after the first backend started.
+    pub start_ms: f64,
+    /// How long it ran, in milliseconds (a cache hit: only the look-up).
+    pub ms: f64,
 }
 
 /// One job of a distributed link: `bytes` is a module as

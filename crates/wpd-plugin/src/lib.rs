@@ -601,6 +601,7 @@ fn link(state: &mut State) -> Result<(), String> {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);
         json["linker"] = serde_json::Value::String(format!("{:?} (plugin)", state.linker.flavor));
+        json["backends"] = wpd::report::backends(&out.natives.backends);
         json["link_model"] = serde_json::json!({
             "source": "linker plugin resolutions",
             "loaded": modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),

@@ -121,6 +121,24 @@ pub struct Natives {
     /// The object of LLVM's regular LTO module, when split units' vtables
     /// went there ([`crate::input::SplitPlacement::RegularLto`]).
     pub regular: Option<RegularObject>,
+    /// LLVM's ThinLTO backends, in the order they started (the most
+    /// estimated work first): the report's `backends`.
+    pub backends: Vec<BackendRun>,
+}
+
+/// One ThinLTO backend of the link, as it ran.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BackendRun {
+    /// The module it compiled: an input's name, with `.vtables` for the
+    /// regular part of a split unit kept in two.
+    pub module: String,
+    /// The work expected of it, in instructions (what it compiles and
+    /// imports, from clang's summaries), which ordered the backends.
+    pub estimated_work: u64,
+    /// Its start, in milliseconds after the first backend's.
+    pub start_ms: f64,
+    /// Its wall time in milliseconds.
+    pub ms: f64,
 }
 
 /// The object of the link's regular LTO module: the vtables of every split
@@ -174,7 +192,7 @@ pub fn compile(
         Some(c) if opts.dwo_dir.is_none() => Some(c),
         _ => None,
     };
-    let wpd_llvm::LtoObjects { thin: objects, regular } = lto
+    let wpd_llvm::LtoObjects { thin: objects, regular, backends } = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
         .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
     if let Some(k) = objects.iter().position(|o| o.is_empty()) {
@@ -187,7 +205,23 @@ pub fn compile(
         Some(before) => Some(RegularObject { before, object: regular }),
         None => None,
     };
-    let mut natives = Natives { objects: Vec::with_capacity(inputs.len()), beside: vec![None; inputs.len()], regular };
+    // Task k is the k-th module added (task 0, the regular LTO module, is
+    // not a thin backend).
+    let backends = backends
+        .into_iter()
+        .filter_map(|run| {
+            let part = parts.get((run.task as usize).checked_sub(1)?)?;
+            let name = &inputs[part.input].name;
+            Some(BackendRun {
+                module: if part.vtables { format!("{name}.vtables") } else { name.clone() },
+                estimated_work: run.estimated_work,
+                start_ms: run.start_ms,
+                ms: run.ms,
+            })
+        })
+        .collect();
+    let mut natives =
+        Natives { objects: Vec::with_capacity(inputs.len()), beside: vec![None; inputs.len()], regular, backends };
     for (part, object) in parts.into_iter().zip(objects) {
         if part.vtables {
             natives.beside[part.input] = Some(object);
