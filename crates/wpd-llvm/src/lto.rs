@@ -477,10 +477,10 @@ impl<'b> ThinLto<'b> {
         unsafe extern "C" fn each_run(ctx: *mut c_void, task: u32, work: u64, start_ms: f64, ms: f64) {
             // SAFETY: ctx is the Vec of `run` below, alive and borrowed only
             // here through the call.
-            let runs = unsafe { &mut *ctx.cast::<Vec<BackendRun>>() };
-            runs.push(BackendRun { task, estimated_work: work, start_ms, ms });
+            let runs = unsafe { &mut *ctx.cast::<Vec<TaskRun>>() };
+            runs.push(TaskRun { task, estimated_work: work, start_ms, ms });
         }
-        let mut backends: Vec<BackendRun> = Vec::new();
+        let mut backends: Vec<TaskRun> = Vec::new();
         // SAFETY: a live LTO; `each_run` gets `backends`, alive through the
         // call, on this thread.
         unsafe { ffi::wpd_lto_backend_runs(self.raw, each_run, (&raw mut backends).cast()) };
@@ -507,12 +507,12 @@ pub struct LtoObjects {
     pub regular: Vec<u8>,
     /// The thin backends in the order they started (wpd starts them by
     /// estimated work, the most first).
-    pub backends: Vec<BackendRun>,
+    pub backends: Vec<TaskRun>,
 }
 
-/// One thin backend of a [`ThinLto::run`].
+/// One thin backend of a [`ThinLto::run`], by its task.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct BackendRun {
+pub struct TaskRun {
     /// Its task: the input's position among those added, plus one.
     pub task: u32,
     /// The work the scheduler expected of it, in instructions (clang's
