@@ -90,7 +90,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // wpd-ld's private temporary directory (native objects, rebuilt
     // archives, the real linker's response file): removed when `run`
     // returns, on errors too, unless --wpd-save-temps keeps it.
-    let tmp = private_temp_dir(&res.model)?;
+    let tmp = private_temp_dir(&res)?;
 
     // Distributed backends: this link stops after the thin link, or is the
     // final link on the objects of the jobs.
@@ -231,7 +231,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, timings, None, None);
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
-        json["backends"] = wpd::report::backends(&out.natives.backends);
+        json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
         json["cache"] = match &cache {
             Some(c) => serde_json::to_value(c.report()).map_err(|e| e.to_string())?,
             None => serde_json::Value::Null,
@@ -660,13 +660,13 @@ fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String
 /// end of the final link, and on tmpfs writing, reading and removing them
 /// costs no file system journal: on the parity benchmark's 17-object
 /// program, 1.5 ms instead of 4–5 ms. Room to spare: four times the bytes
-/// of every file the link loads bitcode from, plus 256 MiB (a container's
-/// default 64 MiB /dev/shm never qualifies).
-fn private_temp_dir(model: &LinkModel) -> Result<tempfile::TempDir, String> {
+/// of the bitcode the link loads, plus 256 MiB (a container's default
+/// 64 MiB /dev/shm never qualifies).
+fn private_temp_dir(res: &inputs::Resolution<'_>) -> Result<tempfile::TempDir, String> {
     let mut builder = tempfile::Builder::new();
     builder.prefix("wpd-ld-");
     let shm = Path::new("/dev/shm");
-    let dir = if std::env::var_os("TMPDIR").is_none() && tmpfs_has_room(shm, model) {
+    let dir = if std::env::var_os("TMPDIR").is_none() && tmpfs_has_room(shm, res) {
         builder.tempdir_in(shm).ok()
     } else {
         None
@@ -678,20 +678,26 @@ fn private_temp_dir(model: &LinkModel) -> Result<tempfile::TempDir, String> {
 }
 
 /// `dir` is a tmpfs whose free space can take the link's objects (see
-/// [`private_temp_dir`]).
-fn tmpfs_has_room(dir: &Path, model: &LinkModel) -> bool {
+/// [`private_temp_dir`]). The bitcode's size is that of the bytes the
+/// resolver read.
+fn tmpfs_has_room(dir: &Path, res: &inputs::Resolution<'_>) -> bool {
     const TMPFS_MAGIC: u64 = 0x0102_1994;
     let Ok(fs) = rustix::fs::statfs(dir) else { return false };
     if u64::try_from(fs.f_type).ok() != Some(TMPFS_MAGIC) {
         return false;
     }
     let free = fs.f_bavail.saturating_mul(u64::try_from(fs.f_bsize).unwrap_or(0));
-    let mut files = std::collections::BTreeSet::new();
+    let model = &res.model;
     let bitcode: u64 = model
         .bitcode()
-        .filter(|l| files.insert(l.input))
-        .filter_map(|l| std::fs::metadata(&model.input(l.input).path).ok())
-        .map(|m| m.len())
+        .filter_map(|l| {
+            let path = &model.input(l.input).path;
+            match l.member {
+                Some(m) => res.source.member_bytes(path, m.index()),
+                None => res.source.bytes(path),
+            }
+        })
+        .map(|b| b.len() as u64)
         .sum();
     free >= bitcode.saturating_mul(4).saturating_add(256 << 20)
 }

@@ -295,7 +295,7 @@ public:
   }
 
   Error wait() override {
-    std::stable_sort(jobs.begin(), jobs.end(), [](const Job &a, const Job &b) {
+    std::sort(jobs.begin(), jobs.end(), [](const Job &a, const Job &b) {
       return a.work != b.work ? a.work > b.work : a.task < b.task;
     });
     size_t first = runs->size();

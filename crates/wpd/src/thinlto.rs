@@ -126,8 +126,9 @@ pub struct Natives {
     pub backends: Vec<BackendRun>,
 }
 
-/// One ThinLTO backend of the link, as it ran.
-#[derive(Clone, Debug, PartialEq)]
+/// One ThinLTO backend of the link, as it ran (serialized as one entry of
+/// the report's `backends`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BackendRun {
     /// The module it compiled: an input's name, with `.vtables` for the
     /// regular part of a split unit kept in two.

@@ -212,24 +212,6 @@ fn counts<'a>(outcomes: impl Iterator<Item = (&'a CallSite, Outcome)>) -> Value 
     })
 }
 
-/// The report's `backends`: LLVM's ThinLTO backends in the order they
-/// started, each with its module, the work expected of it (which ordered
-/// them: the most first), its start and its wall time in milliseconds.
-pub fn backends(runs: &[crate::thinlto::BackendRun]) -> Value {
-    Value::Array(
-        runs.iter()
-            .map(|r| {
-                json!({
-                    "module": r.module,
-                    "estimated_work": r.estimated_work,
-                    "start_ms": r.start_ms,
-                    "ms": r.ms,
-                })
-            })
-            .collect(),
-    )
-}
-
 /// The JSON report of a link: counts from the backends' outcomes, the
 /// plan's predictions beside them, and the mismatches between the two.
 pub fn report(
