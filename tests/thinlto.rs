@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
-use wpd_tests::{CLANGXX, Check, repo_root, run, temp_dir};
+use wpd_tests::{CLANGXX, Check, LLVM_AR, repo_root, run, temp_dir};
 
 struct Build {
     dir: PathBuf,
@@ -259,7 +259,7 @@ fn split_units_in_archives() -> Check {
     let b = build("indirect", d, &["-fvisibility=hidden"])?;
     let (main, rest): (Vec<PathBuf>, Vec<PathBuf>) = b.objects.iter().cloned().partition(|o| o.ends_with("main.o"));
     let lib = d.join("libshapes.a");
-    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).args(&rest))?;
+    run(Command::new(LLVM_AR).arg("rcs").arg(&lib).args(&rest))?;
     let report = d.join("report.json");
     let report_flag = format!("-Wl,--wpd-report={}", report.display());
     let open = ["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off", report_flag.as_str()];
@@ -327,7 +327,7 @@ fn vtables_placement() -> Check {
     let lib = d.join("libreg.a");
     let reg = d.join("reg.o");
     run(Command::new(CLANGXX).args(["-O2", "-c"]).arg(src.join("archive/reg.cpp")).arg("-o").arg(&reg))?;
-    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).arg(&reg))?;
+    run(Command::new(LLVM_AR).arg("rcs").arg(&lib).arg(&reg))?;
     let mut bitcode = Vec::new();
     let mut reference = Vec::new();
     for name in ["main", "square"] {
@@ -407,7 +407,7 @@ fn archive_extraction_kept() -> Check {
             compile(src.join("archive/util.cpp"), &format!("util{suffix}.o"), lto)?,
         ];
         let lib = d.join(format!("libx{suffix}.a"));
-        run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).args(&members))?;
+        run(Command::new(LLVM_AR).arg("rcs").arg(&lib).args(&members))?;
         libs.push(lib);
     }
     let (main, factory) =
@@ -545,7 +545,7 @@ fn in_process_lld_equals_spawned() -> Check {
     // One object in an archive: wpd-ld rebuilds it with the native member.
     let lib = b.dir.join("libop.a");
     let member = b.objects.pop().ok_or("no objects")?;
-    run(Command::new("llvm-ar-19").arg("rcs").arg(&lib).arg(&member))?;
+    run(Command::new(LLVM_AR).arg("rcs").arg(&lib).arg(&member))?;
     b.objects.push(lib);
     let mut ran_in_process = Vec::new();
     for (out, extra) in [("inproc", None), ("spawned", Some("-Wl,--wpd-spawn-linker"))] {
@@ -649,6 +649,106 @@ fn backends_start_by_work(extra: &[&str]) -> Check {
     Ok(())
 }
 
+/// Copies of templates and inline functions every object instantiates go
+/// where the backends have least to do (`fixtures/thinlto/spread`): the
+/// linker keeps a_first.o's copy of each group, and wpd-ld compiles some of
+/// them in b.o, c.o or main.o instead, as the report's `prevailing_copies`
+/// says and the objects show. A static local's variable and a function in
+/// a named section stay. With b.o and c.o in an archive nothing moves (a
+/// member's definitions decide what the link extracts). Both programs print
+/// what -O0 prints.
+fn prevailing_copies_spread(extra: &[&str]) -> Check {
+    let dir = temp_dir("thinlto-spread")?;
+    let b = build("spread", dir.path(), extra)?;
+    let report = dir.path().join("report.json");
+    let temps = dir.path().join("temps");
+    std::fs::create_dir_all(&temps).map_err(|e| e.to_string())?;
+    let prog = dir.path().join("wpd");
+    let mut cmd = Command::new(CLANGXX);
+    cmd.env("TMPDIR", &temps).arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
+    cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
+    cmd.arg(format!("-Wl,--wpd-report={}", report.display())).arg("-Wl,--wpd-save-temps");
+    run(cmd.args(&b.objects).arg("-o").arg(&prog))?;
+    if run(&mut Command::new(&prog))?.stdout != b.expected {
+        return Err("the program does not print what -O0 prints".into());
+    }
+    let json = report_json(&report)?;
+    let copies = &json["prevailing_copies"];
+    let moved = copies["moved"].as_array().ok_or("the report has no `prevailing_copies.moved`")?;
+    if moved.is_empty() {
+        return Err(format!("no group moved: {copies}"));
+    }
+    let first = b.objects[0].display().to_string();
+    if !first.ends_with("a_first.o") {
+        return Err(format!("a_first.o is not the first object: {first}"));
+    }
+    let objects = walk(&temps)?;
+    let object_of = |module: &str| -> Check<&PathBuf> {
+        let base = Path::new(module).file_name().ok_or("no file name")?.to_string_lossy().into_owned();
+        objects
+            .iter()
+            .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == base))
+            .ok_or_else(|| format!("no native object for {module} in {objects:?}"))
+    };
+    for g in moved {
+        let (group, from, to) = (g["group"].as_str(), g["from"].as_str(), g["to"].as_str());
+        let (Some(group), Some(from), Some(to)) = (group, from, to) else {
+            return Err(format!("a moved group without its names: {g}"));
+        };
+        if from != first || to == first {
+            return Err(format!("{group} moved from {from} to {to}; the linker keeps {first}'s copy"));
+        }
+        if group.starts_with("_ZZ") || group.starts_with("_ZGV") || group.contains("in_section") {
+            return Err(format!("{group} moved, but only groups of ODR functions outside named sections may"));
+        }
+        if g["instructions"].as_u64().is_none_or(|n| n == 0) {
+            return Err(format!("{group} moved without a weight: {g}"));
+        }
+        // The group's key function (when its signature names one, as it
+        // does but for constructor and destructor groups): defined in
+        // `to`'s object, only referenced in `from`'s.
+        if group.contains("C5E") || group.contains("D5E") {
+            continue;
+        }
+        let defined_in = |module: &str| -> Check<bool> {
+            let out = run(Command::new("nm").arg(object_of(module)?))?;
+            Ok(String::from_utf8_lossy(&out.stdout).lines().any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() == 3 && f[2] == group && !matches!(f[1], "U" | "w" | "v")
+            }))
+        };
+        if !defined_in(to)? || defined_in(from)? {
+            return Err(format!("{group}: the report says {to}'s copy is compiled, the objects disagree"));
+        }
+    }
+    let total: u64 = moved.iter().filter_map(|g| g["instructions"].as_u64()).sum();
+    if copies["instructions_moved"].as_u64() != Some(total)
+        || copies["movable_groups"].as_u64() < Some(moved.len() as u64)
+    {
+        return Err(format!("inconsistent counts: {copies}"));
+    }
+    // b.o and c.o from an archive: nothing moves.
+    let lib = dir.path().join("libbc.a");
+    let members: Vec<&PathBuf> = b.objects.iter().filter(|o| o.ends_with("b.o") || o.ends_with("c.o")).collect();
+    run(Command::new(LLVM_AR).arg("rcs").arg(&lib).args(&members))?;
+    let report2 = dir.path().join("report2.json");
+    let prog2 = dir.path().join("wpd-archive");
+    let mut cmd = Command::new(CLANGXX);
+    cmd.arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
+    cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
+    cmd.arg(format!("-Wl,--wpd-report={}", report2.display()));
+    let rest: Vec<&PathBuf> = b.objects.iter().filter(|o| !members.contains(o)).collect();
+    run(cmd.args(&rest).arg(&lib).arg("-o").arg(&prog2))?;
+    if run(&mut Command::new(&prog2))?.stdout != b.expected {
+        return Err("the program linked with the archive does not print what -O0 prints".into());
+    }
+    let copies = &report_json(&report2)?["prevailing_copies"];
+    if copies["moved"].as_array().is_none_or(|m| !m.is_empty()) {
+        return Err(format!("groups moved although archive members define them: {copies}"));
+    }
+    Ok(())
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
@@ -678,6 +778,12 @@ fn main() {
         libtest_mimic::Trial::test("backends_start_by_work_split", || backends_start_by_work(&[]).map_err(Into::into)),
         libtest_mimic::Trial::test("backends_start_by_work_nosplit", || {
             backends_start_by_work(&["-fno-split-lto-unit"]).map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("prevailing_copies_spread_split", || {
+            prevailing_copies_spread(&[]).map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("prevailing_copies_spread_nosplit", || {
+            prevailing_copies_spread(&["-fno-split-lto-unit"]).map_err(Into::into)
         }),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {

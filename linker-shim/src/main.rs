@@ -232,6 +232,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
         json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
+        json["prevailing_copies"] = serde_json::to_value(&out.natives.prevailing).map_err(|e| e.to_string())?;
         json["cache"] = match &cache {
             Some(c) => serde_json::to_value(c.report()).map_err(|e| e.to_string())?,
             None => serde_json::Value::Null,

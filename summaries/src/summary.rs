@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 5;
+pub const SUMMARY_VERSION: u32 = 6;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -309,6 +309,10 @@ pub struct GlobalRefs {
     pub visibility: Visibility,
     /// Referenced global values by name, sorted and deduplicated.
     pub refs: Vec<String>,
+    /// A function's instructions (clang's summary count, or its body's
+    /// when wpd read it); 0 for other kinds. What compiling it costs, for
+    /// the thin link's choice of where a prevailing copy goes.
+    pub instructions: u32,
 }
 
 /// Globals the module itself keeps alive.

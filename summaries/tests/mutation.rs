@@ -89,6 +89,7 @@ fn sample_summary() -> ModuleSummary {
             linkage: Linkage::External,
             visibility: Visibility::Default,
             refs: vec!["_ZTV4Base".into()],
+            instructions: 3,
         }],
         roots: SpecialRoots::default(),
     }

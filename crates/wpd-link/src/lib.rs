@@ -29,8 +29,8 @@ pub mod policy;
 pub mod resolve;
 
 pub use resolve::{
-    Error, Flavor, InputId, InputState, Item, LinkLine, LinkModel, Loaded, LoadedKind, MemberId, OutsideRefs, Refs,
-    resolve,
+    Error, Flavor, InputId, InputState, Item, LinkLine, LinkModel, Loaded, LoadedKind, MemberId, MovableGroup,
+    OutsideRefs, Refs, resolve,
 };
 
 /// The thin link: merge the summaries, apply the policy, decide every slot.

@@ -12,9 +12,13 @@
 //! A symbol the rewrite introduced (a local wpd promoted to give a
 //! devirtualized call something to name) was never in the model: it is
 //! defined by exactly one module, which therefore prevails.
+//!
+//! The thin link may take a [`crate::MovableGroup`]'s copy from another
+//! module than the linker would ([`LtoSymbols::with_moves`]): that module's
+//! copy then prevails, and the first module's does not.
 
-use crate::resolve::{LinkModel, Loaded};
-use std::collections::{BTreeSet, HashSet};
+use crate::resolve::{LinkModel, Loaded, MovableGroup};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The facts about one symbol of a module that the resolution needs (the
 /// module's symbol table, read by the caller through LLVM).
@@ -60,6 +64,11 @@ pub struct LtoSymbols<'m> {
     redefined: BTreeSet<String>,
     /// Section names with a `__start_`/`__stop_` reference.
     start_stop: BTreeSet<String>,
+    /// The model's movable groups.
+    movable: &'m [MovableGroup],
+    /// Names whose prevailing copy the thin link took from another module
+    /// than the linker's first: the module it took it from.
+    moved: BTreeMap<String, usize>,
 }
 
 /// How the output is linked.
@@ -97,7 +106,35 @@ impl<'m> LtoSymbols<'m> {
             relocatable: output.relocatable,
             redefined,
             start_stop,
+            movable: &model.movable,
+            moved: BTreeMap::new(),
         }
+    }
+
+    /// The comdat groups the thin link may take from any module that
+    /// defines them ([`MovableGroup`]).
+    pub fn movable(&self) -> &'m [MovableGroup] {
+        self.movable
+    }
+
+    /// The same resolutions, except that each name of `moves` prevails in
+    /// the module given (a position among the bitcode modules) and in no
+    /// other. Only members of the model's movable groups may move
+    /// ([`crate::MovableGroup`]), each group whole, to a module that
+    /// defines it; the caller ensures it.
+    pub fn with_moves(&self, moves: BTreeMap<String, usize>) -> LtoSymbols<'m> {
+        LtoSymbols { moved: moves, ..self.clone() }
+    }
+
+    /// Whether the linker keeps the `module`-th bitcode module's copy of
+    /// `name` (before any move).
+    pub fn prevails_in(&self, module: usize, name: &str) -> bool {
+        self.modules.get(module).is_some_and(|l| l.prevailing.contains(name))
+    }
+
+    /// The names whose copy moved, with the module each now prevails in.
+    pub fn moves(&self) -> &BTreeMap<String, usize> {
+        &self.moved
     }
 
     /// How many modules the link has.
@@ -116,8 +153,12 @@ impl<'m> LtoSymbols<'m> {
         // files): this copy is the one, and nothing wpd cannot see into is
         // internalized or dropped.
         let unseen = !sym.undefined && !known;
-        let prevails =
-            !sym.undefined && if known { unit.is_some_and(|l| l.prevailing.contains(sym.name)) } else { true };
+        let prevails = !sym.undefined
+            && match self.moved.get(sym.name) {
+                Some(&to) => to == module,
+                None if known => unit.is_some_and(|l| l.prevailing.contains(sym.name)),
+                None => true,
+            };
         let outside = match &self.outside {
             None => true,
             Some(refs) => refs.contains(sym.name),
@@ -176,6 +217,7 @@ mod tests {
             exported: set(&["api"]),
             defined_by_command_line: BTreeSet::new(),
             notes: Vec::new(),
+            movable: Vec::new(),
         }
     }
 

@@ -56,14 +56,14 @@ int wpd_materialize(LLVMValueRef f, char **out_err) {
 // the function definitions of `m` (that module, read from that buffer):
 // for each definition with exactly one function summary whose every edge
 // names a global value of `m` (matched by GUID, unambiguously), in module
-// order: the function in `out_funcs`; in `out_meta`, two entries: how many
+// order: the function in `out_funcs`; in `out_meta`, three entries: how many
 // values follow for it in `out_refs` (its references and direct callees,
 // ModuleSummaryAnalysis' RefEdges and CallGraphEdges: the personality,
 // prefix and prologue data, constant operands of instructions, direct
 // callees; intrinsics excluded) and flags: 1 when the summary records type
 // tests or virtual calls for it, 2 when it makes a call whose callee is no
-// function (an indirect call, inline asm). A definition left out must be
-// read to be known. Returns 0 (arrays malloc'd, free with wpd_free), 1 and
+// function (an indirect call, inline asm); then the summary's instruction
+// count. A definition left out must be read to be known. Returns 0 (arrays malloc'd, free with wpd_free), 1 and
 // a malloc'd message, or 2 when the module carries no summary.
 int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModuleRef m,
                            LLVMValueRef **out_funcs, uint32_t **out_meta, LLVMValueRef **out_refs,
@@ -135,6 +135,7 @@ int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModule
     funcs.push_back(wrap(&f));
     meta.push_back(static_cast<uint32_t>(these.size()));
     meta.push_back((tests ? 1u : 0u) | (fs->fflags().HasUnknownCall ? 2u : 0u));
+    meta.push_back(fs->instCount());
     refs.insert(refs.end(), these.begin(), these.end());
   }
   *out_funcs = malloc_copy(funcs);

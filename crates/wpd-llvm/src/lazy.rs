@@ -37,6 +37,8 @@ pub struct FunctionSummary<'m> {
     /// The body makes a call whose callee is not a function: an indirect
     /// call (every virtual call left indirect is one) or inline asm.
     pub indirect_calls: bool,
+    /// clang's count of the body's instructions.
+    pub instructions: u32,
 }
 
 impl Context {
@@ -109,24 +111,26 @@ impl LazyModule<'_> {
             // SAFETY: on failure the shim returns a malloc'd message or null.
             _ => return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot read the summary".into())),
         }
-        // SAFETY: on success the shim malloc'd `nfuncs` functions, `2 *
-        // nfuncs` counts and flags, and `nrefs` values, all of this module.
+        // SAFETY: on success the shim malloc'd `nfuncs` functions, `3 *
+        // nfuncs` words (reference count, flags, instruction count per
+        // function), and `nrefs` values, all of this module.
         let (f, m, r) = unsafe {
             (
                 std::slice::from_raw_parts(funcs, nfuncs),
-                std::slice::from_raw_parts(meta, 2 * nfuncs),
+                std::slice::from_raw_parts(meta, 3 * nfuncs),
                 std::slice::from_raw_parts(refs, nrefs),
             )
         };
         let mut out = Vec::with_capacity(nfuncs);
         let mut next = 0usize;
         for (i, &function) in f.iter().enumerate() {
-            let n = m[2 * i] as usize;
+            let n = m[3 * i] as usize;
             out.push(FunctionSummary {
                 function: Value::new(function),
                 refs: r[next..next + n].iter().map(|&v| Value::new(v)).collect(),
-                type_tests: m[2 * i + 1] & 1 != 0,
-                indirect_calls: m[2 * i + 1] & 2 != 0,
+                type_tests: m[3 * i + 1] & 1 != 0,
+                indirect_calls: m[3 * i + 1] & 2 != 0,
+                instructions: m[3 * i + 2],
             });
             next += n;
         }

@@ -602,6 +602,7 @@ fn link(state: &mut State) -> Result<(), String> {
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);
         json["linker"] = serde_json::Value::String(format!("{:?} (plugin)", state.linker.flavor));
         json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
+        json["prevailing_copies"] = serde_json::to_value(&out.natives.prevailing).map_err(|e| e.to_string())?;
         json["link_model"] = serde_json::json!({
             "source": "linker plugin resolutions",
             "loaded": modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),

@@ -126,6 +126,9 @@ pub fn from_linker(
         exported,
         defined_by_command_line: BTreeSet::new(),
         notes: Vec::new(),
+        // The linker (gold, GNU ld) keeps its own choice of copy: wpd
+        // moves none.
+        movable: Vec::new(),
     };
     FromLinker { model, native }
 }

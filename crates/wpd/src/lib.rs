@@ -29,6 +29,7 @@ pub mod input;
 pub mod progress;
 pub mod report;
 pub mod rewrite;
+pub mod spread;
 pub mod summarize;
 pub mod thinlto;
 pub mod tie;
@@ -220,15 +221,16 @@ pub fn compile_summarized(
     })?;
     let (natives, job_modules) = match backends {
         Backends::InProcess => {
-            let natives = timings
-                .phase("backend", || thinlto::compile(inputs, &rewritten, symbols, codegen, jobs, cache, progress))?;
+            let natives = timings.phase("backend", || {
+                thinlto::compile(inputs, &rewritten, &summaries, symbols, codegen, jobs, cache, progress)
+            })?;
             (natives, Vec::new())
         }
         Backends::IndexOnly(dir) => {
-            let modules = timings.phase("lto-thin-link", || {
-                thinlto::write_job_modules(inputs, &rewritten, symbols, codegen, jobs, dir, progress)
+            let (modules, prevailing) = timings.phase("lto-thin-link", || {
+                thinlto::write_job_modules(inputs, &rewritten, &summaries, symbols, codegen, jobs, dir, progress)
             })?;
-            (thinlto::Natives::default(), modules)
+            (thinlto::Natives { prevailing, ..thinlto::Natives::default() }, modules)
         }
     };
     let stats: Vec<backend::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();

@@ -11,10 +11,12 @@ use crate::backend::Rewritten;
 use crate::codegen::CodegenOptions;
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
+use crate::spread::Spread;
 use std::collections::HashSet;
 use std::path::Path;
 use wpd_link::lto::{LtoSymbols, SymbolView};
 use wpd_llvm::{LtoInput, LtoOptions, Resolution, ThinLto};
+use wpd_summary::ModuleSummary;
 
 /// LLVM's ThinLTO options of the link (`jobs`: backend threads, `None`:
 /// lld's default, one per physical core).
@@ -50,17 +52,20 @@ struct Part {
 }
 
 /// Adds every rewritten module (in link order, `inputs[k]` the source of
-/// `rewritten[k]`) to `lto` under `names[k]` (a split unit kept in two:
-/// its thin part so, its vtables under `names[k]` with `#vtables`), with
-/// the resolutions of the link model. Returns the input each added
-/// module, in task order, comes from.
+/// `rewritten[k]`, `summaries[k]` its summary) to `lto` under `names[k]`
+/// (a split unit kept in two: its thin part so, its vtables under
+/// `names[k]` with `#vtables`), with the resolutions of the link model,
+/// movable comdat groups placed where the backends have least to do
+/// ([`crate::spread`]). Returns the input each added module, in task
+/// order, comes from, and the placement.
 fn add_modules<'b>(
     lto: &mut ThinLto<'b>,
     inputs: &'b [BitcodeInput],
     rewritten: &'b [Rewritten],
+    summaries: &[ModuleSummary],
     names: &[String],
     symbols: &LtoSymbols<'_>,
-) -> Result<Vec<Part>> {
+) -> Result<(Vec<Part>, Spread)> {
     if symbols.module_count() != rewritten.len() {
         return Err(Error::msg(format!(
             "the link model has {} bitcode modules, the backends {}",
@@ -68,7 +73,7 @@ fn add_modules<'b>(
             rewritten.len()
         )));
     }
-    let mut parts = Vec::with_capacity(rewritten.len());
+    let mut opened = Vec::with_capacity(rewritten.len());
     for (k, (input, module)) in inputs.iter().zip(rewritten).enumerate() {
         let vtables_name = format!("{}#vtables", names[k]);
         let modules = std::iter::once((module.bitcode(input), &names[k], false))
@@ -76,36 +81,56 @@ fn add_modules<'b>(
         for (bitcode, name, vtables) in modules {
             let lto_input = LtoInput::open(bitcode, name)
                 .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {e}")))?;
-            // Both parts of a split unit are the one unit of the link model.
-            let resolutions: Vec<Resolution> = lto_input
-                .symbols()
-                .iter()
-                .map(|s| {
-                    let r = symbols.resolve(
-                        k,
-                        &SymbolView {
-                            name: &s.name,
-                            section: &s.section,
-                            undefined: s.undefined,
-                            non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
-                            hidden: s.visibility == wpd_llvm::Visibility::Hidden,
-                            introduced: module.introduced.contains(&s.name),
-                        },
-                    );
-                    Resolution {
-                        prevailing: r.prevailing,
-                        final_definition: r.final_definition,
-                        visible_to_regular_obj: r.visible_to_regular_obj,
-                        export_dynamic: r.export_dynamic,
-                        linker_redefined: r.linker_redefined,
-                    }
-                })
-                .collect();
-            lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
-            parts.push(Part { input: k, vtables });
+            opened.push((Part { input: k, vtables }, lto_input));
         }
     }
-    Ok(parts)
+    // A copy in a named section (whose order `__start_`/`__stop_` users
+    // may read), kept in `llvm.used`, or defined by a split unit's regular
+    // part as well stays where the linker puts it.
+    let unfit: HashSet<&str> = opened
+        .iter()
+        .flat_map(|(part, i)| {
+            i.symbols()
+                .iter()
+                .filter(move |s| !s.undefined && (part.vtables || !s.section.is_empty() || s.used))
+                .map(|s| s.name.as_str())
+        })
+        .collect();
+    let spread = crate::spread::spread(symbols.movable(), summaries, symbols, &|n| unfit.contains(n));
+    drop(unfit);
+    let symbols = symbols.with_moves(spread.moves.clone());
+    let mut parts = Vec::with_capacity(opened.len());
+    for (part, lto_input) in opened {
+        let (k, input, module) = (part.input, &inputs[part.input], &rewritten[part.input]);
+        // Both parts of a split unit are the one unit of the link model.
+        let resolutions: Vec<Resolution> = lto_input
+            .symbols()
+            .iter()
+            .map(|s| {
+                let r = symbols.resolve(
+                    k,
+                    &SymbolView {
+                        name: &s.name,
+                        section: &s.section,
+                        undefined: s.undefined,
+                        non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
+                        hidden: s.visibility == wpd_llvm::Visibility::Hidden,
+                        introduced: module.introduced.contains(&s.name),
+                    },
+                );
+                Resolution {
+                    prevailing: r.prevailing,
+                    final_definition: r.final_definition,
+                    visible_to_regular_obj: r.visible_to_regular_obj,
+                    export_dynamic: r.export_dynamic,
+                    linker_redefined: r.linker_redefined,
+                }
+            })
+            .collect();
+        lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
+        parts.push(part);
+    }
+    Ok((parts, spread))
 }
 
 /// The native objects of one link's inputs, in input order.
@@ -124,6 +149,51 @@ pub struct Natives {
     /// LLVM's ThinLTO backends, in the order they started (the most
     /// estimated work first): the report's `backends`.
     pub backends: Vec<BackendRun>,
+    /// Where the thin link took movable comdat groups from.
+    pub prevailing: PrevailingCopies,
+}
+
+/// Where the thin link took movable comdat groups from
+/// ([`crate::spread`]): the report's `prevailing_copies`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PrevailingCopies {
+    /// Groups whose copies are interchangeable, wherever they went.
+    pub movable_groups: usize,
+    /// The instructions of the functions of the moved groups.
+    pub instructions_moved: u64,
+    /// The groups taken from another module than the one the linker keeps
+    /// first, by signature.
+    pub moved: Vec<MovedCopy>,
+}
+
+/// One group of [`PrevailingCopies::moved`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MovedCopy {
+    pub group: String,
+    /// The module whose copy the linker would keep, and the one compiled.
+    pub from: String,
+    pub to: String,
+    pub instructions: u64,
+}
+
+impl PrevailingCopies {
+    fn new(spread: &Spread, inputs: &[BitcodeInput]) -> PrevailingCopies {
+        let name = |k: usize| inputs.get(k).map(|i| i.name.clone()).unwrap_or_default();
+        PrevailingCopies {
+            movable_groups: spread.groups,
+            instructions_moved: spread.moved.iter().map(|g| g.instructions).sum(),
+            moved: spread
+                .moved
+                .iter()
+                .map(|g| MovedCopy {
+                    group: g.signature.clone(),
+                    from: name(g.from),
+                    to: name(g.to),
+                    instructions: g.instructions,
+                })
+                .collect(),
+        }
+    }
 }
 
 /// One ThinLTO backend of the link, as it ran (serialized as one entry of
@@ -157,9 +227,11 @@ pub struct RegularObject {
 /// module (and one beside it for a split unit kept in two), in the same
 /// order. `jobs`: backend threads (`None`: lld's default, one per physical
 /// core).
+#[allow(clippy::too_many_arguments)]
 pub fn compile(
     inputs: &[BitcodeInput],
     rewritten: &[Rewritten],
+    summaries: &[ModuleSummary],
     symbols: &LtoSymbols<'_>,
     opts: &CodegenOptions,
     jobs: Option<usize>,
@@ -185,7 +257,7 @@ pub fn compile(
             name
         })
         .collect();
-    let parts = add_modules(&mut lto, inputs, rewritten, &names, symbols)?;
+    let (parts, spread) = add_modules(&mut lto, inputs, rewritten, summaries, &names, symbols)?;
     progress.phase("backend", parts.len());
     // Split DWARF files are written beside the objects, not cached with
     // them: a link that writes them compiles every module.
@@ -221,8 +293,14 @@ pub fn compile(
             })
         })
         .collect();
-    let mut natives =
-        Natives { objects: Vec::with_capacity(inputs.len()), beside: vec![None; inputs.len()], regular, backends };
+    let prevailing = PrevailingCopies::new(&spread, inputs);
+    let mut natives = Natives {
+        objects: Vec::with_capacity(inputs.len()),
+        beside: vec![None; inputs.len()],
+        regular,
+        backends,
+        prevailing,
+    };
     for (part, object) in parts.into_iter().zip(objects) {
         if part.vtables {
             natives.beside[part.input] = Some(object);
@@ -255,20 +333,23 @@ pub fn job_module_name(k: usize) -> String {
 /// then written to `dir/<k>.bc` ([`job_module_name`]) instead of being
 /// compiled. [`backend_job`] compiles one, anywhere, into the object the
 /// in-process link ([`compile`]) would have made. Returns the file names,
-/// in link order.
+/// in link order, and where movable comdat groups were taken from.
+#[allow(clippy::too_many_arguments)]
 pub fn write_job_modules(
     inputs: &[BitcodeInput],
     rewritten: &[Rewritten],
+    summaries: &[ModuleSummary],
     symbols: &LtoSymbols<'_>,
     opts: &CodegenOptions,
     jobs: Option<usize>,
     dir: &Path,
     progress: &crate::progress::Progress,
-) -> Result<Vec<String>> {
+) -> Result<(Vec<String>, PrevailingCopies)> {
     let names: Vec<String> = (0..inputs.len()).map(job_module_name).collect();
     let mut lto = ThinLto::post_import(&lto_options(opts, jobs)).map_err(Error::msg)?;
     // A distributed job compiles one module per input: no unit is kept in two.
-    if add_modules(&mut lto, inputs, rewritten, &names, symbols)?.len() != inputs.len() {
+    let (parts, spread) = add_modules(&mut lto, inputs, rewritten, summaries, &names, symbols)?;
+    if parts.len() != inputs.len() {
         return Err(Error::msg("a split unit was kept in two for distributed backends (a wpd bug)"));
     }
     progress.phase("thin link", rewritten.len());
@@ -283,7 +364,7 @@ pub fn write_job_modules(
         let path = dir.join(&names[k]);
         std::fs::write(&path, module).map_err(|e| Error::at(path.display().to_string(), e.to_string()))?;
     }
-    Ok(names)
+    Ok((names, PrevailingCopies::new(&spread, inputs)))
 }
 
 /// One job of a distributed link: `module` (a `<k>.bc` that

@@ -18,14 +18,16 @@
 
 use super::exports;
 use super::line::{Flavor, InputState, Item, LinkLine};
-use super::model::{Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, OutsideRefs, Refs};
+use super::model::{
+    Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, MovableGroup, OutsideRefs, Refs,
+};
 use super::script::{self, Command, Entry};
 use super::search::Search;
 use super::source::{Content, MemberKind, Source};
 use super::symbols::{Definition, SymbolTable, Visibility};
 use super::symtab::{Effect, State, Symtab, UnitId};
 use super::{Error, glob_match};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -703,6 +705,7 @@ impl<'a> Loader<'a> {
             None => OutsideRefs::Known(self.outside_refs()),
         };
         let defined_by_command_line = self.line.defsyms.iter().map(|(n, _)| n.clone()).collect();
+        let movable = if outside_refs.is_known() { self.movable_groups() } else { Vec::new() };
         LinkModel {
             flavor: self.line.flavor,
             inputs: self.inputs,
@@ -712,7 +715,124 @@ impl<'a> Loader<'a> {
             exported: self.exported,
             defined_by_command_line,
             notes: self.notes,
+            movable,
         }
+    }
+
+    /// The comdat groups the link may take from any of the loaded bitcode
+    /// modules that define them ([`MovableGroup`]): none under a `-T`
+    /// script (it may place sections by input file).
+    fn movable_groups(&self) -> Vec<MovableGroup> {
+        if self.line.relocatable || self.line.items.iter().any(|i| matches!(i, Item::Script { .. })) {
+            return Vec::new();
+        }
+        let eager: HashSet<UnitId> = self
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Unit(u) => Some(*u),
+                _ => None,
+            })
+            .collect();
+        // Names the linker itself binds (`--wrap`, `--defsym`).
+        let linker_named: HashSet<String> = self
+            .line
+            .wraps
+            .iter()
+            .flat_map(|w| [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")])
+            .chain(self.line.defsyms.iter().map(|(n, _)| n.clone()))
+            .collect();
+        // Signature -> (members, modules), from the loaded bitcode loaded
+        // whatever the symbols say; `None` once the group is found unfit.
+        type Found<'s> = (Vec<&'s str>, Vec<usize>);
+        let mut groups: BTreeMap<&str, Option<Found<'_>>> = BTreeMap::new();
+        let mut grouped: HashSet<UnitId> = HashSet::new();
+        let mut position = 0usize;
+        for &u in &self.order {
+            let unit = &self.units[u.0 as usize];
+            if unit.kind != LoadedKind::Bitcode {
+                continue;
+            }
+            let k = position;
+            position += 1;
+            if !eager.contains(&u) {
+                continue;
+            }
+            for (c, comdat) in unit.table.comdats.iter().enumerate() {
+                if !comdat.deduplicate {
+                    continue;
+                }
+                let mut members: Vec<&str> = Vec::new();
+                let mut fit = true;
+                for s in unit.table.symbols.iter().filter(|s| s.comdat == Some(c as u32)) {
+                    fit &= s.definition == Definition::Defined
+                        && s.weak
+                        && !s.name.contains('@')
+                        && !linker_named.contains(s.name.as_str());
+                    members.push(&s.name);
+                }
+                members.sort_unstable();
+                let entry = groups.entry(&comdat.name).or_insert_with(|| Some((members.clone(), Vec::new())));
+                match entry {
+                    Some((m, modules)) if fit && !members.is_empty() && *m == members => modules.push(k),
+                    _ => *entry = None,
+                }
+            }
+            grouped.insert(u);
+        }
+        let mut groups: BTreeMap<&str, Found<'_>> = groups
+            .into_iter()
+            .filter_map(|(sig, g)| g.filter(|(_, modules)| modules.len() > 1).map(|g| (sig, g)))
+            .collect();
+        if groups.is_empty() {
+            return Vec::new();
+        }
+        // The first module's copy must prevail for every member (no
+        // earlier native definition took a name).
+        let bitcode: Vec<UnitId> =
+            self.order.iter().copied().filter(|&u| self.units[u.0 as usize].kind == LoadedKind::Bitcode).collect();
+        groups.retain(|_, (members, modules)| {
+            members
+                .iter()
+                .all(|m| self.symtab.find(m).and_then(|id| self.symtab.owner(id)) == Some(bitcode[modules[0]]))
+        });
+        // No other unit, loaded or not, may define a member or the group:
+        // taking the copy from elsewhere could then extract it, or keep
+        // its copy instead.
+        let mut member_of: HashMap<&str, &str> = HashMap::new();
+        for (sig, (members, _)) in &groups {
+            for m in members {
+                member_of.insert(m, sig);
+            }
+        }
+        let in_group = |u: UnitId, sig: &str| {
+            grouped.contains(&u) && groups.get(sig).is_some_and(|(_, ms)| ms.iter().any(|&k| bitcode[k] == u))
+        };
+        let mut unfit: HashSet<&str> = HashSet::new();
+        for (i, unit) in self.units.iter().enumerate() {
+            let u = UnitId(i as u32);
+            for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
+                if let Some(&sig) = member_of.get(s.name.as_str())
+                    && !in_group(u, sig)
+                {
+                    unfit.insert(sig);
+                }
+            }
+            for c in &unit.table.comdats {
+                if groups.contains_key(c.name.as_str()) && !in_group(u, &c.name) {
+                    unfit.insert(groups.get_key_value(c.name.as_str()).map(|(k, _)| *k).unwrap_or_default());
+                }
+            }
+        }
+        groups
+            .into_iter()
+            .filter(|(sig, _)| !unfit.contains(sig))
+            .map(|(sig, (members, modules))| MovableGroup {
+                signature: sig.to_string(),
+                members: members.into_iter().map(str::to_string).collect(),
+                modules,
+            })
+            .collect()
     }
 
     /// Every name code outside the bitcode may reference: references of

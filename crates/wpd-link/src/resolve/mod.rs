@@ -33,7 +33,9 @@ mod tests;
 
 pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack};
 pub use load::expression_symbols;
-pub use model::{Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, OutsideRefs, Refs};
+pub use model::{
+    Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, MovableGroup, OutsideRefs, Refs,
+};
 pub use script::Script;
 pub use source::{BitcodeReader, Content, DiskSource, MemberContent, MemberKind, Source};
 pub use symbols::{Comdat, Definition, Symbol, SymbolTable, Visibility};

@@ -160,6 +160,34 @@ pub struct LinkModel {
     pub defined_by_command_line: BTreeSet<String>,
     /// Things that are not errors but may matter (a library not found).
     pub notes: Vec<String>,
+    /// Comdat groups whose copy the link may take from any of several
+    /// bitcode modules without changing what it links ([`MovableGroup`]).
+    /// Empty where the model cannot tell (the linker plugin's model, a
+    /// relocatable output, a `-T` script, outside references unknown).
+    pub movable: Vec<MovableGroup>,
+}
+
+/// A comdat group defined, with the same members, by several bitcode
+/// modules that the link loads whatever the symbols say (named on the
+/// line, not archive members nor `--start-lib` objects), and by no other
+/// unit the link could load (no native object, shared library, archive
+/// member or `--start-lib` object defines a member or the group): the
+/// first module's copy prevails, but which module's copy the output
+/// holds changes neither what the link loads nor in which order, nor what
+/// any reference binds to. The thin link may therefore take it from
+/// another of these modules (when the members are ODR functions, whose
+/// copies are interchangeable: `wpd::spread`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovableGroup {
+    /// The group's signature.
+    pub signature: String,
+    /// Its members' names, sorted: every one weak, defined, and prevailing
+    /// in the first module.
+    pub members: Vec<String>,
+    /// The modules that define it, as positions among the link's loaded
+    /// bitcode ([`LinkModel::bitcode`]), in load order: the first one's
+    /// copy is the one the linker keeps.
+    pub modules: Vec<usize>,
 }
 
 impl LinkModel {

@@ -240,6 +240,87 @@ fn comdat_first_copy_wins() {
     assert_eq!(prevailing(&m, "b.o"), &["other".to_string()].into());
 }
 
+/// A bitcode table defining `groups` (signature, members) as comdats of
+/// weak definitions, plus `own`.
+fn with_groups(groups: &[(&str, &[&str])], own: &str) -> Content {
+    let mut symbols = vec![def(own)];
+    let mut comdats = Vec::new();
+    for (c, (sig, members)) in groups.iter().enumerate() {
+        comdats.push(Comdat { name: sig.to_string(), deduplicate: true });
+        symbols.extend(members.iter().map(|m| Symbol { comdat: Some(c as u32), ..def(m).weak() }));
+    }
+    Content::Bitcode(Rc::new(SymbolTable { symbols, comdats }))
+}
+
+fn movable(m: &LinkModel) -> Vec<(&str, Vec<usize>)> {
+    m.movable.iter().map(|g| (g.signature.as_str(), g.modules.clone())).collect()
+}
+
+#[test]
+fn comdat_groups_movable_between_modules_on_the_line() {
+    let tpl: (&str, &[&str]) = ("_Z3tplIiEvv", &["_Z3tplIiEvv"]);
+    let ctor: (&str, &[&str]) = ("_ZN1SC5Ev", &["_ZN1SC1Ev", "_ZN1SC2Ev"]);
+    let mut fake = Fake::default()
+        .with("main.o", with_groups(&[tpl, ctor], "main"))
+        .with("a.o", with_groups(&[tpl, ctor], "a"))
+        .with("b.o", with_groups(&[tpl, ("_ZN1SC5Ev", &["_ZN1SC2Ev"])], "b"))
+        .with("only.o", with_groups(&[("_Z4solov", &["_Z4solov"])], "c"));
+    let items = vec![file("main.o"), file("a.o"), file("b.o"), file("only.o")];
+    for flavor in [Flavor::Lld, Flavor::Bfd] {
+        let m = run(&line(flavor, items.clone()), &mut fake);
+        // The template is defined alike by three modules; the constructor
+        // group's members differ in b.o (it stays); a group defined once
+        // has nowhere else to go.
+        assert_eq!(movable(&m), vec![("_Z3tplIiEvv", vec![0, 1, 2])], "{flavor:?}");
+    }
+}
+
+#[test]
+fn comdat_groups_stay_where_extraction_or_outside_code_could_tell() {
+    let tpl: (&str, &[&str]) = ("_Z3tplIiEvv", &["_Z3tplIiEvv"]);
+    let with_needs = |own: &str, need: &str| match with_groups(&[tpl], own) {
+        Content::Bitcode(t) => {
+            let mut t = (*t).clone();
+            t.symbols.push(undef(need));
+            Content::Bitcode(Rc::new(t))
+        }
+        c => c,
+    };
+    // A member of an archive defines it too (loaded or not): taking the
+    // copy from elsewhere could change what is extracted.
+    let mut in_archive = Fake::default()
+        .with("main.o", with_needs("main", "x"))
+        .with("a.o", with_groups(&[tpl], "a"))
+        .with("lib.a", archive(vec![("x.o", with_groups(&[tpl], "x"))]));
+    let items = vec![file("main.o"), file("a.o"), file("lib.a")];
+    assert!(run(&line(Flavor::Lld, items.clone()), &mut in_archive).movable.is_empty());
+    let mut unloaded = Fake::default()
+        .with("main.o", with_groups(&[tpl], "main"))
+        .with("a.o", with_groups(&[tpl], "a"))
+        .with("lib.a", archive(vec![("x.o", with_groups(&[tpl], "x"))]));
+    assert!(run(&line(Flavor::Lld, items), &mut unloaded).movable.is_empty());
+    // A native object or a shared library defines a member.
+    for other in [obj(vec![def("_Z3tplIiEvv").weak()]), shared(vec![def("_Z3tplIiEvv")])] {
+        let mut fake = Fake::default()
+            .with("main.o", with_groups(&[tpl], "main"))
+            .with("a.o", with_groups(&[tpl], "a"))
+            .with("/d/other", other);
+        let m = run(&line(Flavor::Lld, vec![file("main.o"), file("a.o"), file("/d/other")]), &mut fake);
+        assert!(m.movable.is_empty(), "{:?}", m.movable);
+    }
+    // --wrap and --defsym bind the name in the linker; -r links again later.
+    let mut fake = Fake::default().with("main.o", with_groups(&[tpl], "main")).with("a.o", with_groups(&[tpl], "a"));
+    let items = vec![file("main.o"), file("a.o")];
+    assert_eq!(movable(&run(&line(Flavor::Lld, items.clone()), &mut fake)).len(), 1);
+    let wrapped = LinkLine { wraps: vec!["_Z3tplIiEvv".into()], ..line(Flavor::Lld, items.clone()) };
+    assert!(run(&wrapped, &mut fake).movable.is_empty());
+    let relocatable = LinkLine { relocatable: true, ..line(Flavor::Lld, items.clone()) };
+    assert!(run(&relocatable, &mut fake).movable.is_empty());
+    // --start-lib objects are lazy like archive members.
+    let lib = vec![file("main.o"), Item::LibStart, file("a.o"), Item::LibEnd];
+    assert!(run(&line(Flavor::Lld, lib), &mut fake).movable.is_empty());
+}
+
 #[test]
 fn whole_archive_loads_every_member_in_order() {
     let state = InputState { whole_archive: true, ..InputState::default() };

@@ -23,8 +23,16 @@
 use std::collections::{BTreeSet, HashMap};
 use wpd_llvm::{LazyModule, Value};
 
-/// Per function (by [`Value::id`]): what the index says it references.
-pub(super) type Indexed<'m> = HashMap<usize, Vec<Value<'m>>>;
+/// Per function (by [`Value::id`]): what the index says of it.
+pub(super) type Indexed<'m> = HashMap<usize, Described<'m>>;
+
+/// What the index says of one function.
+pub(super) struct Described<'m> {
+    /// What it references and calls.
+    pub refs: Vec<Value<'m>>,
+    /// clang's count of its instructions.
+    pub instructions: u32,
+}
 
 /// What one part's index says about its functions.
 pub(super) struct Index<'m> {
@@ -53,7 +61,7 @@ pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<
             if s.indirect_calls {
                 index.indirect.push(s.function);
             }
-            index.refs.insert(s.function.id(), s.refs);
+            index.refs.insert(s.function.id(), Described { refs: s.refs, instructions: s.instructions });
         }
         for f in part.functions() {
             if !index.refs.contains_key(&f.id()) {

@@ -7,8 +7,8 @@ use wpd_llvm::{Module, Value};
 use wpd_summary::{GlobalKind, GlobalRefs, SpecialRoots};
 
 /// One record per defined global value of `module`. A function `indexed`
-/// describes takes its references from there (its body may be unread);
-/// any other function's body is walked.
+/// describes takes its references and instruction count from there (its
+/// body may be unread); any other function's body is walked.
 pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec<GlobalRefs> {
     let mut out = Vec::new();
     for f in module.functions() {
@@ -16,15 +16,17 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
             continue;
         }
         let mut w = Walker::default();
-        if let Some(refs) = indexed.and_then(|i| i.get(&f.id())) {
-            for &r in refs {
+        if let Some(d) = indexed.and_then(|i| i.get(&f.id())) {
+            for &r in &d.refs {
                 w.visit(r);
             }
-            out.push(record(f, GlobalKind::Function, w));
+            out.push(GlobalRefs { instructions: d.instructions, ..record(f, GlobalKind::Function, w) });
             continue;
         }
+        let mut instructions = 0u32;
         for block in f.blocks() {
             for inst in block.instructions() {
+                instructions = instructions.saturating_add(1);
                 for op in inst.operands() {
                     w.visit(op);
                 }
@@ -33,7 +35,7 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
         if let Some(p) = f.personality() {
             w.visit(p);
         }
-        out.push(record(f, GlobalKind::Function, w));
+        out.push(GlobalRefs { instructions, ..record(f, GlobalKind::Function, w) });
     }
     for g in module.globals() {
         let Some(init) = g.initializer() else { continue };
@@ -66,6 +68,7 @@ fn record(g: Value<'_>, kind: GlobalKind, w: Walker) -> GlobalRefs {
         linkage: g.linkage(),
         visibility: g.visibility(),
         refs: w.refs.into_iter().collect(),
+        instructions: 0,
     }
 }
 
