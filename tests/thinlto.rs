@@ -48,11 +48,21 @@ fn build(program: &str, d: &Path, extra: &[&str]) -> Check<Build> {
 /// Links through wpd-ld, runs the program and checks its output; returns
 /// the program and wpd-ld's stderr.
 fn link(b: &Build, out: &str, extra: &[&str]) -> Check<(PathBuf, String)> {
+    let inputs: Vec<&Path> = b.objects.iter().map(PathBuf::as_path).collect();
+    link_inputs(b, &inputs, out, extra, None)
+}
+
+/// [`link`] of `inputs` (`b`'s objects, some of them in an archive) with
+/// `TMPDIR` set to `tmp` when given.
+fn link_inputs(b: &Build, inputs: &[&Path], out: &str, extra: &[&str], tmp: Option<&Path>) -> Check<(PathBuf, String)> {
     let prog = b.dir.join(out);
     let mut cmd = Command::new(CLANGXX);
+    if let Some(tmp) = tmp {
+        cmd.env("TMPDIR", tmp);
+    }
     cmd.arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
     cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
-    let output = run(cmd.args(extra).args(&b.objects).arg("-o").arg(&prog))?;
+    let output = run(cmd.args(extra).args(inputs).arg("-o").arg(&prog))?;
     let got = run(&mut Command::new(&prog))?.stdout;
     if got != b.expected {
         return Err(format!(
@@ -663,15 +673,10 @@ fn prevailing_copies_spread(extra: &[&str]) -> Check {
     let report = dir.path().join("report.json");
     let temps = dir.path().join("temps");
     std::fs::create_dir_all(&temps).map_err(|e| e.to_string())?;
-    let prog = dir.path().join("wpd");
-    let mut cmd = Command::new(CLANGXX);
-    cmd.env("TMPDIR", &temps).arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
-    cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
-    cmd.arg(format!("-Wl,--wpd-report={}", report.display())).arg("-Wl,--wpd-save-temps");
-    run(cmd.args(&b.objects).arg("-o").arg(&prog))?;
-    if run(&mut Command::new(&prog))?.stdout != b.expected {
-        return Err("the program does not print what -O0 prints".into());
-    }
+    let inputs: Vec<&Path> = b.objects.iter().map(PathBuf::as_path).collect();
+    let flags = [format!("-Wl,--wpd-report={}", report.display()), "-Wl,--wpd-save-temps".into()];
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    link_inputs(&b, &inputs, "wpd", &flags, Some(&temps))?;
     let json = report_json(&report)?;
     let copies = &json["prevailing_copies"];
     let moved = copies["moved"].as_array().ok_or("the report has no `prevailing_copies.moved`")?;
@@ -729,19 +734,12 @@ fn prevailing_copies_spread(extra: &[&str]) -> Check {
     }
     // b.o and c.o from an archive: nothing moves.
     let lib = dir.path().join("libbc.a");
-    let members: Vec<&PathBuf> = b.objects.iter().filter(|o| o.ends_with("b.o") || o.ends_with("c.o")).collect();
+    let (members, mut rest): (Vec<&Path>, Vec<&Path>) =
+        inputs.iter().partition(|o| o.ends_with("b.o") || o.ends_with("c.o"));
     run(Command::new(LLVM_AR).arg("rcs").arg(&lib).args(&members))?;
+    rest.push(&lib);
     let report2 = dir.path().join("report2.json");
-    let prog2 = dir.path().join("wpd-archive");
-    let mut cmd = Command::new(CLANGXX);
-    cmd.arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
-    cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
-    cmd.arg(format!("-Wl,--wpd-report={}", report2.display()));
-    let rest: Vec<&PathBuf> = b.objects.iter().filter(|o| !members.contains(o)).collect();
-    run(cmd.args(&rest).arg(&lib).arg("-o").arg(&prog2))?;
-    if run(&mut Command::new(&prog2))?.stdout != b.expected {
-        return Err("the program linked with the archive does not print what -O0 prints".into());
-    }
+    link_inputs(&b, &rest, "wpd-archive", &[&format!("-Wl,--wpd-report={}", report2.display())], None)?;
     let copies = &report_json(&report2)?["prevailing_copies"];
     if copies["moved"].as_array().is_none_or(|m| !m.is_empty()) {
         return Err(format!("groups moved although archive members define them: {copies}"));

@@ -132,11 +132,6 @@ impl<'m> LtoSymbols<'m> {
         self.modules.get(module).is_some_and(|l| l.prevailing.contains(name))
     }
 
-    /// The names whose copy moved, with the module each now prevails in.
-    pub fn moves(&self) -> &BTreeMap<String, usize> {
-        &self.moved
-    }
-
     /// How many modules the link has.
     pub fn module_count(&self) -> usize {
         self.modules.len()

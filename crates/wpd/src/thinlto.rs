@@ -87,18 +87,20 @@ fn add_modules<'b>(
     // A copy in a named section (whose order `__start_`/`__stop_` users
     // may read), kept in `llvm.used`, or defined by a split unit's regular
     // part as well stays where the linker puts it.
-    let unfit: HashSet<&str> = opened
-        .iter()
-        .flat_map(|(part, i)| {
-            i.symbols()
-                .iter()
-                .filter(move |s| !s.undefined && (part.vtables || !s.section.is_empty() || s.used))
-                .map(|s| s.name.as_str())
-        })
-        .collect();
-    let spread = crate::spread::spread(symbols.movable(), summaries, symbols, &|n| unfit.contains(n));
-    drop(unfit);
-    let symbols = symbols.with_moves(spread.moves.clone());
+    let mut spread = Spread::default();
+    if !symbols.movable().is_empty() {
+        let unfit: HashSet<&str> = opened
+            .iter()
+            .flat_map(|(part, i)| {
+                i.symbols()
+                    .iter()
+                    .filter(move |s| !s.undefined && (part.vtables || !s.section.is_empty() || s.used))
+                    .map(|s| s.name.as_str())
+            })
+            .collect();
+        spread = crate::spread::spread(symbols.movable(), summaries, symbols, &|n| unfit.contains(n));
+    }
+    let symbols = symbols.with_moves(std::mem::take(&mut spread.moves));
     let mut parts = Vec::with_capacity(opened.len());
     for (part, lto_input) in opened {
         let (k, input, module) = (part.input, &inputs[part.input], &rewritten[part.input]);

@@ -742,35 +742,25 @@ impl<'a> Loader<'a> {
             .flat_map(|w| [w.clone(), format!("__wrap_{w}"), format!("__real_{w}")])
             .chain(self.line.defsyms.iter().map(|(n, _)| n.clone()))
             .collect();
-        // Signature -> (members, modules), from the loaded bitcode loaded
-        // whatever the symbols say; `None` once the group is found unfit.
+        // The loaded bitcode, in load order: a module's position here is
+        // its place among the link's bitcode modules.
+        let bitcode: Vec<UnitId> =
+            self.order.iter().copied().filter(|&u| self.units[u.0 as usize].kind == LoadedKind::Bitcode).collect();
+        // Signature -> (members, modules), from the bitcode loaded whatever
+        // the symbols say; `None` once the group is found unfit.
         type Found<'s> = (Vec<&'s str>, Vec<usize>);
         let mut groups: BTreeMap<&str, Option<Found<'_>>> = BTreeMap::new();
-        let mut grouped: HashSet<UnitId> = HashSet::new();
-        let mut position = 0usize;
-        for &u in &self.order {
-            let unit = &self.units[u.0 as usize];
-            if unit.kind != LoadedKind::Bitcode {
-                continue;
-            }
-            let k = position;
-            position += 1;
-            if !eager.contains(&u) {
-                continue;
-            }
-            for (c, comdat) in unit.table.comdats.iter().enumerate() {
-                if !comdat.deduplicate {
-                    continue;
-                }
-                let mut members: Vec<&str> = Vec::new();
-                let mut fit = true;
-                for s in unit.table.symbols.iter().filter(|s| s.comdat == Some(c as u32)) {
-                    fit &= s.definition == Definition::Defined
+        for (k, &u) in bitcode.iter().enumerate().filter(|(_, u)| eager.contains(u)) {
+            let table = &self.units[u.0 as usize].table;
+            for (c, comdat) in table.comdats.iter().enumerate().filter(|(_, c)| c.deduplicate) {
+                let in_comdat = table.symbols.iter().filter(|s| s.comdat == Some(c as u32));
+                let fit = in_comdat.clone().all(|s| {
+                    s.definition == Definition::Defined
                         && s.weak
                         && !s.name.contains('@')
-                        && !linker_named.contains(s.name.as_str());
-                    members.push(&s.name);
-                }
+                        && !linker_named.contains(s.name.as_str())
+                });
+                let mut members: Vec<&str> = in_comdat.map(|s| s.name.as_str()).collect();
                 members.sort_unstable();
                 let entry = groups.entry(&comdat.name).or_insert_with(|| Some((members.clone(), Vec::new())));
                 match entry {
@@ -778,24 +768,23 @@ impl<'a> Loader<'a> {
                     _ => *entry = None,
                 }
             }
-            grouped.insert(u);
         }
+        // Defined by more than one module, and the first module's copy
+        // prevails for every member (no earlier native definition took a
+        // name).
         let mut groups: BTreeMap<&str, Found<'_>> = groups
             .into_iter()
-            .filter_map(|(sig, g)| g.filter(|(_, modules)| modules.len() > 1).map(|g| (sig, g)))
+            .filter_map(|(sig, g)| Some((sig, g?)))
+            .filter(|(_, (members, modules))| {
+                modules.len() > 1
+                    && members
+                        .iter()
+                        .all(|m| self.symtab.find(m).and_then(|id| self.symtab.owner(id)) == Some(bitcode[modules[0]]))
+            })
             .collect();
         if groups.is_empty() {
             return Vec::new();
         }
-        // The first module's copy must prevail for every member (no
-        // earlier native definition took a name).
-        let bitcode: Vec<UnitId> =
-            self.order.iter().copied().filter(|&u| self.units[u.0 as usize].kind == LoadedKind::Bitcode).collect();
-        groups.retain(|_, (members, modules)| {
-            members
-                .iter()
-                .all(|m| self.symtab.find(m).and_then(|id| self.symtab.owner(id)) == Some(bitcode[modules[0]]))
-        });
         // No other unit, loaded or not, may define a member or the group:
         // taking the copy from elsewhere could then extract it, or keep
         // its copy instead.
@@ -805,28 +794,23 @@ impl<'a> Loader<'a> {
                 member_of.insert(m, sig);
             }
         }
-        let in_group = |u: UnitId, sig: &str| {
-            grouped.contains(&u) && groups.get(sig).is_some_and(|(_, ms)| ms.iter().any(|&k| bitcode[k] == u))
-        };
+        let in_group = |u: UnitId, sig: &str| groups[sig].1.iter().any(|&k| bitcode[k] == u);
         let mut unfit: HashSet<&str> = HashSet::new();
         for (i, unit) in self.units.iter().enumerate() {
             let u = UnitId(i as u32);
-            for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
-                if let Some(&sig) = member_of.get(s.name.as_str())
-                    && !in_group(u, sig)
-                {
+            let defined =
+                unit.table.symbols.iter().filter(|s| !s.is_undefined()).filter_map(|s| member_of.get(s.name.as_str()));
+            let comdats =
+                unit.table.comdats.iter().filter_map(|c| groups.get_key_value(c.name.as_str()).map(|(k, _)| k));
+            for &sig in defined.chain(comdats) {
+                if !in_group(u, sig) {
                     unfit.insert(sig);
                 }
             }
-            for c in &unit.table.comdats {
-                if groups.contains_key(c.name.as_str()) && !in_group(u, &c.name) {
-                    unfit.insert(groups.get_key_value(c.name.as_str()).map(|(k, _)| *k).unwrap_or_default());
-                }
-            }
         }
+        groups.retain(|sig, _| !unfit.contains(sig));
         groups
             .into_iter()
-            .filter(|(sig, _)| !unfit.contains(sig))
             .map(|(sig, (members, modules))| MovableGroup {
                 signature: sig.to_string(),
                 members: members.into_iter().map(str::to_string).collect(),

@@ -20,7 +20,7 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
             for &r in &d.refs {
                 w.visit(r);
             }
-            out.push(GlobalRefs { instructions: d.instructions, ..record(f, GlobalKind::Function, w) });
+            out.push(record(f, GlobalKind::Function, w, d.instructions));
             continue;
         }
         let mut instructions = 0u32;
@@ -35,7 +35,7 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
         if let Some(p) = f.personality() {
             w.visit(p);
         }
-        out.push(GlobalRefs { instructions, ..record(f, GlobalKind::Function, w) });
+        out.push(record(f, GlobalKind::Function, w, instructions));
     }
     for g in module.globals() {
         let Some(init) = g.initializer() else { continue };
@@ -44,7 +44,7 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
         }
         let mut w = Walker::default();
         w.visit(init);
-        out.push(record(g, GlobalKind::Variable, w));
+        out.push(record(g, GlobalKind::Variable, w, 0));
     }
     for (list, kind) in
         [(module.aliases().collect::<Vec<_>>(), GlobalKind::Alias), (module.ifuncs().collect(), GlobalKind::Ifunc)]
@@ -55,20 +55,20 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
             for op in a.operands() {
                 w.visit(op);
             }
-            out.push(record(a, kind, w));
+            out.push(record(a, kind, w, 0));
         }
     }
     out
 }
 
-fn record(g: Value<'_>, kind: GlobalKind, w: Walker) -> GlobalRefs {
+fn record(g: Value<'_>, kind: GlobalKind, w: Walker, instructions: u32) -> GlobalRefs {
     GlobalRefs {
         name: g.name(),
         kind,
         linkage: g.linkage(),
         visibility: g.visibility(),
         refs: w.refs.into_iter().collect(),
-        instructions: 0,
+        instructions,
     }
 }
 
