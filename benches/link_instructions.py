@@ -4,8 +4,9 @@ ThinLTO on the objects of a ThinLTO-parity work folder, both run once under
 valgrind's callgrind with one backend thread.
 
     python3 benches/link_instructions.py [PROGRAM-MODE ...]
-    (default: box2d-split; run benches/thinlto_parity.py first, which
-    builds bench-out/parity-work/PROGRAM-MODE)
+    (default: box2d-split; run benches/thinlto_parity.py first: it builds
+    bench-out/parity-work/PROGRAM-MODE and records the link's inputs there,
+    and its link_commands() gives both links here as it times them)
 
 Wall times on a shared virtual machine wander by several per cent from one
 link to the next; instruction counts do not (two runs of the same link
@@ -23,7 +24,8 @@ For each folder it prints, in millions of instructions:
   compile) and each of its own phases, inclusive counts of the functions
   that run them, and what is left.
 Results: stdout and bench-out/link-instructions.json.
-Env: WPD_LD_BIN (default target/release/wpd-ld). Needs valgrind.
+Env: WPD_LD_BIN (default target/release/wpd-ld), as thinlto_parity.py.
+Needs valgrind.
 """
 import glob
 import json
@@ -35,10 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WPD_LD = os.path.abspath(os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target/release/wpd-ld')))
-WORK = os.path.join(ROOT, 'bench-out', 'parity-work')
-CFLAGS = ['-O2', '-flto=thin']
+import thinlto_parity as parity
 
 # wpd-ld's phases: (label, a function whose inclusive count is the phase).
 WPD_PHASES = [
@@ -54,22 +53,9 @@ WPD_PHASES = [
 ]
 
 
-def link_inputs(work):
-    """The link's inputs in the folder, as thinlto_parity.py links them:
-    the objects, with an archive's members replaced by the archive."""
-    objs = sorted((o for o in glob.glob(os.path.join(work, '*.o')) if not o.endswith('.O0.o')),
-                  key=lambda p: int(os.path.basename(p).split('-')[0]))
-    lib = os.path.join(work, 'lib.a')
-    if not os.path.exists(lib):
-        return objs
-    members = set(subprocess.run(['llvm-ar-19', 't', lib], stdout=subprocess.PIPE, text=True,
-                                 check=True).stdout.split())
-    return [o for o in objs if os.path.basename(o) not in members] + [lib]
-
-
-def linker_command(driver_args):
-    """The linker's command line that clang's driver would run."""
-    out = subprocess.run(['clang++-19', '-###'] + driver_args, stderr=subprocess.PIPE, text=True, check=True).stderr
+def linker_command(clang_cmd):
+    """The linker's command line that clang's driver runs for `clang_cmd`."""
+    out = subprocess.run(clang_cmd + ['-###'], stderr=subprocess.PIPE, text=True, check=True).stderr
     return shlex.split(out.strip().splitlines()[-1])
 
 
@@ -113,14 +99,12 @@ def inclusive(paths):
 
 
 def measure(folder):
-    work = os.path.join(WORK, folder)
-    inputs = link_inputs(work)
+    with open(os.path.join(parity.WORK, folder, parity.LINK_INPUTS)) as f:
+        inputs = json.load(f)
     tmp = tempfile.mkdtemp(prefix='wpd-instr-')
     try:
-        wpd = linker_command(CFLAGS + [f'--ld-path={WPD_LD}', '-Wl,--lto-whole-program-visibility',
-                                       '-Wl,--wpd-jobs=1'] + inputs + ['-o', os.path.join(tmp, 'prog.wpd')])
-        lld = linker_command(CFLAGS + ['-fuse-ld=lld', '-Wl,--lto-whole-program-visibility', '-Wl,--thinlto-jobs=1']
-                             + inputs + ['-o', os.path.join(tmp, 'prog.lld')])
+        wpd, lld = (linker_command(c) for c in parity.link_commands(
+            inputs, os.path.join(tmp, 'prog.wpd'), os.path.join(tmp, 'prog.lld'), jobs=1))
         wpd_files = callgrind(wpd, tmp, 'wpd')
         lld_files = callgrind(lld, tmp, 'lld')
         wpd_total = sum(totals(p) for p in wpd_files)
@@ -153,8 +137,9 @@ def main():
     folders = sys.argv[1:] or ['box2d-split']
     results = []
     for folder in folders:
-        if not os.path.isdir(os.path.join(WORK, folder)):
-            sys.exit(f'link_instructions.py: {os.path.join(WORK, folder)} not found: run benches/thinlto_parity.py')
+        inputs = os.path.join(parity.WORK, folder, parity.LINK_INPUTS)
+        if not os.path.exists(inputs):
+            sys.exit(f'link_instructions.py: {inputs} not found: run benches/thinlto_parity.py')
         r = measure(folder)
         results.append(r)
         m = 1e6
@@ -163,8 +148,7 @@ def main():
         print(f"  lld    backends {r['lld_backends'] / m:8.1f}M   the rest {r['lld_rest'] / m:8.1f}M")
         for label, v in r['wpd_phases'].items():
             print(f"  wpd-ld {label:32} {v / m:8.1f}M")
-    os.makedirs(os.path.join(ROOT, 'bench-out'), exist_ok=True)
-    with open(os.path.join(ROOT, 'bench-out', 'link-instructions.json'), 'w') as f:
+    with open(os.path.join(parity.OUT, 'link-instructions.json'), 'w') as f:
         json.dump(results, f, indent=1)
 
 

@@ -166,6 +166,20 @@ def text_size(prog):
     return 0
 
 
+# The file in a work folder that lists the link's inputs, in order.
+LINK_INPUTS = 'link-inputs.json'
+
+
+def link_commands(objs, wpd_prog, lld_prog, jobs, wpd_extra=()):
+    """The two links compared, as clang++ command lines: wpd-ld's, then
+    lld's ThinLTO with LLVM's whole-program devirtualization."""
+    wpd = (['clang++-19'] + CFLAGS + [f'--ld-path={WPD_LD}', '-Wl,--lto-whole-program-visibility',
+                                      f'-Wl,--wpd-jobs={jobs}'] + list(wpd_extra) + objs + ['-o', wpd_prog])
+    lld = (['clang++-19'] + CFLAGS + ['-fuse-ld=lld', '-Wl,--lto-whole-program-visibility',
+                                      f'-Wl,--thinlto-jobs={jobs}'] + objs + ['-o', lld_prog])
+    return wpd, lld
+
+
 def bench(program, mode):
     work = os.path.join(WORK, f'{program}-{mode}{SUFFIX}')
     shutil.rmtree(work, ignore_errors=True)
@@ -191,12 +205,12 @@ def bench(program, mode):
     run(['clang++-19'] + o0 + ['-o', ref_prog])
     expected = run([ref_prog])
 
+    # The link's inputs, for benches/link_instructions.py.
+    with open(os.path.join(work, LINK_INPUTS), 'w') as f:
+        json.dump(objs, f, indent=1)
     report = os.path.join(work, 'report.json')
     wpd_prog, lld_prog = os.path.join(work, 'prog.wpd'), os.path.join(work, 'prog.lld')
-    wpd_cmd = ['clang++-19'] + CFLAGS + [f'--ld-path={WPD_LD}', '-Wl,--lto-whole-program-visibility',
-                                         f'-Wl,--wpd-jobs={JOBS}', f'-Wl,--wpd-report={report}'] + objs + ['-o', wpd_prog]
-    lld_cmd = ['clang++-19'] + CFLAGS + ['-fuse-ld=lld', '-Wl,--lto-whole-program-visibility',
-                                         f'-Wl,--thinlto-jobs={JOBS}'] + objs + ['-o', lld_prog]
+    wpd_cmd, lld_cmd = link_commands(objs, wpd_prog, lld_prog, JOBS, ['-Wl,--wpd-report=' + report])
     (wpd_links, lld_links), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
     wpd_link, lld_link = min(wpd_links), min(lld_links)
     same = run([wpd_prog]) == expected and run([lld_prog]) == expected

@@ -747,21 +747,24 @@ fn prevailing_copies_spread(extra: &[&str]) -> Check {
     Ok(())
 }
 
+/// A check taking the extra compile flags of its objects.
+type FlagsCheck = fn(&[&str]) -> Check;
+
+/// A check run on split LTO units (clang's default with whole-program
+/// vtables) and on `-fno-split-lto-unit` objects: two trials, `NAME_split`
+/// and `NAME_nosplit`.
+fn split_and_nosplit(name: &str, check: FlagsCheck) -> [libtest_mimic::Trial; 2] {
+    [
+        libtest_mimic::Trial::test(format!("{name}_split"), move || check(&[]).map_err(Into::into)),
+        libtest_mimic::Trial::test(format!("{name}_nosplit"), move || {
+            check(&["-fno-split-lto-unit"]).map_err(Into::into)
+        }),
+    ]
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
-    let trials = vec![
-        libtest_mimic::Trial::test("imports_devirtualized_callee_split", || {
-            imports_devirtualized_callee(&[]).map_err(Into::into)
-        }),
-        libtest_mimic::Trial::test("imports_devirtualized_callee_nosplit", || {
-            imports_devirtualized_callee(&["-fno-split-lto-unit"]).map_err(Into::into)
-        }),
-        libtest_mimic::Trial::test("one_copy_dead_code_internalized_split", || {
-            one_copy_dead_code_internalized(&[]).map_err(Into::into)
-        }),
-        libtest_mimic::Trial::test("one_copy_dead_code_internalized_nosplit", || {
-            one_copy_dead_code_internalized(&["-fno-split-lto-unit"]).map_err(Into::into)
-        }),
+    let mut trials = vec![
         libtest_mimic::Trial::test("mixed_bitcode_kinds", || mixed_bitcode_kinds().map_err(Into::into)),
         libtest_mimic::Trial::test("indirect_calls_pass_through_split", || {
             indirect_calls_pass_through(true).map_err(Into::into)
@@ -773,20 +776,19 @@ fn main() {
         libtest_mimic::Trial::test("mixed_split_flags", || mixed_split_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("vtables_placement", || vtables_placement().map_err(Into::into)),
         libtest_mimic::Trial::test("archive_extraction_kept", || archive_extraction_kept().map_err(Into::into)),
-        libtest_mimic::Trial::test("backends_start_by_work_split", || backends_start_by_work(&[]).map_err(Into::into)),
-        libtest_mimic::Trial::test("backends_start_by_work_nosplit", || {
-            backends_start_by_work(&["-fno-split-lto-unit"]).map_err(Into::into)
-        }),
-        libtest_mimic::Trial::test("prevailing_copies_spread_split", || {
-            prevailing_copies_spread(&[]).map_err(Into::into)
-        }),
-        libtest_mimic::Trial::test("prevailing_copies_spread_nosplit", || {
-            prevailing_copies_spread(&["-fno-split-lto-unit"]).map_err(Into::into)
-        }),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {
             in_process_lld_equals_spawned().map_err(Into::into)
         }),
     ];
+    let both: [(&str, FlagsCheck); 4] = [
+        ("imports_devirtualized_callee", imports_devirtualized_callee),
+        ("one_copy_dead_code_internalized", one_copy_dead_code_internalized),
+        ("backends_start_by_work", backends_start_by_work),
+        ("prevailing_copies_spread", prevailing_copies_spread),
+    ];
+    for (name, check) in both {
+        trials.extend(split_and_nosplit(name, check));
+    }
     libtest_mimic::run(&args, trials).exit();
 }
