@@ -318,6 +318,59 @@ fn split_units_in_archives() -> Check {
     Ok(())
 }
 
+/// A split unit's regular part (its vtables, their type info, the copies
+/// of virtual functions clang put beside them) stays where it is: LLVM's
+/// importer takes functions that name a vtable (`make_square`,
+/// `make_counter`, inlined into `main`) but never the vtable itself, as in
+/// lld's own ThinLTO link, where that part goes into the regular LTO
+/// module. Linked from an archive, both with every hierarchy open (the
+/// units pass through, kept in two: the regular part a module of its own)
+/// and with `Counter::next` devirtualized (counter.cpp rewritten, its two
+/// parts one module). LLVM prints what it imports (`-print-imports`).
+fn regular_parts_stay_home() -> Check {
+    let dir = temp_dir("thinlto-regular-home")?;
+    let d = dir.path();
+    let b = build("indirect", d, &[])?;
+    let (main, rest): (Vec<PathBuf>, Vec<PathBuf>) = b.objects.iter().cloned().partition(|o| o.ends_with("main.o"));
+    let lib = d.join("libshapes.a");
+    run(Command::new(LLVM_AR).arg("rcs").arg(&lib).args(&rest))?;
+    let inputs: Vec<&Path> = main.iter().map(PathBuf::as_path).chain([lib.as_path()]).collect();
+    let report = d.join("report.json");
+    let report_flag = format!("-Wl,--wpd-report={}", report.display());
+    let imports = ["-Wl,-mllvm,-print-imports", report_flag.as_str()];
+    let open = ["-Wl,--wpd-open=*", "-Wl,--wpd-speculate=off"];
+    for (way, flags) in [("open", &open[..]), ("closed", &[][..])] {
+        let extra: Vec<&str> = imports.iter().chain(flags).copied().collect();
+        let (_, stderr) = link_inputs(&b, &inputs, way, &extra, None)?;
+        let imported: Vec<&str> = stderr.lines().filter(|l| l.contains(": Import ")).collect();
+        for wanted in ["_Z11make_squarei", "_Z12make_counterv"] {
+            if !imported.iter().any(|l| l.contains(&format!("Import {wanted} "))) {
+                return Err(format!("{way}: expected {wanted} imported into main.cpp, LLVM imported {imported:?}"));
+            }
+        }
+        let vtables: Vec<&&str> = imported
+            .iter()
+            .filter(|l| ["_ZTV", "_ZTI", "_ZTS"].iter().any(|p| l.contains(&format!("Import {p}"))))
+            .collect();
+        if !vtables.is_empty() {
+            return Err(format!("{way}: LLVM imported a split unit's vtables or type info: {vtables:?}"));
+        }
+        let json = report_json(&report)?;
+        let (kept, single) = (&json["split_units_kept_in_two"], &json["call_sites"]["single_impl"]);
+        if way == "open" && (*kept != 2 || *single != 0) {
+            return Err(format!(
+                "{way}: expected counter.cpp and shapes.cpp kept in two and no call devirtualized, the report says {kept} kept, {single} single-implementation calls"
+            ));
+        }
+        if way == "closed" && *single != 1 {
+            return Err(format!(
+                "{way}: expected Counter::next devirtualized, the report has {single} single-implementation calls"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Where the vtables of a split unit kept in two go (`linker-shim/src/placement.rs`,
 /// `fixtures/thinlto/order`): into the link's one regular LTO object when no
 /// archive comes before the unit, beside the unit otherwise. Square's
@@ -775,6 +828,7 @@ fn main() {
         libtest_mimic::Trial::test("split_units_in_archives", || split_units_in_archives().map_err(Into::into)),
         libtest_mimic::Trial::test("mixed_split_flags", || mixed_split_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("vtables_placement", || vtables_placement().map_err(Into::into)),
+        libtest_mimic::Trial::test("regular_parts_stay_home", || regular_parts_stay_home().map_err(Into::into)),
         libtest_mimic::Trial::test("archive_extraction_kept", || archive_extraction_kept().map_err(Into::into)),
         libtest_mimic::Trial::test("backend_split_dwarf", || backend_split_dwarf().map_err(Into::into)),
         libtest_mimic::Trial::test("in_process_lld_equals_spawned", || {

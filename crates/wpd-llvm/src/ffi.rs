@@ -223,6 +223,9 @@ unsafe extern "C" {
     pub fn wpd_write_thinlto_bitcode(
         module: LLVMModuleRef,
         split_flag: c_int,
+        kept_names: *const *const c_char,
+        kept_count: usize,
+        kept_all: c_int,
         out: *mut *mut c_char,
         len: *mut usize,
         err: *mut *mut c_char,

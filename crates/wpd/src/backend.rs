@@ -20,7 +20,7 @@ use crate::rewrite;
 use crate::summarize;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use wpd_llvm::{Context, Module};
+use wpd_llvm::{Context, KeptHome, Module};
 use wpd_summary::{CallSite, Plan};
 
 pub use wpd_link::outcome::Outcome;
@@ -80,7 +80,7 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let hash = input.content_hash();
     let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
-    let (module, stats, _) = rewrite(&ctx, input, plan, index, &hash)?;
+    let (module, stats, _, _) = rewrite(&ctx, input, plan, index, &hash)?;
     let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
     Ok((object, stats))
 }
@@ -246,7 +246,7 @@ pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
     refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);
-    module.write_thinlto_bitcode(true).map_err(|e| Error::at(&input.name, e))
+    module.write_thinlto_bitcode(true, &KeptHome::Everything).map_err(|e| Error::at(&input.name, e))
 }
 
 /// Fails when `module` (of `input`) still holds control-flow integrity
@@ -274,24 +274,27 @@ pub fn rewrite_to_bitcode(
     split_flag: bool,
 ) -> Result<Rewritten> {
     let ctx = Context::new();
-    let (module, stats, introduced) = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
+    let (module, stats, introduced, regular_part) = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
         module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
     }
-    let bitcode = module.write_thinlto_bitcode(split_flag).map_err(|e| Error::at(&input.name, e))?;
+    let kept_home = if regular_part.is_empty() { KeptHome::Nothing } else { KeptHome::Names(regular_part) };
+    let bitcode = module.write_thinlto_bitcode(split_flag, &kept_home).map_err(|e| Error::at(&input.name, e))?;
     Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
 }
 
 /// Parses one input, applies the plan to both parts of a split unit, links
 /// them and drops leftover type tests: the module the backends optimize.
 /// `index` is the input's module in the plan, `hash` its content hash.
+/// Also returns the names of the definitions a split unit's regular part
+/// brought (none for a module that is not split).
 fn rewrite<'c>(
     ctx: &'c Context,
     input: &BitcodeInput,
     plan: &Plan,
     index: usize,
     hash: &str,
-) -> Result<(Module<'c>, BackendStats, BTreeSet<String>)> {
+) -> Result<(Module<'c>, BackendStats, BTreeSet<String>, Vec<String>)> {
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
@@ -328,6 +331,7 @@ fn rewrite<'c>(
     stats.layouts_rebuilt.dedup();
 
     let mut module = modules.remove(0);
+    let regular_part = modules.iter().flat_map(definition_names).collect();
     for part in modules {
         module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
     }
@@ -342,7 +346,18 @@ fn rewrite<'c>(
             return Err(Error::at(&input.name, format!("cannot give vtable {} the name {}", a.symbol, a.promoted)));
         }
     }
-    Ok((module, stats, introduced))
+    Ok((module, stats, introduced, regular_part))
+}
+
+/// The names of the functions and variables `module` defines.
+fn definition_names(module: &Module<'_>) -> Vec<String> {
+    module
+        .functions()
+        .chain(module.globals())
+        .filter(|v| !v.is_declaration())
+        .map(|v| v.name())
+        .filter(|n| !n.is_empty())
+        .collect()
 }
 
 #[cfg(test)]
