@@ -21,7 +21,7 @@ use crate::summarize;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use wpd_llvm::{Context, KeptHome, Module};
-use wpd_summary::{CallSite, Plan};
+use wpd_summary::{CallSite, Linkage, Plan};
 
 pub use wpd_link::outcome::Outcome;
 
@@ -349,12 +349,15 @@ fn rewrite<'c>(
     Ok((module, stats, introduced, regular_part))
 }
 
-/// The names of the functions and variables `module` defines.
+/// The names of the functions and variables `module` (a split unit's
+/// regular part) defines, but its `available_externally` copies: clang
+/// copies there the virtual functions eligible for constant propagation,
+/// whose real definitions, in the thin part, LLVM may import as usual.
 fn definition_names(module: &Module<'_>) -> Vec<String> {
     module
         .functions()
         .chain(module.globals())
-        .filter(|v| !v.is_declaration())
+        .filter(|v| !v.is_declaration() && v.linkage() != Linkage::AvailableExternally)
         .map(|v| v.name())
         .filter(|n| !n.is_empty())
         .collect()
