@@ -27,6 +27,8 @@ impl Module<'_> {
         let mut len = 0usize;
         let mut err = std::ptr::null_mut();
         let names = match kept_home {
+            // A name with a NUL byte is not marked: it stays importable,
+            // which costs time, never correctness.
             KeptHome::Names(names) => names.iter().filter_map(|n| CString::new(n.as_str()).ok()).collect(),
             KeptHome::Nothing | KeptHome::Everything => Vec::new(),
         };
@@ -60,8 +62,9 @@ impl Module<'_> {
 
 /// The definitions of a module [`Module::write_thinlto_bitcode`] writes
 /// that LLVM's importer must not copy into other modules: those of a split
-/// unit's regular part (its vtables, their type info, the copies of
-/// virtual functions clang put beside them). LLVM's own link puts that
+/// unit's regular part (its vtables and their type info; not its
+/// `available_externally` copies of virtual functions, whose real
+/// definitions are in the thin part). LLVM's own link puts that
 /// part into the regular LTO module, out of every ThinLTO backend's reach;
 /// wpd's ThinLTO modules keep it out of reach too, so no backend pays for
 /// reading the module, copying a vtable and optimizing a copy that code

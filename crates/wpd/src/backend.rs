@@ -80,9 +80,9 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let hash = input.content_hash();
     let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
-    let (module, stats, _, _) = rewrite(&ctx, input, plan, index, &hash)?;
-    let object = codegen::emit(&module, opts).map_err(|e| Error::at(&input.name, e))?;
-    Ok((object, stats))
+    let applied = rewrite(&ctx, input, plan, index, &hash)?;
+    let object = codegen::emit(&applied.module, opts).map_err(|e| Error::at(&input.name, e))?;
+    Ok((object, applied.stats))
 }
 
 /// One input rewritten under the plan, as ThinLTO bitcode for LLVM's thin
@@ -274,7 +274,7 @@ pub fn rewrite_to_bitcode(
     split_flag: bool,
 ) -> Result<Rewritten> {
     let ctx = Context::new();
-    let (module, stats, introduced, regular_part) = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
+    let Applied { module, stats, introduced, regular_part } = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
         module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
     }
@@ -283,18 +283,25 @@ pub fn rewrite_to_bitcode(
     Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
 }
 
+/// One input with the plan applied ([`rewrite`]).
+struct Applied<'c> {
+    /// Both parts of a split unit linked into one module.
+    module: Module<'c>,
+    stats: BackendStats,
+    /// The names the plan gave this module's definitions (promotions,
+    /// vtable aliases).
+    introduced: BTreeSet<String>,
+    /// The definitions a split unit's regular part brought, by name
+    /// ([`definition_names`], taken before the parts are linked: a local
+    /// vtable given its alias's name afterwards is not among them, and
+    /// stays importable); none for a module that is not split.
+    regular_part: Vec<String>,
+}
+
 /// Parses one input, applies the plan to both parts of a split unit, links
 /// them and drops leftover type tests: the module the backends optimize.
 /// `index` is the input's module in the plan, `hash` its content hash.
-/// Also returns the names of the definitions a split unit's regular part
-/// brought (none for a module that is not split).
-fn rewrite<'c>(
-    ctx: &'c Context,
-    input: &BitcodeInput,
-    plan: &Plan,
-    index: usize,
-    hash: &str,
-) -> Result<(Module<'c>, BackendStats, BTreeSet<String>, Vec<String>)> {
+fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize, hash: &str) -> Result<Applied<'c>> {
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
@@ -346,7 +353,7 @@ fn rewrite<'c>(
             return Err(Error::at(&input.name, format!("cannot give vtable {} the name {}", a.symbol, a.promoted)));
         }
     }
-    Ok((module, stats, introduced, regular_part))
+    Ok(Applied { module, stats, introduced, regular_part })
 }
 
 /// The names of the functions and variables `module` (a split unit's
