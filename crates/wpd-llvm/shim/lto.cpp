@@ -445,15 +445,15 @@ int wpd_split_thin_part(const char *data, size_t len, const char *name, char **o
 // fails, and LLVM refuses a link whose summaries disagree on it ("partially
 // split") once any of them records a virtual call.
 //
-// `kept_names` (`kept_count` of them) name the module's definitions that
-// came from a split unit's regular part; `kept_all`: every definition did.
+// `kept_names` (`kept_count` of them) name the definitions of a split
+// unit's regular part (all of the module, or the part merged into it).
 // Their summaries are marked not eligible to import, as they would be in
 // LLVM's own link of the split unit, where that part goes into the regular
 // LTO module and no ThinLTO backend can import from it: importing a vtable
 // costs each importing backend a read of this module, the copy and its
 // optimization, for a copy code generation drops.
 int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, const char *const *kept_names, size_t kept_count,
-                              int kept_all, char **out, size_t *len, char **err) {
+                              char **out, size_t *len, char **err) {
   *out = nullptr;
   *len = 0;
   *err = nullptr;
@@ -482,19 +482,10 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, const char *co
   ProfileSummaryInfo psi(m);
   ModuleSummaryIndex index = buildModuleSummaryIndex(m, nullptr, &psi);
   // The index holds this module's summaries only.
-  auto keep_home = [&](const GlobalValue &gv) {
-    if (ValueInfo vi = index.getValueInfo(gv.getGUID()))
-      for (auto &summary : vi.getSummaryList())
-        summary->setNotEligibleToImport();
-  };
-  if (kept_all) {
-    for (GlobalValue &gv : m.global_values())
-      if (!gv.isDeclaration()) keep_home(gv);
-  } else {
-    for (size_t i = 0; i < kept_count; ++i)
-      if (GlobalValue *gv = m.getNamedValue(kept_names[i]))
-        if (!gv->isDeclaration()) keep_home(*gv);
-  }
+  for (size_t i = 0; i < kept_count; ++i)
+    if (GlobalValue *gv = m.getNamedValue(kept_names[i]))
+      if (ValueInfo vi = index.getValueInfo(gv->getGUID()))
+        for (auto &summary : vi.getSummaryList()) summary->setNotEligibleToImport();
   SmallVector<char, 0> buffer;
   raw_svector_ostream os(buffer);
   WriteBitcodeToFile(m, os, /*ShouldPreserveUseListOrder=*/false, &index, /*GenerateHash=*/true);

@@ -225,7 +225,6 @@ unsafe extern "C" {
         split_flag: c_int,
         kept_names: *const *const c_char,
         kept_count: usize,
-        kept_all: c_int,
         out: *mut *mut c_char,
         len: *mut usize,
         err: *mut *mut c_char,

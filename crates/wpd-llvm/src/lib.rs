@@ -21,8 +21,8 @@ pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use lazy::{FunctionSummary, LazyModule};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use lto::{
-    KeptHome, LtoInput, LtoLayout, LtoObjects, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Resolution, TaskRun,
-    ThinLto, parse_cache_policy, prune_cache, split_thin_part, thin_backend, thinlto_layout,
+    LtoInput, LtoLayout, LtoObjects, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Resolution, TaskRun, ThinLto,
+    parse_cache_policy, prune_cache, split_thin_part, thin_backend, thinlto_layout,
 };
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};

@@ -17,23 +17,23 @@ impl Module<'_> {
     /// a module hash and a symbol table. A split unit's two parts, linked,
     /// become one ThinLTO module. `split_flag`: the `EnableSplitLTOUnit`
     /// flag the module and its summary carry, the one every module of the
-    /// link must share ([`LtoLayout::split_flag`]). `kept_home`: the
-    /// definitions LLVM's importer must leave in this module.
-    pub fn write_thinlto_bitcode(&self, split_flag: bool, kept_home: &KeptHome) -> Result<Vec<u8>, String> {
+    /// link must share ([`LtoLayout::split_flag`]). `kept_home` names the
+    /// definitions LLVM's importer must leave in this module: those of a
+    /// split unit's regular part. LLVM's own link puts that part into the
+    /// regular LTO module, out of every ThinLTO backend's reach; kept out
+    /// of reach here too, no backend pays for reading this module, copying
+    /// a vtable and optimizing a copy that code generation then drops.
+    pub fn write_thinlto_bitcode(&self, split_flag: bool, kept_home: &[String]) -> Result<Vec<u8>, String> {
         // The summary and symbol table read module-level assembly, which
         // needs the target's assembly parser.
         crate::codegen::init_native_target();
         let mut out = std::ptr::null_mut();
         let mut len = 0usize;
         let mut err = std::ptr::null_mut();
-        let names = match kept_home {
-            // A name with a NUL byte is not marked: it stays importable,
-            // which costs time, never correctness.
-            KeptHome::Names(names) => names.iter().filter_map(|n| CString::new(n.as_str()).ok()).collect(),
-            KeptHome::Nothing | KeptHome::Everything => Vec::new(),
-        };
+        // A name with a NUL byte is not marked: it stays importable, which
+        // costs time, never correctness.
+        let names: Vec<CString> = kept_home.iter().filter_map(|n| CString::new(n.as_str()).ok()).collect();
         let name_ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
-        let all = c_int::from(matches!(kept_home, KeptHome::Everything));
         // SAFETY: a live module; `name_ptrs` holds `len()` NUL-terminated
         // strings that outlive the call; out-pointers are valid.
         let ok = unsafe {
@@ -42,7 +42,6 @@ impl Module<'_> {
                 c_int::from(split_flag),
                 name_ptrs.as_ptr(),
                 name_ptrs.len(),
-                all,
                 &mut out,
                 &mut len,
                 &mut err,
@@ -58,25 +57,6 @@ impl Module<'_> {
         unsafe { ffi::wpd_free(out.cast()) };
         Ok(bytes)
     }
-}
-
-/// The definitions of a module [`Module::write_thinlto_bitcode`] writes
-/// that LLVM's importer must not copy into other modules: those of a split
-/// unit's regular part (its vtables and their type info; not its
-/// `available_externally` copies of virtual functions, whose real
-/// definitions are in the thin part). LLVM's own link puts that
-/// part into the regular LTO module, out of every ThinLTO backend's reach;
-/// wpd's ThinLTO modules keep it out of reach too, so no backend pays for
-/// reading the module, copying a vtable and optimizing a copy that code
-/// generation then drops.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum KeptHome {
-    /// Every definition may be imported.
-    Nothing,
-    /// The module is a regular part alone: nothing may be imported.
-    Everything,
-    /// These definitions (by name) may not be imported.
-    Names(Vec<String>),
 }
 
 /// How a bitcode file is laid out for LLVM's ThinLTO ([`thinlto_layout`]).

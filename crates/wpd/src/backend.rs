@@ -20,7 +20,7 @@ use crate::rewrite;
 use crate::summarize;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
-use wpd_llvm::{Context, KeptHome, Module};
+use wpd_llvm::{Context, Module};
 use wpd_summary::{CallSite, Linkage, Plan};
 
 pub use wpd_link::outcome::Outcome;
@@ -246,7 +246,7 @@ pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
     refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);
-    module.write_thinlto_bitcode(true, &KeptHome::Everything).map_err(|e| Error::at(&input.name, e))
+    module.write_thinlto_bitcode(true, &definition_names(&module)).map_err(|e| Error::at(&input.name, e))
 }
 
 /// Fails when `module` (of `input`) still holds control-flow integrity
@@ -278,8 +278,7 @@ pub fn rewrite_to_bitcode(
     if verify {
         module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
     }
-    let kept_home = if regular_part.is_empty() { KeptHome::Nothing } else { KeptHome::Names(regular_part) };
-    let bitcode = module.write_thinlto_bitcode(split_flag, &kept_home).map_err(|e| Error::at(&input.name, e))?;
+    let bitcode = module.write_thinlto_bitcode(split_flag, &regular_part).map_err(|e| Error::at(&input.name, e))?;
     Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
 }
 
@@ -357,9 +356,12 @@ fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize
 }
 
 /// The names of the functions and variables `module` (a split unit's
-/// regular part) defines, but its `available_externally` copies: clang
-/// copies there the virtual functions eligible for constant propagation,
-/// whose real definitions, in the thin part, LLVM may import as usual.
+/// regular part) defines, but its `available_externally` copies: the
+/// definitions LLVM's importer must leave where they are
+/// ([`Module::write_thinlto_bitcode`]), whether the part is a module of its
+/// own or linked into its thin part. clang copies into that part the
+/// virtual functions eligible for constant propagation; their real
+/// definitions, in the thin part, LLVM may import as usual.
 fn definition_names(module: &Module<'_>) -> Vec<String> {
     module
         .functions()

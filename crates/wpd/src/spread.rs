@@ -35,21 +35,31 @@ pub struct Spread {
     /// Each member of a group placed elsewhere than the linker's first
     /// module, with the module (position among the bitcode) that holds it.
     pub moves: BTreeMap<String, usize>,
-    /// Groups whose copies are interchangeable, wherever they went.
-    pub groups: usize,
-    /// Of those, the groups taken from another module than the linker's,
-    /// by signature.
-    pub moved: Vec<MovedGroup>,
+    /// What the report says of it.
+    pub copies: PrevailingCopies,
 }
 
-/// A group taken from another module than the linker's first.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MovedGroup {
-    pub signature: String,
-    /// The linker's module and the one the thin link took the copy from
-    /// (positions among the bitcode).
-    pub from: usize,
-    pub to: usize,
+/// Where the thin link took movable comdat groups from: the report's
+/// `prevailing_copies`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct PrevailingCopies {
+    /// Groups whose copies are interchangeable, wherever they went.
+    pub movable_groups: usize,
+    /// The instructions of the functions of the moved groups.
+    pub instructions_moved: u64,
+    /// The groups taken from another module than the one the linker keeps
+    /// first, by signature.
+    pub moved: Vec<MovedCopy>,
+}
+
+/// One group of [`PrevailingCopies::moved`].
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct MovedCopy {
+    pub group: String,
+    /// The module whose copy the linker would keep, and the one compiled
+    /// (the modules' names).
+    pub from: String,
+    pub to: String,
     /// Its functions' instructions.
     pub instructions: u64,
 }
@@ -75,7 +85,7 @@ pub fn spread(
         .filter(|g| !g.members.iter().any(|m| unfit(m)))
         .filter_map(|g| Some((interchangeable(g, summaries)?, g)))
         .collect();
-    out.groups = placeable.len();
+    out.copies.movable_groups = placeable.len();
     if placeable.is_empty() {
         return out;
     }
@@ -102,13 +112,19 @@ pub fn spread(
         let Some(&to) = g.modules.iter().min_by_key(|&&k| load[k]) else { continue };
         load[to] += weight;
         if to != g.modules[0] {
-            out.moved.push(MovedGroup { signature: g.signature.clone(), from: g.modules[0], to, instructions: weight });
+            out.copies.instructions_moved += weight;
+            out.copies.moved.push(MovedCopy {
+                group: g.signature.clone(),
+                from: summaries[g.modules[0]].module.name.clone(),
+                to: summaries[to].module.name.clone(),
+                instructions: weight,
+            });
             for m in &g.members {
                 out.moves.insert(m.clone(), to);
             }
         }
     }
-    out.moved.sort_by(|a, b| a.signature.cmp(&b.signature));
+    out.copies.moved.sort_by(|a, b| a.group.cmp(&b.group));
     out
 }
 

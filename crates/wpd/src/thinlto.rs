@@ -11,7 +11,7 @@ use crate::backend::Rewritten;
 use crate::codegen::CodegenOptions;
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
-use crate::spread::Spread;
+use crate::spread::{PrevailingCopies, Spread};
 use std::collections::HashSet;
 use std::path::Path;
 use wpd_link::lto::{LtoSymbols, SymbolView};
@@ -155,49 +155,6 @@ pub struct Natives {
     pub prevailing: PrevailingCopies,
 }
 
-/// Where the thin link took movable comdat groups from
-/// ([`crate::spread`]): the report's `prevailing_copies`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct PrevailingCopies {
-    /// Groups whose copies are interchangeable, wherever they went.
-    pub movable_groups: usize,
-    /// The instructions of the functions of the moved groups.
-    pub instructions_moved: u64,
-    /// The groups taken from another module than the one the linker keeps
-    /// first, by signature.
-    pub moved: Vec<MovedCopy>,
-}
-
-/// One group of [`PrevailingCopies::moved`].
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct MovedCopy {
-    pub group: String,
-    /// The module whose copy the linker would keep, and the one compiled.
-    pub from: String,
-    pub to: String,
-    pub instructions: u64,
-}
-
-impl PrevailingCopies {
-    fn new(spread: &Spread, inputs: &[BitcodeInput]) -> PrevailingCopies {
-        let name = |k: usize| inputs.get(k).map(|i| i.name.clone()).unwrap_or_default();
-        PrevailingCopies {
-            movable_groups: spread.groups,
-            instructions_moved: spread.moved.iter().map(|g| g.instructions).sum(),
-            moved: spread
-                .moved
-                .iter()
-                .map(|g| MovedCopy {
-                    group: g.signature.clone(),
-                    from: name(g.from),
-                    to: name(g.to),
-                    instructions: g.instructions,
-                })
-                .collect(),
-        }
-    }
-}
-
 /// One ThinLTO backend of the link, as it ran (serialized as one entry of
 /// the report's `backends`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -295,7 +252,7 @@ pub fn compile(
             })
         })
         .collect();
-    let prevailing = PrevailingCopies::new(&spread, inputs);
+    let prevailing = spread.copies;
     let mut natives = Natives {
         objects: Vec::with_capacity(inputs.len()),
         beside: vec![None; inputs.len()],
@@ -366,7 +323,7 @@ pub fn write_job_modules(
         let path = dir.join(&names[k]);
         std::fs::write(&path, module).map_err(|e| Error::at(path.display().to_string(), e.to_string()))?;
     }
-    Ok((names, PrevailingCopies::new(&spread, inputs)))
+    Ok((names, spread.copies))
 }
 
 /// One job of a distributed link: `module` (a `<k>.bc` that
