@@ -80,8 +80,8 @@ fn clean_links() -> Check {
 }
 
 /// Split units the plan leaves alone are kept in two through the plugin
-/// too (the thin part's object and its vtables' object, both handed to the
-/// linker), from an archive: `fixtures/thinlto/indirect` with every
+/// too (two modules for LLVM's thin link, compiled by one backend into the
+/// one object handed to the linker), from an archive: `fixtures/thinlto/indirect` with every
 /// hierarchy open, so nothing is devirtualized and counter.cpp and
 /// shapes.cpp are both kept in two. The program prints what -O0 prints.
 fn split_units_kept_in_two() -> Check {

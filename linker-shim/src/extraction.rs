@@ -11,24 +11,20 @@ use wpd::extraction::{References, keep_references};
 use wpd::thinlto::Natives;
 use wpd_link::{LinkModel, LoadedKind};
 
-/// One unit's edited native object and vtables object (`None`: as
-/// compiled).
-pub type Edited = (Option<Vec<u8>>, Option<Vec<u8>>);
+/// One unit's edited native object (`None`: as compiled).
+pub type Edited = Option<Vec<u8>>;
 
 /// Edits every native object of `natives` (one per loaded bitcode unit of
-/// `model`, in load order); returns, per unit in that order, its
-/// edited objects.
+/// `model`, in load order); returns, per unit in that order, its edited
+/// object.
 pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Edited>, String> {
     // Global definitions of the final link's objects: the native inputs'
     // (as the model read them) and the compiled objects'.
     let mut defined: HashSet<String> =
         model.loaded.iter().filter(|l| l.kind == LoadedKind::Object).flat_map(|l| l.defined.iter().cloned()).collect();
     let mut compiled: Vec<(&[u8], &str)> = Vec::new();
-    for (k, (l, object)) in model.bitcode().zip(&natives.objects).enumerate() {
+    for (l, object) in model.bitcode().zip(&natives.objects) {
         compiled.push((object, &l.name));
-        if let Some(vtables) = natives.beside.get(k).and_then(|b| b.as_deref()) {
-            compiled.push((vtables, &l.name));
-        }
     }
     if let Some(r) = &natives.regular {
         compiled.push((&r.object, "the regular LTO object"));
@@ -38,20 +34,10 @@ pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Edite
     }
     let defined_in_link = |name: &str| defined.contains(name);
     let mut out = Vec::with_capacity(natives.objects.len());
-    for (k, (l, object)) in model.bitcode().zip(&natives.objects).enumerate() {
+    for (l, object) in model.bitcode().zip(&natives.objects) {
         let refs = References { bitcode: &l.refs, defined_in_link: &defined_in_link };
-        let edit = |object: &[u8], restore: bool| -> Result<Option<Vec<u8>>, String> {
-            let edited = keep_references(object, &refs, restore, &l.name).map_err(|e| e.to_string())?;
-            Ok(edited.map(|(bytes, _)| bytes))
-        };
-        // The lost references go back into the unit's own object; its
-        // vtables object (tied to it) is loaded with it.
-        let thin = edit(object, true)?;
-        let vtables = match natives.beside.get(k).and_then(|b| b.as_deref()) {
-            Some(v) => edit(v, false)?,
-            None => None,
-        };
-        out.push((thin, vtables));
+        let edited = keep_references(object, &refs, &l.name).map_err(|e| e.to_string())?;
+        out.push(edited.map(|(bytes, _)| bytes));
     }
     Ok(out)
 }

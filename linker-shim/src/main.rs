@@ -392,14 +392,14 @@ fn bitcode_modules(link: &LinkArgs, res: &mut inputs::Resolution<'_>) -> Result<
             Some(m) => format!("{path}({m})"),
             None => path.clone(),
         };
-        // Two objects (tied: loaded both or neither) may stand where this
-        // one stood: a file, lazy or not, an archive member, an entry of a
-        // linker script (`write_natives`); or its vtables may go to the
-        // link's regular LTO object (`placement`).
+        // A split unit kept in two is one object where it stood (a file,
+        // lazy or not, an archive member, an entry of a linker script:
+        // `write_natives`); or its vtables may go to the link's regular LTO
+        // object (`placement`).
         let split = if l.member.is_none() && regular.contains(&l.input) {
             SplitPlacement::RegularLto
         } else {
-            SplitPlacement::Beside
+            SplitPlacement::Joined
         };
         modules.push(BitcodeInput { name, path, member, bytes, split });
     }
@@ -423,10 +423,8 @@ fn write_natives(
     let kept = extraction::keep_extraction(model, natives)?;
     let mut w = Writer { dir, res, native: HashMap::new(), regular: None, next: 0 };
     for (k, (l, obj)) in model.bitcode().zip(&natives.objects).enumerate() {
-        let (thin, vtables) = &kept[k];
-        let obj = thin.as_deref().unwrap_or(obj);
-        let beside = vtables.as_deref().or_else(|| natives.beside.get(k).and_then(|b| b.as_deref()));
-        w.native.insert((l.input, l.member), (obj, beside));
+        let obj = kept[k].as_deref().unwrap_or(obj);
+        w.native.insert((l.input, l.member), obj);
         if let Some(r) = natives.regular.as_ref().filter(|r| r.before == k) {
             if l.member.is_some() {
                 return Err(format!(
@@ -451,9 +449,8 @@ fn write_natives(
     Ok(out)
 }
 
-/// Per loaded bitcode unit, by (input, member): its native object, and the
-/// object of its vtables when its split unit was kept in two.
-type NativeObjects<'a> = HashMap<(InputId, Option<MemberId>), (&'a [u8], Option<&'a [u8]>)>;
+/// Per loaded bitcode unit, by (input, member): its native object.
+type NativeObjects<'a> = HashMap<(InputId, Option<MemberId>), &'a [u8]>;
 
 /// Writes what replaces each bitcode-holding input, in its own numbered
 /// folder of the temporary directory.
@@ -486,7 +483,7 @@ impl Writer<'_> {
         let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned());
         match &input.kind {
             InputKind::Bitcode => match self.native.get(&(id, None)).copied() {
-                Some((obj, beside)) => {
+                Some(obj) => {
                     let folder = self.folder()?;
                     let mut paths = Vec::new();
                     if let Some((_, regular)) = self.regular.filter(|r| r.0 == id) {
@@ -498,11 +495,6 @@ impl Writer<'_> {
                     let path = folder.join(&name);
                     std::fs::write(&path, obj).map_err(|e| format!("{}: {e}", path.display()))?;
                     paths.push(path);
-                    if let Some(vtables) = beside {
-                        let path = folder.join(format!("{name}.vtables.o"));
-                        std::fs::write(&path, vtables).map_err(|e| format!("{}: {e}", path.display()))?;
-                        paths.push(path);
-                    }
                     Ok(Some(paths))
                 }
                 None => Ok(Some(Vec::new())),
@@ -565,16 +557,7 @@ fn rebuild_archive(
         let member = MemberId(j as u32);
         let content: &[u8] = if m.kind == LoadedKind::Bitcode {
             match native.get(&(id, Some(member))) {
-                // A split unit kept in two: both members where it stood,
-                // tied so that the real linker extracts both or neither.
-                Some((obj, Some(vtables))) => {
-                    let name = member_file_name(&m.name, j);
-                    let vtables_name = format!("{name}.vtables.o");
-                    members.push((name, obj));
-                    members.push((vtables_name, vtables));
-                    continue;
-                }
-                Some((obj, None)) => obj,
+                Some(obj) => obj,
                 // Not loaded: the real linker must not find it either.
                 None => continue,
             }

@@ -1,11 +1,10 @@
 //! Where the link's regular LTO object may stand. A split LTO unit the plan
 //! leaves alone is kept in two: its thin part compiled where the unit stood,
-//! its regular part (the vtables) either compiled beside it, tied to it
-//! (`wpd::tie`), or linked with the other units' regular parts into LLVM's
-//! one regular LTO module, as lld's LTO links them. One module compiles in
-//! one backend, where a module per unit pays a backend's fixed cost per
-//! unit; but its object stands in one place, so moving a unit's vtables
-//! there must not change what the real linker does.
+//! its regular part (the vtables) either compiled with it, by its backend
+//! (`wpd::thinlto::compile`), or linked with the other units' regular parts
+//! into LLVM's one regular LTO module, as lld's LTO links them. That
+//! module's object stands in one place, so moving a unit's vtables there
+//! must not change what the real linker does.
 //!
 //! It cannot when no archive member or `--start-lib` object is waiting to
 //! be extracted before that place: the object's references then extract
@@ -18,7 +17,7 @@
 //! nothing before that run is an archive, a `--start-lib` object, a library
 //! searched with `-l` that is not a shared library, or a linker script; the
 //! object goes right before the first of them (`thinlto::RegularObject`).
-//! Every other split unit is kept in two side by side.
+//! Every other split unit's vtables are compiled with its thin part.
 
 use std::collections::HashSet;
 use wpd_link::resolve::InputKind;

@@ -31,6 +31,11 @@
 #include "llvm/Object/IRSymtab.h"
 #include "llvm/Transforms/IPO/FunctionImport.h"
 #include "llvm/IR/ProfileSummary.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SHA1.h"
+#include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/FunctionImportUtils.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CachePruning.h"
 #include "llvm/Support/Caching.h"
@@ -144,6 +149,12 @@ struct WpdLto {
   std::vector<BackendRun> runs;
   // Verify each module before its optimization pipeline (make_config).
   bool verify = true;
+  // Modules compiled by another module's backend (wpd_lto_join): the
+  // joined module's task -> its host's task.
+  std::map<unsigned, unsigned> joined;
+  // Per host task, while its backend runs: the joined module, read and
+  // readied in the backend's context, for the post-import hook to link in.
+  std::vector<std::unique_ptr<Module>> joining;
 
   // Keeps the first error reported, from any backend thread.
   void fail(std::string text) {
@@ -190,9 +201,9 @@ std::string error_text(Error e) {
 // written: about as much as two hundred instructions). On the parity
 // benchmark's template program a module holding prevailing copies took
 // 110 ms where one of the same size holding non-prevailing ones took 60.
+constexpr uint64_t per_backend = 200;
 uint64_t backend_work(const ModuleSummaryIndex &index, const GVSummaryMapTy &defined,
                       const FunctionImporter::ImportMapTy &imports) {
-  constexpr uint64_t per_backend = 200;
   auto instructions = [](const GlobalValueSummary *s) -> uint64_t {
     const auto *f = s ? dyn_cast<FunctionSummary>(s->getBaseObject()) : nullptr;
     return f ? f->instCount() : 0;
@@ -222,54 +233,145 @@ uint64_t backend_work(const ModuleSummaryIndex &index, const GVSummaryMapTy &def
 // writes its own task's output, so the order changes no byte of any
 // object. Each run is recorded in `runs` (in start order) for the report.
 class WpdThinBackend : public lto::ThinBackendProc {
-  struct Job {
-    unsigned task;
+  // What LLVM's driver hands a backend for one module.
+  struct Part {
     BitcodeModule module;
     const FunctionImporter::ImportMapTy *imports;
     const FunctionImporter::ExportSetTy *exports;
     const std::map<GlobalValue::GUID, GlobalValue::LinkageTypes> *resolved_odr;
     const GVSummaryMapTy *defined;
+  };
+  struct Job {
+    unsigned task;
+    Part part;
     MapVector<StringRef, BitcodeModule> *module_map;
     uint64_t work;
+    // A module joined to this one (wpd_lto_join), compiled by this backend.
+    std::optional<Part> joined;
   };
   ThreadPoolStrategy threads;
   AddStreamFn add_stream;
   FileCache cache;
-  std::vector<BackendRun> *runs;
+  WpdLto *state;
   std::set<GlobalValue::GUID> cfi_defs, cfi_decls;
   std::vector<Job> jobs;
   std::mutex mutex;
   std::optional<Error> error;
 
+  // Whether lto::thinBackend clears dso_local on a module's declarations:
+  // as LLVM 19 decides it from the backend's target machine (ELF, not
+  // static, not PIE), whose relocation model is the configuration's, else
+  // the module's PIC level, else static.
+  bool clears_dso_local(const Module &m) const {
+    std::optional<Reloc::Model> model = Conf.RelocModel;
+    if (!model && m.getModuleFlag("PIC Level"))
+      model = m.getPICLevel() == PICLevel::NotPIC ? Reloc::Static : Reloc::PIC_;
+    return Triple(m.getTargetTriple()).isOSBinFormatELF() && model && *model != Reloc::Static &&
+           m.getPIELevel() == PIELevel::Default;
+  }
+
+  // What lto::thinBackend does to its module before importing, done to a
+  // joined module with the thin link's results for it: its locals
+  // promoted and renamed as the index says, its dead definitions dropped,
+  // its copies made prevailing or not, attributes propagated, then
+  // internalized. (LLVM's own dropDeadSymbols is private to LTOBackend.cpp.)
+  void ready_joined(Module &m, const Part &part) const {
+    renameModuleForThinLTO(m, CombinedIndex, clears_dso_local(m));
+    std::vector<GlobalValue *> dead;
+    for (GlobalValue &gv : m.global_values()) {
+      GlobalValueSummary *summary = part.defined->lookup(gv.getGUID());
+      if (summary && !CombinedIndex.isGlobalValueLive(summary)) dead.push_back(&gv);
+    }
+    for (GlobalValue *gv : dead) convertToDeclaration(*gv);
+    for (GlobalValue *gv : dead) {
+      gv->removeDeadConstantUsers();
+      if (gv->use_empty()) gv->eraseFromParent();
+    }
+    thinLTOFinalizeInModule(m, *part.defined, /*PropagateAttrs=*/true);
+    if (!part.defined->empty()) thinLTOInternalizeModule(m, *part.defined);
+  }
+
+  // LLVM's cache key of one part's backend.
+  std::optional<std::string> cache_key(const Part &part) const {
+    StringRef id = part.module.getModuleIdentifier();
+    // As LLVM's driver: a module without a hash is not cached.
+    if (!CombinedIndex.modulePaths().count(id) ||
+        all_of(CombinedIndex.getModuleHash(id), [](uint32_t v) { return v == 0; }))
+      return std::nullopt;
+    SmallString<40> key;
+    computeLTOCacheKey(key, Conf, CombinedIndex, id, *part.imports, *part.exports, *part.resolved_odr,
+                       *part.defined, cfi_defs, cfi_decls);
+    return key.str().str();
+  }
+
   Error run(const Job &job) {
     auto compile = [&](AddStreamFn stream) -> Error {
       lto::LTOLLVMContext context(Conf);
-      BitcodeModule module = job.module;
+      BitcodeModule module = job.part.module;
       Expected<std::unique_ptr<Module>> m = module.parseModule(context);
       if (!m) return m.takeError();
-      return lto::thinBackend(Conf, job.task, stream, **m, CombinedIndex, *job.imports, *job.defined,
-                              job.module_map);
+      std::unique_ptr<Module> &joining = state->joining[job.task];
+      if (job.joined) {
+        BitcodeModule side = job.joined->module;
+        Expected<std::unique_ptr<Module>> j = side.parseModule(context);
+        if (!j) return j.takeError();
+        ready_joined(**j, *job.joined);
+        joining = std::move(*j);
+      }
+      Error e = lto::thinBackend(Conf, job.task, stream, **m, CombinedIndex, *job.part.imports, *job.part.defined,
+                                 job.module_map);
+      // Gone before its context, should the hook not have taken it.
+      joining.reset();
+      return e;
     };
-    StringRef id = job.module.getModuleIdentifier();
     // As LLVM's driver: without a cache, or for a module without a hash,
-    // the backend runs.
-    if (!cache || !CombinedIndex.modulePaths().count(id) ||
-        all_of(CombinedIndex.getModuleHash(id), [](uint32_t v) { return v == 0; }))
-      return compile(add_stream);
-    SmallString<40> key;
-    computeLTOCacheKey(key, Conf, CombinedIndex, id, *job.imports, *job.exports, *job.resolved_odr, *job.defined,
-                       cfi_defs, cfi_decls);
-    Expected<AddStreamFn> stream = cache(job.task, key, id);
+    // the backend runs. A joined module's key goes into its host's.
+    std::optional<std::string> key = cache ? cache_key(job.part) : std::nullopt;
+    if (key && job.joined) {
+      std::optional<std::string> joined = cache_key(*job.joined);
+      if (joined) {
+        SHA1 hash;
+        hash.update(*key);
+        hash.update(*joined);
+        key = toHex(hash.result());
+      } else {
+        key.reset();
+      }
+    }
+    if (!key) return compile(add_stream);
+    Expected<AddStreamFn> stream = cache(job.task, *key, job.part.module.getModuleIdentifier());
     if (!stream) return stream.takeError();
     return *stream ? compile(*stream) : Error::success();
+  }
+
+  // Moves each joined module's job into its host's (wpd_lto_join).
+  Error join_jobs() {
+    if (state->joined.empty()) return Error::success();
+    std::map<unsigned, size_t> by_task;
+    for (size_t k = 0; k < jobs.size(); ++k) by_task[jobs[k].task] = k;
+    std::set<unsigned> gone;
+    for (const auto &[joined, host] : state->joined) {
+      auto j = by_task.find(joined);
+      auto h = by_task.find(host);
+      if (j == by_task.end() || h == by_task.end() || jobs[h->second].joined || gone.count(host))
+        return createStringError(inconvertibleErrorCode(), "cannot compile ThinLTO task " + std::to_string(joined) +
+                                                               " with task " + std::to_string(host));
+      Job &into = jobs[h->second];
+      into.joined = jobs[j->second].part;
+      into.work += jobs[j->second].work > per_backend ? jobs[j->second].work - per_backend : 0;
+      gone.insert(joined);
+    }
+    jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [&](const Job &job) { return gone.count(job.task) != 0; }),
+               jobs.end());
+    return Error::success();
   }
 
 public:
   WpdThinBackend(const lto::Config &conf, ModuleSummaryIndex &index,
                  const DenseMap<StringRef, GVSummaryMapTy> &defined, ThreadPoolStrategy threads,
-                 AddStreamFn add_stream, FileCache cache, std::vector<BackendRun> *runs)
+                 AddStreamFn add_stream, FileCache cache, WpdLto *state)
       : ThinBackendProc(conf, index, defined, nullptr, false), threads(threads),
-        add_stream(std::move(add_stream)), cache(std::move(cache)), runs(runs) {
+        add_stream(std::move(add_stream)), cache(std::move(cache)), state(state) {
     // The cache key covers the index's CFI functions, as LLVM's driver
     // computes them.
     for (const std::string &name : index.cfiFunctionDefs())
@@ -289,15 +391,20 @@ public:
       return createStringError(inconvertibleErrorCode(),
                                "ThinLTO module " + module.getModuleIdentifier() + " is not in the combined index");
     const GVSummaryMapTy &defined = found->second;
-    jobs.push_back({task, module, &imports, &exports, &resolved_odr, &defined, &module_map,
-                    backend_work(CombinedIndex, defined, imports)});
+    jobs.push_back({task, {module, &imports, &exports, &resolved_odr, &defined}, &module_map,
+                    backend_work(CombinedIndex, defined, imports), std::nullopt});
     return Error::success();
   }
 
   Error wait() override {
+    if (Error e = join_jobs()) {
+      jobs.clear();
+      return e;
+    }
     std::sort(jobs.begin(), jobs.end(), [](const Job &a, const Job &b) {
       return a.work != b.work ? a.work > b.work : a.task < b.task;
     });
+    std::vector<BackendRun> *runs = &state->runs;
     size_t first = runs->size();
     for (const Job &job : jobs) runs->push_back({job.task, job.work, 0, 0});
     auto began = std::chrono::steady_clock::now();
@@ -307,7 +414,7 @@ public:
     {
       DefaultThreadPool pool(threads);
       for (size_t k = 0; k < jobs.size(); ++k)
-        pool.async([this, k, first, began, ms] {
+        pool.async([this, runs, k, first, began, ms] {
           auto start = std::chrono::steady_clock::now();
           Error e = run(jobs[k]);
           // Each job writes its own record: no lock.
@@ -593,6 +700,18 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
   // (wpd_thin_backend) optimizes and compiles it.
   c.PostImportModuleHook = [state, post_import_only](unsigned task, const Module &observed) {
     Module &m = const_cast<Module &>(observed);
+    // A module joined to this one (wpd_lto_join), readied as its own
+    // backend would have readied it, goes in now: the pipeline and code
+    // generation then see one module. (Its definitions were never
+    // imported anywhere; it imports nothing of its own.)
+    if (task < state->joining.size() && state->joining[task]) {
+      std::unique_ptr<Module> joined = std::move(state->joining[task]);
+      std::string name = joined->getModuleIdentifier();
+      if (Linker::linkModules(m, std::move(joined))) {
+        state->fail(m.getModuleIdentifier() + ": cannot compile " + name + " with it (linking the two failed)");
+        return false;
+      }
+    }
     if (!prepare_module(state, m)) return false;
     if (!post_import_only) return true;
     // Each task writes its own slot (sized before the run): no lock.
@@ -642,12 +761,11 @@ void *wpd_lto_new(const WpdLtoOptions *o, int post_import_only) {
   lto::Config c = make_config(o, state, post_import_only != 0);
   ThreadPoolStrategy threads =
       o->threads ? hardware_concurrency(o->threads) : heavyweight_hardware_concurrency();
-  std::vector<BackendRun> *runs = &state->runs;
-  lto::ThinBackend backend = [threads, runs](const lto::Config &conf, ModuleSummaryIndex &index,
-                                             DenseMap<StringRef, GVSummaryMapTy> &defined, AddStreamFn add_stream,
-                                             FileCache cache) -> std::unique_ptr<lto::ThinBackendProc> {
+  lto::ThinBackend backend = [threads, state](const lto::Config &conf, ModuleSummaryIndex &index,
+                                              DenseMap<StringRef, GVSummaryMapTy> &defined, AddStreamFn add_stream,
+                                              FileCache cache) -> std::unique_ptr<lto::ThinBackendProc> {
     return std::make_unique<WpdThinBackend>(conf, index, defined, threads, std::move(add_stream), std::move(cache),
-                                            runs);
+                                            state);
   };
   state->lto = std::make_unique<lto::LTO>(std::move(c), std::move(backend), /*ParallelCodeGenParallelismLevel=*/1,
                                           lto::LTO::LTOK_Default);
@@ -705,6 +823,31 @@ void wpd_lto_input_symbol(void *p, size_t i, const char **name, size_t *name_len
   *flags = f;
 }
 
+// Compiles the `joined`-th module added to the link with the `host`-th
+// (both counted from 0, in the order of wpd_lto_add), in the host's
+// backend: the thin link treats both as the modules they are, then the
+// host's backend reads the joined one, applies to it what the thin link
+// decided for it (promotion, dead stripping, prevailing copies,
+// internalization), and links it into its own module after import. The
+// joined module's task emits no object; its code is in the host's. Only
+// for a module whose definitions no other module imports (a split unit's
+// regular part, wpd_write_thinlto_bitcode's `kept_names`), and only for
+// in-process backends. Returns 1, or 0 with *err set.
+int wpd_lto_join(void *p, size_t joined, size_t host, char **err) {
+  *err = nullptr;
+  auto *state = static_cast<WpdLto *>(p);
+  // Task 0 is the regular LTO partition; the k-th module added is task k + 1.
+  unsigned joined_task = static_cast<unsigned>(joined) + 1, host_task = static_cast<unsigned>(host) + 1;
+  bool hosts = std::any_of(state->joined.begin(), state->joined.end(),
+                           [&](const auto &pair) { return pair.second == joined_task || pair.second == host_task; });
+  if (joined == host || hosts || state->joined.count(joined_task) || state->joined.count(host_task)) {
+    *err = wpd_shim::dup_string("a module is joined once, to another module that is not joined itself");
+    return 0;
+  }
+  state->joined[joined_task] = host_task;
+  return 1;
+}
+
 // Adds an input (consumed, also on error) with one resolution byte per
 // symbol, in symbol order.
 int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char **err) {
@@ -748,6 +891,8 @@ int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data
   *err = nullptr;
   auto *state = static_cast<WpdLto *>(p);
   state->outputs.assign(state->lto->getMaxTasks(), {});
+  state->joining.clear();
+  state->joining.resize(state->lto->getMaxTasks());
   std::vector<std::string> keys(state->lto->getMaxTasks());
   // A backend asks for its output stream once it has optimized its module
   // and starts emitting code: progress, from the backend's thread.

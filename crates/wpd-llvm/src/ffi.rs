@@ -249,6 +249,7 @@ unsafe extern "C" {
         flags: *mut u32,
     );
     pub fn wpd_lto_add(lto: *mut c_void, input: *mut c_void, res: *const u8, n: usize, err: *mut *mut c_char) -> c_int;
+    pub fn wpd_lto_join(lto: *mut c_void, joined: usize, host: usize, err: *mut *mut c_char) -> c_int;
     pub fn wpd_lto_run(
         lto: *mut c_void,
         emit: LtoEmitFn,

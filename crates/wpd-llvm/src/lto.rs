@@ -278,6 +278,8 @@ impl<'b> LtoInput<'b> {
 pub struct ThinLto<'b> {
     raw: *mut c_void,
     added: usize,
+    /// A distributed link's thin link ([`ThinLto::post_import`]).
+    post_import: bool,
     _bytes: PhantomData<&'b [u8]>,
 }
 
@@ -365,7 +367,7 @@ impl<'b> ThinLto<'b> {
         // SAFETY: the options and their strings live through the call; the
         // shim copies what it keeps.
         let raw = unsafe { ffi::wpd_lto_new(&options.raw, post_import_only as c_int) };
-        Ok(ThinLto { raw, added: 0, _bytes: PhantomData })
+        Ok(ThinLto { raw, added: 0, post_import: post_import_only, _bytes: PhantomData })
     }
 
     /// Adds `input` with one resolution per symbol (in
@@ -381,6 +383,33 @@ impl<'b> ThinLto<'b> {
             return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot add to the link".into()));
         }
         self.added += 1;
+        Ok(())
+    }
+
+    /// Compiles the `joined`-th module added with the `host`-th (both
+    /// counted from 0, in the order of [`ThinLto::add`]), in the host's
+    /// backend: LLVM's thin link decides for each as the module it is,
+    /// then the host's backend applies those decisions to the joined
+    /// module and links it into its own after import, so that one pipeline
+    /// and one code generation compile both. [`ThinLto::run`] returns an
+    /// empty object for the joined module. For a module no other module
+    /// imports from (a split unit's regular part, written with its
+    /// definitions kept home, [`Module::write_thinlto_bitcode`]), with
+    /// backends in this process ([`ThinLto::new`]).
+    pub fn join(&mut self, joined: usize, host: usize) -> Result<(), String> {
+        if self.post_import {
+            return Err("a distributed link compiles every module on its own: none is joined to another".into());
+        }
+        if joined >= self.added || host >= self.added {
+            return Err(format!("cannot join module {joined} to module {host}: {} modules added", self.added));
+        }
+        let mut err = std::ptr::null_mut();
+        // SAFETY: a live LTO; err receives null or a malloc'd string.
+        let ok = unsafe { ffi::wpd_lto_join(self.raw, joined, host, &mut err) };
+        if ok == 0 {
+            // SAFETY: err is null or a malloc'd string.
+            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot join the modules".into()));
+        }
         Ok(())
     }
 

@@ -353,7 +353,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
             path: name.clone(),
             member: None,
             bytes,
-            split: wpd::input::SplitPlacement::Beside,
+            split: wpd::input::SplitPlacement::Joined,
         };
         state.files.push(Claimed {
             input,
@@ -572,7 +572,7 @@ fn link(state: &mut State) -> Result<(), String> {
         .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
     let natives = &out.natives;
     let mut paths: Vec<PathBuf> = Vec::with_capacity(natives.objects.len());
-    // Every input is placed `Beside`: no vtables go to a regular LTO object.
+    // Every input is placed `Joined`: no vtables go to a regular LTO object.
     if natives.regular.is_some() {
         return Err("a regular LTO object was made for the plugin's link (a wpd bug)".into());
     }
@@ -580,12 +580,6 @@ fn link(state: &mut State) -> Result<(), String> {
         let path = temp.path().join(format!("{k}.o"));
         std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
         paths.push(path);
-        // A split unit kept in two: its vtables' object right after it.
-        if let Some(vtables) = natives.beside.get(k).and_then(|b| b.as_deref()) {
-            let path = temp.path().join(format!("{k}.vtables.o"));
-            std::fs::write(&path, vtables).map_err(|e| format!("{}: {e}", path.display()))?;
-            paths.push(path);
-        }
     }
     for path in &paths {
         let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "NUL in a temporary path".to_string())?;

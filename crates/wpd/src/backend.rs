@@ -46,11 +46,11 @@ pub struct BackendStats {
     /// ([`passthrough`]).
     pub unchanged: bool,
     /// An unchanged split unit kept in two ([`split_apart`]): its thin part
-    /// as clang wrote it, its vtables on their own.
+    /// as clang wrote it, its vtables a module of their own.
     pub kept_in_two: bool,
     /// Of those, one whose vtables went to the link's regular LTO module
-    /// ([`SplitPlacement::RegularLto`]) rather than an object beside its
-    /// thin part.
+    /// ([`SplitPlacement::RegularLto`]) rather than being compiled with
+    /// its thin part.
     pub vtables_in_regular_lto: bool,
 }
 
@@ -92,11 +92,11 @@ pub struct Rewritten {
     /// fresh module summary; `None`: the input's own bytes ([`passthrough`];
     /// for a split unit whose vtables go to the link's regular LTO module,
     /// both its modules, as lld's LTO takes them). A split unit kept in two
-    /// objects side by side ([`split_apart`]): its thin part.
+    /// ([`split_apart`]): its thin part.
     pub bitcode: Option<Vec<u8>>,
     /// A split unit kept in two: its regular part as a ThinLTO module of
-    /// its own ([`vtables_module`]), compiled into a second object that
-    /// goes beside the first.
+    /// its own ([`vtables_module`]), which the thin part's backend compiles
+    /// with it, into its object ([`crate::thinlto::compile`]).
     pub vtables: Option<Vec<u8>>,
     pub stats: BackendStats,
     /// The names the rewrite gave this module's definitions (promoted
@@ -176,7 +176,7 @@ pub fn passthrough(
 
 /// What LLVM's ThinLTO gets for an input [`passthrough`] let through
 /// (`layout` its layout, `stats` what passthrough found): its own bytes, or
-/// for a split unit placed [`SplitPlacement::Beside`] its thin part cut out
+/// for a split unit placed [`SplitPlacement::Joined`] its thin part cut out
 /// of the file and its vtables as a module of their own
 /// ([`vtables_module`]). `None`: the split unit's bytes
 /// cannot be cut after all, and it is rewritten instead.
@@ -225,24 +225,29 @@ pub fn link_split_flag(layouts: &[Option<wpd_llvm::LtoLayout>]) -> bool {
 /// Whether a split unit the plan leaves alone may be kept in two: its thin
 /// part cut out of the file as it is ([`wpd_llvm::split_thin_part`]), its
 /// regular part (the vtables) made a ThinLTO module of its own
-/// ([`vtables_module`]), compiled into two objects placed side by side.
-/// Or, placed [`SplitPlacement::RegularLto`], the file as it is, its
-/// regular part joining the link's regular LTO module. The caller must be
-/// able to place the objects so ([`BitcodeInput::split`]), the backends
-/// must run in this process, and the link's modules must be flagged split,
-/// as the thin part is.
+/// ([`vtables_module`]), the two compiled into one object by the thin
+/// part's backend. Or, placed [`SplitPlacement::RegularLto`], the file as
+/// it is, its regular part joining the link's regular LTO module. The
+/// caller must be able to place the objects so ([`BitcodeInput::split`]),
+/// the backends must run in this process, and the link's modules must be
+/// flagged split, as the thin part is.
 pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> bool {
     input.split != SplitPlacement::Merged && in_process && link_split
 }
 
 /// The regular part of a split unit (`input`) alone, as a ThinLTO module
 /// of its own, flagged split like the thin part it was cut from: its
-/// vtables and the read-only copies of its virtual functions clang put
-/// beside them. Parses this part only, never the thin part.
+/// vtables and their type info. Parses this part only, never the thin
+/// part, and not the `available_externally` copies of virtual functions
+/// clang put beside the vtables (for constant propagation in LLVM's
+/// regular LTO): they become declarations. The module is compiled by its
+/// thin part's backend ([`crate::thinlto::compile`]), where the real
+/// definitions are, and a copy there would be dropped when the two are
+/// linked.
 pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
     let ctx = Context::new();
     let module = ctx
-        .parse_bitcode_module(&input.bytes, &input.name, 1)
+        .parse_bitcode_module_without_copies(&input.bytes, &input.name, 1)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
     refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);

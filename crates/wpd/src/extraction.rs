@@ -28,10 +28,10 @@
 //! (a reference wpd's rewrite removed, to a vtable say: restored, it would
 //! dangle). The weakening edits the binding in
 //! the symbol's own entry; the lost references are appended after every
-//! symbol ([`crate::tie`]'s edit), so no symbol index moves.
+//! symbol ([`crate::elf_symbols`]), so no symbol index moves.
 
+use crate::elf_symbols::{Object, Symbol, add_symbols};
 use crate::error::{Error, Result};
-use crate::tie::{Object, Symbol, add_symbols};
 
 use object::LittleEndian as LE;
 use object::elf::{SHN_UNDEF, STB_GLOBAL, STB_LOCAL, STB_WEAK, Sym64};
@@ -60,18 +60,13 @@ pub struct Edits {
 }
 
 /// `elf` (an x86-64 ELF relocatable object compiled from the unit) with its
-/// new references weakened and, with `restore`, its lost ones appended;
-/// `None` when nothing changes. `name` names the unit in errors.
-pub fn keep_references(
-    elf: &[u8],
-    refs: &References<'_>,
-    restore: bool,
-    name: &str,
-) -> Result<Option<(Vec<u8>, Edits)>> {
-    edit(elf, refs, restore).map_err(|e| Error::at(name, format!("cannot edit the native object's symbols: {e}")))
+/// new references weakened and its lost ones appended; `None` when nothing
+/// changes. `name` names the unit in errors.
+pub fn keep_references(elf: &[u8], refs: &References<'_>, name: &str) -> Result<Option<(Vec<u8>, Edits)>> {
+    edit(elf, refs).map_err(|e| Error::at(name, format!("cannot edit the native object's symbols: {e}")))
 }
 
-fn edit(elf: &[u8], refs: &References<'_>, restore: bool) -> std::result::Result<Option<(Vec<u8>, Edits)>, String> {
+fn edit(elf: &[u8], refs: &References<'_>) -> std::result::Result<Option<(Vec<u8>, Edits)>, String> {
     let text = |e: object::read::Error| e.to_string();
     let Object { endian, sections, symtab, .. } = Object::parse(elf)?;
     let table_at = usize::try_from(sections.section(symtab.section()).map_err(text)?.sh_offset(endian))
@@ -85,11 +80,8 @@ fn edit(elf: &[u8], refs: &References<'_>, restore: bool) -> std::result::Result
             continue;
         }
         let symbol = String::from_utf8_lossy(sym.name(endian, symtab.strings()).map_err(text)?).into_owned();
-        // A tie's reference to its other object stays strong
-        // (crate::tie: it is what loads both or neither).
         let new = sym.st_shndx(endian) == SHN_UNDEF
             && sym.st_bind() == STB_GLOBAL
-            && !crate::tie::is_marker(&symbol)
             && !refs.bitcode.contains(&symbol)
             && (refs.defined_in_link)(&symbol);
         if new {
@@ -101,18 +93,16 @@ fn edit(elf: &[u8], refs: &References<'_>, restore: bool) -> std::result::Result
         }
         present.insert(symbol);
     }
-    if restore {
-        let lost: Vec<Symbol<'_>> = refs
-            .bitcode
-            .strong
-            .iter()
-            .filter(|s| !present.contains(*s) && (refs.defined_in_link)(s))
-            .map(|s| Symbol::undefined(s))
-            .collect();
-        if !lost.is_empty() {
-            edits.restored = lost.len();
-            out = Some(add_symbols(out.as_deref().unwrap_or(elf), &lost)?);
-        }
+    let lost: Vec<Symbol<'_>> = refs
+        .bitcode
+        .strong
+        .iter()
+        .filter(|s| !present.contains(*s) && (refs.defined_in_link)(s))
+        .map(|s| Symbol::undefined(s))
+        .collect();
+    if !lost.is_empty() {
+        edits.restored = lost.len();
+        out = Some(add_symbols(out.as_deref().unwrap_or(elf), &lost)?);
     }
     Ok(out.map(|bytes| (bytes, edits)))
 }
@@ -157,7 +147,7 @@ mod tests {
         let bitcode = Refs { strong: names(&["_Z4gonev", "_Z4keptv", "shared_only"]), weak: names(&[]) };
         let in_link = |s: &str| s != "shared_only";
         let refs = References { bitcode: &bitcode, defined_in_link: &in_link };
-        let (edited, edits) = keep_references(&bytes, &refs, true, "m.o").expect("readable").expect("edited");
+        let (edited, edits) = keep_references(&bytes, &refs, "m.o").expect("readable").expect("edited");
         assert_eq!(edits, Edits { weakened: 1, restored: 1 });
         let file = object::File::parse(&*edited).expect("still an object");
         let symbol = |name: &str| {
@@ -168,48 +158,16 @@ mod tests {
         assert_eq!(symbol("_Z4gonev"), Some((true, false, true)));
         assert_eq!(symbol("shared_only"), None);
         assert_eq!(symbol("main"), Some((false, false, true)));
-        // Without restoring, only the weakening.
-        let (_, edits) = keep_references(&bytes, &refs, false, "m.o").expect("readable").expect("edited");
-        assert_eq!(edits, Edits { weakened: 1, restored: 0 });
         // Nothing new, nothing lost: unchanged.
         let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]) };
         let same = References { bitcode: &all, defined_in_link: &in_link };
-        assert!(keep_references(&bytes, &same, true, "m.o").expect("readable").is_none());
-    }
-
-    /// A tied object's reference to its other half is wpd's own, new to
-    /// every bitcode and defined in the link, and must stay strong: weak,
-    /// it would not extract the other object (Box2D's split archive lost a
-    /// vtables object that way before this test).
-    #[test]
-    fn a_tie_stays_strong() {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let compile = |name: &str, text: &str| {
-            let src = dir.path().join(format!("{name}.cpp"));
-            std::fs::write(&src, text).expect("write");
-            let obj = dir.path().join(format!("{name}.o"));
-            let st = Command::new("clang++-19").args(["-O2", "-c"]).arg(&src).arg("-o").arg(&obj).status();
-            assert!(st.expect("clang++-19 runs").success());
-            std::fs::read(&obj).expect("read")
-        };
-        let (thin, vtables) = crate::tie::tie(
-            &compile("a", "int from_a() { return 1; }\n"),
-            &compile("b", "int from_b() { return 2; }\n"),
-            "0_test",
-            "a.o",
-        )
-        .expect("tie");
-        let none = Refs::default();
-        let refs = References { bitcode: &none, defined_in_link: &|_| true };
-        for (side, object) in [("thin", &thin), ("vtables", &vtables)] {
-            assert!(keep_references(object, &refs, true, side).expect("readable").is_none(), "{side}");
-        }
+        assert!(keep_references(&bytes, &same, "m.o").expect("readable").is_none());
     }
 
     #[test]
     fn refuses_what_is_not_a_relocatable_elf_object() {
         let none = Refs::default();
         let refs = References { bitcode: &none, defined_in_link: &|_| true };
-        assert!(keep_references(b"not an object at all, but long enough to hold a header", &refs, true, "x").is_err());
+        assert!(keep_references(b"not an object at all, but long enough to hold a header", &refs, "x").is_err());
     }
 }

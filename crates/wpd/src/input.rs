@@ -26,12 +26,11 @@ pub struct BitcodeInput {
 pub enum SplitPlacement {
     /// One object only: the unit's two parts are merged.
     Merged,
-    /// Two objects side by side, its thin part and its vtables, tied so
-    /// that a linker loads both or neither ([`crate::tie`]): the caller can
-    /// put two objects where this one stood (wpd-ld can for a file, an
-    /// archive member, a `--start-lib` object and a linker script entry;
-    /// the linker plugin hands the linker objects of its own).
-    Beside,
+    /// One object where it stood, from two modules: its thin part as
+    /// clang wrote it and its vtables, two modules for LLVM's thin link
+    /// that the thin part's backend compiles as one
+    /// ([`crate::thinlto::compile`], which needs in-process backends).
+    Joined,
     /// Its thin part as one object where it stood, its vtables in the
     /// link's one regular LTO object (LLVM's regular LTO links the regular
     /// parts of all such units, as lld's does), which the caller places

@@ -23,6 +23,7 @@ pub mod cache;
 pub mod codegen;
 pub mod demangle;
 pub mod distributed;
+mod elf_symbols;
 pub mod error;
 pub mod extraction;
 pub mod input;
@@ -32,7 +33,6 @@ pub mod rewrite;
 pub mod spread;
 pub mod summarize;
 pub mod thinlto;
-pub mod tie;
 pub mod timing;
 
 pub use object;

@@ -138,13 +138,9 @@ fn add_modules<'b>(
 /// The native objects of one link's inputs, in input order.
 #[derive(Debug, Default)]
 pub struct Natives {
-    /// One per input.
+    /// One per input (a split unit kept in two, [`Rewritten::vtables`]:
+    /// both its parts' code).
     pub objects: Vec<Vec<u8>>,
-    /// Per input, the object of its vtables when its split unit was kept
-    /// in two ([`Rewritten::vtables`]): it goes right beside `objects[k]`,
-    /// the two tied so that a linker loads both or neither
-    /// ([`crate::tie`]).
-    pub beside: Vec<Option<Vec<u8>>>,
     /// The object of LLVM's regular LTO module, when split units' vtables
     /// went there ([`crate::input::SplitPlacement::RegularLto`]).
     pub regular: Option<RegularObject>,
@@ -183,8 +179,8 @@ pub struct RegularObject {
 
 /// Compiles the rewritten modules (in link order, `inputs[k]` the source of
 /// `rewritten[k]`) with LLVM's ThinLTO; returns one native object per
-/// module (and one beside it for a split unit kept in two), in the same
-/// order. `jobs`: backend threads (`None`: lld's default, one per physical
+/// input (a split unit kept in two: its two modules compiled as one), in
+/// the same order. `jobs`: backend threads (`None`: lld's default, one per physical
 /// core).
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
@@ -217,7 +213,20 @@ pub fn compile(
         })
         .collect();
     let (parts, spread) = add_modules(&mut lto, inputs, rewritten, summaries, &names, symbols)?;
-    progress.phase("backend", parts.len());
+    // A split unit kept in two is compiled into one object: its regular
+    // part by its thin part's backend, after LLVM's thin link decided for
+    // each part as the module it is (docs/design.md, "A split unit kept in
+    // two, compiled as one"). No other module imports from that part.
+    for (j, part) in parts.iter().enumerate() {
+        if part.vtables {
+            let host = parts.iter().position(|p| p.input == part.input && !p.vtables);
+            let host =
+                host.ok_or_else(|| Error::at(&inputs[part.input].name, "a regular part without its thin part"))?;
+            lto.join(j, host).map_err(|e| Error::at(&inputs[part.input].name, e))?;
+        }
+    }
+    let compiled = parts.iter().filter(|p| !p.vtables).count();
+    progress.phase("backend", compiled);
     // Split DWARF files are written beside the objects, not cached with
     // them: a link that writes them compiles every module.
     let object_cache: Option<&dyn wpd_llvm::ObjectCache> = match cache {
@@ -227,7 +236,7 @@ pub fn compile(
     let wpd_llvm::LtoObjects { thin: objects, regular, backends } = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
         .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
-    if let Some(k) = objects.iter().position(|o| o.is_empty()) {
+    if let Some(k) = parts.iter().zip(&objects).position(|(p, o)| !p.vtables && o.is_empty()) {
         return Err(Error::at(&inputs[parts[k].input].name, "LLVM's ThinLTO produced no object for this module"));
     }
     let regular = match regular_first {
@@ -253,28 +262,11 @@ pub fn compile(
         })
         .collect();
     let prevailing = spread.copies;
-    let mut natives = Natives {
-        objects: Vec::with_capacity(inputs.len()),
-        beside: vec![None; inputs.len()],
-        regular,
-        backends,
-        prevailing,
-    };
+    let mut natives = Natives { objects: Vec::with_capacity(inputs.len()), regular, backends, prevailing };
+    // A joined regular part's code is in its thin part's object.
     for (part, object) in parts.into_iter().zip(objects) {
-        if part.vtables {
-            natives.beside[part.input] = Some(object);
-        } else {
+        if !part.vtables {
             natives.objects.push(object);
-        }
-    }
-    // The two objects of a unit kept in two are loaded together or not at
-    // all, wherever the unit stood (an archive member, say).
-    for (k, beside) in natives.beside.iter_mut().enumerate() {
-        if let Some(vtables) = beside {
-            let tag = format!("{k}_{:016x}", xxhash_rust::xxh3::xxh3_64(&inputs[k].bytes));
-            let (thin, tied) = crate::tie::tie(&natives.objects[k], vtables, &tag, &inputs[k].name)?;
-            natives.objects[k] = thin;
-            *vtables = tied;
         }
     }
     Ok(natives)
