@@ -344,7 +344,8 @@ class WpdThinBackend : public lto::ThinBackendProc {
     return *stream ? compile(*stream) : Error::success();
   }
 
-  // Moves each joined module's job into its host's (wpd_lto_join).
+  // Moves each joined module's job into its host's (wpd_lto_join, which
+  // checked that no module is joined twice, hosts two or is both).
   Error join_jobs() {
     if (state->joined.empty()) return Error::success();
     std::map<unsigned, size_t> by_task;
@@ -353,7 +354,7 @@ class WpdThinBackend : public lto::ThinBackendProc {
     for (const auto &[joined, host] : state->joined) {
       auto j = by_task.find(joined);
       auto h = by_task.find(host);
-      if (j == by_task.end() || h == by_task.end() || jobs[h->second].joined || gone.count(host))
+      if (j == by_task.end() || h == by_task.end())
         return createStringError(inconvertibleErrorCode(), "cannot compile ThinLTO task " + std::to_string(joined) +
                                                                " with task " + std::to_string(host));
       Job &into = jobs[h->second];

@@ -106,16 +106,11 @@ extern "C" {
 // materialized, or with `lazy` set, with global values, initializers and
 // module metadata but no function bodies (a function stays materializable,
 // neither a declaration nor a body, until wpd_materialize; the modules then
-// keep reading `data`, which must outlive them). `lazy` 2: fully
-// materialized, except that available_externally functions (copies of
-// definitions that live elsewhere) become declarations, their bodies never
-// read. On success returns 0 and
+// keep reading `data`, which must outlive them). On success returns 0 and
 // a malloc'd array of modules in *out_mods (free with wpd_free). On failure
 // returns 1 and a malloc'd message in *out_err.
 int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name, int lazy, size_t only,
                       LLVMModuleRef **out_mods, size_t *out_count, char **out_err) {
-  bool without_copies = lazy == 2;
-  if (without_copies) lazy = 0;
   *out_mods = nullptr;
   *out_count = 0;
   *out_err = nullptr;
@@ -139,11 +134,6 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
       *out_err = dup_string(toString(m.takeError()));
       return 1;
     }
-    // A body's references go with it (Function::deleteBody): an unread one
-    // is then no longer materializable.
-    if (without_copies)
-      for (Function &f : **m)
-        if (f.hasAvailableExternallyLinkage()) f.deleteBody();
     // Unless lazy, materialize everything now: the module must not keep
     // reading `buf`.
     if (Error e = lazy ? Error::success() : (*m)->materializeAll()) {

@@ -47,7 +47,7 @@ impl Context {
     pub fn parse_bitcode_lazy<'c>(&'c self, bytes: &'c [u8], name: &str) -> Result<Vec<LazyModule<'c>>, String> {
         // SAFETY: the modules keep reading `bytes`; each `LazyModule`
         // borrows them for as long as it lives.
-        let raw = unsafe { self.parse_modules(bytes, name, crate::Read::Lazy, None) }?;
+        let raw = unsafe { self.parse_modules(bytes, name, true, None) }?;
         Ok(raw
             .into_iter()
             .enumerate()

@@ -46,19 +46,6 @@ impl Default for Context {
     }
 }
 
-/// How [`Context::parse_modules`] reads a module (the shim's `lazy`).
-#[derive(Clone, Copy)]
-#[repr(i32)]
-enum Read {
-    /// Everything.
-    Whole = 0,
-    /// Without function bodies ([`LazyModule`]).
-    Lazy = 1,
-    /// Everything but the bodies of `available_externally` functions,
-    /// which become declarations.
-    WithoutCopies = 2,
-}
-
 impl Context {
     /// A fresh context that drops the names of local values (wpd never needs
     /// them, and parsing is faster without).
@@ -75,25 +62,16 @@ impl Context {
     pub fn parse_bitcode(&self, bytes: &[u8], name: &str) -> Result<Vec<Module<'_>>, String> {
         // SAFETY: not lazy: the shim materializes each module, so no module
         // keeps pointing into `bytes`.
-        let raw = unsafe { self.parse_modules(bytes, name, Read::Whole, None) }?;
+        let raw = unsafe { self.parse_modules(bytes, name, false, None) }?;
         Ok(raw.into_iter().map(|raw| Module { raw, _ctx: PhantomData }).collect())
     }
 
-    /// Module `index` of a bitcode file alone (the regular part of a split
-    /// LTO unit, say, without its larger thin part), read without the
-    /// bodies of its `available_externally` functions: each becomes a
-    /// declaration, its body never read (copies of definitions that live
-    /// in another module, which a backend compiling both modules as one
-    /// drops anyway).
-    pub fn parse_bitcode_module_without_copies(
-        &self,
-        bytes: &[u8],
-        name: &str,
-        index: usize,
-    ) -> Result<Module<'_>, String> {
+    /// Module `index` of a bitcode file alone, fully read (the regular part
+    /// of a split LTO unit, say, without its larger thin part).
+    pub fn parse_bitcode_module(&self, bytes: &[u8], name: &str, index: usize) -> Result<Module<'_>, String> {
         // SAFETY: not lazy: the module is materialized, so it keeps nothing
         // of `bytes`.
-        let raw = unsafe { self.parse_modules(bytes, name, Read::WithoutCopies, Some(index)) }?;
+        let raw = unsafe { self.parse_modules(bytes, name, false, Some(index)) }?;
         match raw.as_slice() {
             [one] => Ok(Module { raw: *one, _ctx: PhantomData }),
             _ => Err(format!("expected module {index} alone, the reader gave {}", raw.len())),
@@ -101,16 +79,17 @@ impl Context {
     }
 
     /// The modules of a bitcode file (every one, or module `only` alone),
-    /// owned by the caller, read as `read` says.
+    /// owned by the caller; `lazy`: without function bodies (see
+    /// [`LazyModule`]).
     ///
     /// # Safety
-    /// With [`Read::Lazy`], the modules keep reading `bytes`: the caller
-    /// keeps them alive as long as any module.
+    /// With `lazy`, the modules keep reading `bytes`: the caller keeps them
+    /// alive as long as any module.
     unsafe fn parse_modules(
         &self,
         bytes: &[u8],
         name: &str,
-        read: Read,
+        lazy: bool,
         only: Option<usize>,
     ) -> Result<Vec<LLVMModuleRef>, String> {
         let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
@@ -125,7 +104,7 @@ impl Context {
                 bytes.as_ptr().cast(),
                 bytes.len(),
                 cname.as_ptr(),
-                read as i32,
+                i32::from(lazy),
                 only.unwrap_or(usize::MAX),
                 &mut mods,
                 &mut count,

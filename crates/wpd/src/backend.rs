@@ -237,17 +237,15 @@ pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> 
 
 /// The regular part of a split unit (`input`) alone, as a ThinLTO module
 /// of its own, flagged split like the thin part it was cut from: its
-/// vtables and their type info. Parses this part only, never the thin
-/// part, and not the `available_externally` copies of virtual functions
-/// clang put beside the vtables (for constant propagation in LLVM's
-/// regular LTO): they become declarations. The module is compiled by its
-/// thin part's backend ([`crate::thinlto::compile`]), where the real
-/// definitions are, and a copy there would be dropped when the two are
-/// linked.
+/// vtables, their type info and the `available_externally` copies of
+/// virtual functions clang puts beside them (for constant propagation in
+/// LLVM's regular LTO). Parses this part only, never the thin part. The
+/// module is compiled by its thin part's backend
+/// ([`crate::thinlto::compile`]).
 pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
     let ctx = Context::new();
     let module = ctx
-        .parse_bitcode_module_without_copies(&input.bytes, &input.name, 1)
+        .parse_bitcode_module(&input.bytes, &input.name, 1)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
     refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);

@@ -155,8 +155,8 @@ pub struct Natives {
 /// the report's `backends`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BackendRun {
-    /// The module it compiled: an input's name, with `.vtables` for the
-    /// regular part of a split unit kept in two.
+    /// The input whose module it compiled (a split unit kept in two: both
+    /// its modules).
     pub module: String,
     /// The work expected of it, in instructions (what it compiles and
     /// imports, from clang's summaries), which ordered the backends.
@@ -217,13 +217,9 @@ pub fn compile(
     // part by its thin part's backend, after LLVM's thin link decided for
     // each part as the module it is (docs/design.md, "A split unit kept in
     // two, compiled as one"). No other module imports from that part.
-    for (j, part) in parts.iter().enumerate() {
-        if part.vtables {
-            let host = parts.iter().position(|p| p.input == part.input && !p.vtables);
-            let host =
-                host.ok_or_else(|| Error::at(&inputs[part.input].name, "a regular part without its thin part"))?;
-            lto.join(j, host).map_err(|e| Error::at(&inputs[part.input].name, e))?;
-        }
+    // (add_modules adds a regular part right after its thin part.)
+    for (j, part) in parts.iter().enumerate().filter(|(_, p)| p.vtables) {
+        lto.join(j, j - 1).map_err(|e| Error::at(&inputs[part.input].name, e))?;
     }
     let compiled = parts.iter().filter(|p| !p.vtables).count();
     progress.phase("backend", compiled);
@@ -254,7 +250,7 @@ pub fn compile(
             let part = parts.get((run.task as usize).checked_sub(1)?)?;
             let name = &inputs[part.input].name;
             Some(BackendRun {
-                module: if part.vtables { format!("{name}.vtables") } else { name.clone() },
+                module: name.clone(),
                 estimated_work: run.estimated_work,
                 start_ms: run.start_ms,
                 ms: run.ms,
