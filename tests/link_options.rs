@@ -42,6 +42,7 @@ fn main() {
         ("sample_profile", sample_profile),
         ("cs_profile_generate_and_use", cs_profile_generate_and_use),
         ("refused_plugin_options", refused_plugin_options),
+        ("allocator_serves_llvm", allocator_serves_llvm),
     ];
     let trials = tests.iter().map(|&(name, f)| Trial::test(name, move || f().map_err(Into::into))).collect();
     libtest_mimic::run(&args, trials).exit();
@@ -511,4 +512,43 @@ fn refused_plugin_options() -> Check {
     let obj = c.bitcode("main.cpp", "main.o", &[])?;
     expect_one_error(&c, &[&obj], &["-fsave-optimization-record"], "-plugin-opt=opt-remarks-filename=")?;
     expect_one_error(&c, &[&obj], &["-save-stats"], "-plugin-opt=stats-file=")
+}
+
+// --- the process ----------------------------------------------------------
+
+/// wpd-ld's allocator (mimalloc) must serve the C++ code linked in, LLVM's
+/// backends and lld, not only Rust: the executable must define and export
+/// glibc's whole allocation interface, so that libstdc++'s `operator new`
+/// and every `malloc` binds to it. A build that lost the override (a
+/// feature flag, a dependency moved) still links and runs, only slower:
+/// this catches it. Then one real link, with mimalloc's statistics on,
+/// must show mimalloc serving the link's allocations.
+fn allocator_serves_llvm() -> Check {
+    let bin = wpd_ld_bin()?;
+    let out = run(Command::new(NM).args(["-D", "--defined-only"]).arg(&bin))?;
+    let nm = String::from_utf8_lossy(&out.stdout);
+    let defined: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
+    for f in
+        ["malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "malloc_usable_size"]
+    {
+        if !defined.contains(&f) {
+            return Err(format!(
+                "{} does not define and export `{f}`: LLVM would allocate with glibc's",
+                bin.display()
+            ));
+        }
+    }
+    let c = Case::new("allocator", "response_file")?;
+    let want = c.reference(&["main.cpp"])?;
+    let obj = c.bitcode("main.cpp", "main.o", &[])?;
+    let mut cmd = c.wpd_ld(&[&obj], "prog", &[])?;
+    cmd.env("MIMALLOC_SHOW_STATS", "1");
+    let out = run(&mut cmd)?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("peak rss") {
+        return Err(format!("no mimalloc statistics after a link through wpd-ld:\n{stderr}"));
+    }
+    expect_empty_dir(&c.tmp(), "wpd-ld must remove its temporary directory")?;
+    let got = run_program(&c.path("prog"), c.dir.path())?;
+    same_run("wpd-ld", &want, &got)
 }
