@@ -103,8 +103,9 @@ extern "C" {
 // Parses the modules of a bitcode buffer (a split LTO unit holds two) into
 // `ctx`: every module, or with `only` below SIZE_MAX that module alone (the
 // regular part of a split unit without its larger thin part, say). Fully
-// materialized, or with `lazy` set, with global values, initializers and
-// module metadata but no function bodies (a function stays materializable,
+// materialized, or with `lazy` set, with global values, initializers, their
+// metadata attachments and named metadata but no function bodies and no
+// other metadata until a body needs it (a function stays materializable,
 // neither a declaration nor a body, until wpd_materialize; the modules then
 // keep reading `data`, which must outlive them). On success returns 0 and
 // a malloc'd array of modules in *out_mods (free with wpd_free). On failure
@@ -128,15 +129,21 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
   std::vector<std::unique_ptr<Module>> mods;
   for (size_t i = 0; i < list->size(); ++i) {
     if (only != SIZE_MAX && i != only) continue;
-    Expected<std::unique_ptr<Module>> m =
-        (*list)[i].getLazyModule(*unwrap(ctx), /*ShouldLazyLoadMetadata=*/false, /*IsImporting=*/false);
+    // Lazily, metadata is read as LLVM's importer reads it (IsImporting):
+    // an index of the module's metadata, the global attachments (`!type`,
+    // `!vcall_visibility`) and named metadata at once, any other node when
+    // a materialized body first uses it. Debug info is most of a `-g`
+    // module's metadata, and bodies the summarizer never reads are most of
+    // its uses.
+    Expected<std::unique_ptr<Module>> m = (*list)[i].getLazyModule(
+        *unwrap(ctx), /*ShouldLazyLoadMetadata=*/lazy != 0, /*IsImporting=*/lazy != 0);
     if (!m) {
       *out_err = dup_string(toString(m.takeError()));
       return 1;
     }
     // Unless lazy, materialize everything now: the module must not keep
     // reading `buf`.
-    if (Error e = lazy ? Error::success() : (*m)->materializeAll()) {
+    if (Error e = lazy ? (*m)->materializeMetadata() : (*m)->materializeAll()) {
       *out_err = dup_string(toString(std::move(e)));
       return 1;
     }

@@ -9,9 +9,11 @@ use llvm_sys::prelude::LLVMValueRef;
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-/// A module of a bitcode file read lazily: globals, initializers and
-/// module metadata are there; a function definition has no body (no
-/// blocks, yet not a declaration) until [`LazyModule::materialize`]. The
+/// A module of a bitcode file read lazily: globals, initializers, their
+/// metadata attachments (`!type`, `!vcall_visibility`) and named metadata
+/// are there; a function definition has no body (no blocks, yet not a
+/// declaration) until [`LazyModule::materialize`], which also reads the
+/// metadata the body uses (debug info included) and no more. The
 /// module keeps reading the file's bytes, so it borrows them.
 ///
 /// It only reads: every method of [`Module`] that consumes or writes a
