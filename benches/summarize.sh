@@ -17,7 +17,7 @@ out=$root/bench-out
 work=$out/work
 flags=(-O2 -flto=thin -fwhole-program-vtables)
 
-[[ -x $wpd ]] || { echo "summarize.sh: $wpd not found; run 'cargo build --release -p wpd' first" >&2; exit 1; }
+[[ -x $wpd ]] || { echo "summarize.sh: $wpd not found; run 'cargo build --release -p wpd-cli' first" >&2; exit 1; }
 for tool in clang++-19 llvm-dis-19; do
   command -v "$tool" >/dev/null || { echo "summarize.sh: $tool not found" >&2; exit 1; }
 done

@@ -52,7 +52,7 @@ pub fn wpd_bin() -> Check<PathBuf> {
         Ok(p)
     } else {
         Err(format!(
-            "wpd binary not found at {}: run `make test` (or `cargo build --release -p wpd`), or set WPD_BIN",
+            "wpd binary not found at {}: run `make test` (or `cargo build --release -p wpd-cli`), or set WPD_BIN",
             p.display()
         ))
     }

@@ -517,21 +517,22 @@ fn refused_plugin_options() -> Check {
 // --- the process ----------------------------------------------------------
 
 /// wpd-ld's allocator (mimalloc) must serve the C++ code linked in, LLVM's
-/// backends and lld, not only Rust: the executable must define and export
-/// glibc's whole allocation interface, so that libstdc++'s `operator new`
-/// and every `malloc` binds to it. A build that lost the override (a
+/// backends and lld, not only Rust (and so must `wpd`'s): the executable
+/// must define and export glibc's whole allocation interface, so that
+/// libstdc++'s `operator new` and every `malloc` binds to it. A build that lost the override (a
 /// feature flag, a dependency moved) still links and runs, only slower:
 /// this catches it. Then one real link, with mimalloc's statistics on,
 /// must show mimalloc serving the link's allocations.
 fn allocator_serves_llvm() -> Check {
-    let bin = wpd_ld_bin()?;
-    let out = run(Command::new(NM).args(["-D", "--defined-only"]).arg(&bin))?;
-    let nm = String::from_utf8_lossy(&out.stdout);
-    let defined: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
-    for f in
-        ["malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "malloc_usable_size"]
-    {
-        if !defined.contains(&f) {
+    // Both commands that run LLVM: wpd-ld, and `wpd` (distributed backends,
+    // the per-phase commands).
+    const ALLOCATION: &[&str] =
+        &["malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign", "malloc_usable_size"];
+    for bin in [wpd_ld_bin()?, wpd_tests::wpd_bin()?] {
+        let out = run(Command::new(NM).args(["-D", "--defined-only"]).arg(&bin))?;
+        let nm = String::from_utf8_lossy(&out.stdout);
+        let defined: Vec<&str> = nm.lines().filter_map(|l| l.split_whitespace().nth(2)).collect();
+        if let Some(f) = ALLOCATION.iter().find(|f| !defined.contains(f)) {
             return Err(format!(
                 "{} does not define and export `{f}`: LLVM would allocate with glibc's",
                 bin.display()

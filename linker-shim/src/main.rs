@@ -38,8 +38,9 @@ use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId, OutsideRefs};
 /// after 10 ms (version 3 waits a second: the generated 9-object program's
 /// peak went from 81 to 95 MB), and `no_thp`: no transparent huge pages
 /// asked for (with them Box2D's peak went from 76 to 110–128 MB).
-/// Only binaries set this: the gold/BFD plugin lives in another program's
-/// heap and must not define `malloc`.
+/// Only binaries set this (wpd-ld, and `wpd` in crates/wpd-cli): the
+/// gold/BFD plugin lives in another program's heap and must not define
+/// `malloc`.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,4 +1,6 @@
-//! The `wpd` command line: `wpd summarize`, `wpd dump`.
+//! The `wpd` command line: wpd's pipeline one phase at a time (`wpd
+//! summarize`, `wpd thin-link`, `wpd backend`, `wpd dump`, `wpd report`),
+//! over the `wpd` library (`crates/wpd`).
 
 use clap::{Parser, Subcommand};
 use std::collections::HashSet;
@@ -11,6 +13,14 @@ use wpd::native::NativeScan;
 use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 use wpd_summary::{Kind, ModuleSummary, Plan};
+
+/// mimalloc serves Rust and, through its exported `malloc`, the LLVM
+/// linked in: as in wpd-ld (`linker-shim/src/main.rs` says why and what it
+/// measured). This is why the command is a crate of its own: the `wpd`
+/// library is also linked into the gold/BFD plugin, which must not define
+/// `malloc`.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
 #[command(name = "wpd", version, about = "Link-time whole-program devirtualizer for C++ (clang ThinLTO)")]
