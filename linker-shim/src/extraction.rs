@@ -11,13 +11,10 @@ use wpd::extraction::{References, keep_references};
 use wpd::thinlto::Natives;
 use wpd_link::{LinkModel, LoadedKind};
 
-/// One unit's edited native object (`None`: as compiled).
-pub type Edited = Option<Vec<u8>>;
-
 /// Edits every native object of `natives` (one per loaded bitcode unit of
 /// `model`, in load order); returns, per unit in that order, its edited
-/// object.
-pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Edited>, String> {
+/// object (`None`: as compiled).
+pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Option<Vec<u8>>>, String> {
     // Global definitions of the final link's objects: the native inputs'
     // (as the model read them) and the compiled objects'.
     let mut defined: HashSet<String> =

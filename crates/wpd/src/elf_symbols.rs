@@ -1,6 +1,8 @@
-//! Appends symbols to an x86-64 ELF relocatable object's symbol table,
-//! for [`crate::extraction`], which gives a native object the strong
-//! references its bitcode made and LLVM's code no longer does.
+//! Appends strong undefined references to an x86-64 ELF relocatable
+//! object's symbol table, for [`crate::extraction`], which gives a native
+//! object the references its bitcode made and LLVM's code no longer does.
+//! Each is global, of default visibility (which, unlike a hidden one,
+//! changes nothing about the symbol it binds to), undefined.
 //!
 //! The edit is made on the ELF file, not in LLVM: objects may come from
 //! LLVM's cache. The symbols are appended after every existing symbol, so
@@ -14,24 +16,8 @@ use object::LittleEndian as LE;
 use object::elf::{ET_REL, FileHeader64, SHT_SYMTAB, STB_GLOBAL, SectionHeader64, Sym64};
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
-/// One symbol to append: its name, `st_info`, `st_other` and section index.
-pub(crate) struct Symbol<'a> {
-    name: &'a str,
-    info: u8,
-    other: u8,
-    shndx: u16,
-}
-
-impl<'a> Symbol<'a> {
-    /// A strong undefined reference of default visibility (which, unlike
-    /// a hidden one, changes nothing about the symbol it binds to).
-    pub(crate) fn undefined(name: &'a str) -> Self {
-        Symbol { name, info: STB_GLOBAL << 4, other: 0, shndx: 0 }
-    }
-}
-
 /// An x86-64 ELF relocatable object with a symbol table, as read by the
-/// `object` crate: what [`add_symbols`] and [`crate::extraction`] edit.
+/// `object` crate: what [`add_references`] and [`crate::extraction`] edit.
 pub(crate) struct Object<'d> {
     pub header: &'d FileHeader64<LE>,
     pub endian: LE,
@@ -56,11 +42,11 @@ impl<'d> Object<'d> {
     }
 }
 
-/// `elf` with `symbols` appended to its symbol table (global symbols, so
-/// after every local one). The file is read with the `object` crate; only
-/// the symbol table, its string table and its extended section index
-/// table (if any) are rewritten.
-pub(crate) fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Result<Vec<u8>, String> {
+/// `elf` with a strong undefined reference to each of `names` appended to
+/// its symbol table (global symbols, so after every local one). The file
+/// is read with the `object` crate; only the symbol table, its string
+/// table and its extended section index table (if any) are rewritten.
+pub(crate) fn add_references(elf: &[u8], names: &[&str]) -> std::result::Result<Vec<u8>, String> {
     let text = |e: object::read::Error| e.to_string();
     let Object { header, endian, sections, symtab } = Object::parse(elf)?;
     let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
@@ -72,14 +58,14 @@ pub(crate) fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Re
 
     let mut strings = contents(symtab.string_section())?;
     let mut table = contents(symtab.section())?;
-    for s in symbols {
-        let name = u32::try_from(strings.len()).map_err(|e| e.to_string())?;
-        strings.extend_from_slice(s.name.as_bytes());
+    for name in names {
+        let offset = u32::try_from(strings.len()).map_err(|e| e.to_string())?;
+        strings.extend_from_slice(name.as_bytes());
         strings.push(0);
-        table.extend_from_slice(&name.to_le_bytes());
-        table.push(s.info);
-        table.push(s.other);
-        table.extend_from_slice(&s.shndx.to_le_bytes());
+        table.extend_from_slice(&offset.to_le_bytes());
+        table.push(STB_GLOBAL << 4); // st_info: global, no type
+        table.push(0); // st_other: default visibility
+        table.extend_from_slice(&0u16.to_le_bytes()); // st_shndx: undefined
         table.extend_from_slice(&0u64.to_le_bytes());
         table.extend_from_slice(&0u64.to_le_bytes());
     }
@@ -98,7 +84,7 @@ pub(crate) fn add_symbols(elf: &[u8], symbols: &[Symbol<'_>]) -> std::result::Re
     place(&mut out, at(symtab.section()), &table);
     if symtab.shndx_section().0 != 0 {
         let mut indices = contents(symtab.shndx_section())?;
-        indices.resize(indices.len() + 4 * symbols.len(), 0);
+        indices.resize(indices.len() + 4 * names.len(), 0);
         place(&mut out, at(symtab.shndx_section()), &indices);
     }
     Ok(out)
@@ -111,8 +97,8 @@ mod tests {
     #[test]
     fn refuses_what_is_not_a_relocatable_elf_object() {
         assert!(
-            add_symbols(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[]).is_err()
+            add_references(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[]).is_err()
         );
-        assert!(add_symbols(b"\x7fELF", &[Symbol::undefined("x")]).is_err());
+        assert!(add_references(b"\x7fELF", &["x"]).is_err());
     }
 }

@@ -30,7 +30,7 @@
 //! the symbol's own entry; the lost references are appended after every
 //! symbol ([`crate::elf_symbols`]), so no symbol index moves.
 
-use crate::elf_symbols::{Object, Symbol, add_symbols};
+use crate::elf_symbols::{Object, add_references};
 use crate::error::{Error, Result};
 
 use object::LittleEndian as LE;
@@ -93,16 +93,16 @@ fn edit(elf: &[u8], refs: &References<'_>) -> std::result::Result<Option<(Vec<u8
         }
         present.insert(symbol);
     }
-    let lost: Vec<Symbol<'_>> = refs
+    let lost: Vec<&str> = refs
         .bitcode
         .strong
         .iter()
+        .map(String::as_str)
         .filter(|s| !present.contains(*s) && (refs.defined_in_link)(s))
-        .map(|s| Symbol::undefined(s))
         .collect();
     if !lost.is_empty() {
         edits.restored = lost.len();
-        out = Some(add_symbols(out.as_deref().unwrap_or(elf), &lost)?);
+        out = Some(add_references(out.as_deref().unwrap_or(elf), &lost)?);
     }
     Ok(out.map(|bytes| (bytes, edits)))
 }
