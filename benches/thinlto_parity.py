@@ -21,19 +21,28 @@ with -fno-split-lto-unit):
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, the two programs run in
-turn, RUNS rounds), the .text size, the link time (wall time, same job
-count, the two links run in turn, RUNS rounds after a warm-up), and both
-links' peak memory (maximum resident set of the link's process tree); the
+turn, RUNS rounds), the instructions it executes (valgrind; n/a without
+it), the .text size, the link time (wall time, same job count, the two
+links run in turn, RUNS rounds after a warm-up), and both links' peak
+memory (maximum resident set of the link's process tree); the
 devirtualized call sites of each (wpd: its report; LLVM: its remarks,
 counted in one extra link without importing so that a remark is one call
 site), and whether both programs print exactly what the -O0 build prints.
-Times come as two ratios: of the best times (run, link), and the median
-over rounds of the ratio within a round (run~, link~), which a machine
-whose speed drifts disturbs less.
+
+Code placement alone moves a program's run time by a few per cent: the
+same objects linked by lld in another order ran 1.6% slower (the template
+program). So each program is also linked, by both linkers, in LAYOUTS - 1
+shuffled orders of its objects (archive members included; the same orders
+for both), and the run-time ratio (run) is that of the means over the
+orders of each program's best time; run/1 is the given order's alone.
+The instruction count does not depend on placement at all. Times also
+come as the median over rounds of the ratio within a round (run~, link~),
+which a machine whose speed drifts disturbs less; link times and memory
+are the given order's.
 
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
-JOBS (default 2), PROGRAMS (default "hotloop templates demo big box2d"),
+JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo big box2d"),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json).
 Exit status 1 when an output differs from -O0 (never for a ratio).
 """
@@ -44,6 +53,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import random
 import tempfile
 import time
 
@@ -51,6 +61,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WPD_LD = os.path.abspath(os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target/release/wpd-ld')))
 RUNS = int(os.environ.get('RUNS', '3'))
 JOBS = int(os.environ.get('JOBS', '2'))
+LAYOUTS = max(1, int(os.environ.get('LAYOUTS', '3')))
 PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo big box2d').split()
 OUT = os.path.join(ROOT, 'bench-out')
 WORK = os.path.join(OUT, 'parity-work')
@@ -135,12 +146,15 @@ def timed_links(cmds):
 
 def run_times(progs):
     """CPU time (user + system, ms) of each program over RUNS rounds, the
-    programs run in turn within a round: one list per program, round by
+    programs run in turn within a round, in reverse order every other round
+    (so that neither always runs first): one list per program, round by
     round. CPU time rather than wall time: on a shared machine, waiting
     for a core is not the program's."""
     times = [[] for _ in progs]
-    for _ in range(RUNS):
-        for i, prog in enumerate(progs):
+    for r in range(RUNS):
+        order = range(len(progs)) if r % 2 == 0 else reversed(range(len(progs)))
+        for i in order:
+            prog = progs[i]
             child = subprocess.Popen([prog], stdout=subprocess.DEVNULL)
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)
@@ -148,6 +162,20 @@ def run_times(progs):
                 sys.exit(f'thinlto_parity: {prog} exited {child.returncode}')
             times[i].append((usage.ru_utime + usage.ru_stime) * 1000)
     return times
+
+
+def instructions(prog):
+    """The instructions the program executes (valgrind's count: the same on
+    every run and whatever the machine's load or the code's alignment), or
+    None without valgrind."""
+    if shutil.which('valgrind') is None:
+        return None
+    r = subprocess.run(['valgrind', '--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', prog],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    m = re.search(r'I\s+refs:\s+([\d,]+)', r.stderr)
+    if r.returncode != 0 or not m:
+        sys.exit(f'thinlto_parity: valgrind {prog} failed:\n{r.stderr}')
+    return int(m.group(1).replace(',', ''))
 
 
 def paired_ratio(wpd, lld):
@@ -194,13 +222,23 @@ def bench(program, mode):
         ref = os.path.join(work, stem + '.O0.o')
         run(['clang++-19', '-O0'] + includes + ['-c', cpp, '-o', ref], cwd=os.path.dirname(cpp))
         o0.append(ref)
-    if main_stem:
-        # A library: everything but the driver goes into an archive, as a
-        # real build links it.
-        main_objs = [o for o in objs if o.endswith(f'-{main_stem}.o')]
-        lib = os.path.join(work, 'lib.a')
-        run(['llvm-ar-19', 'rcs', lib] + [o for o in objs if o not in main_objs])
-        objs = main_objs + [lib]
+    # The link orders: the given one, then LAYOUTS - 1 shuffles of it (the
+    # same for both linkers). A program's code placement follows the order
+    # of its inputs, and placement alone moves its run time by a few per
+    # cent (lld's own template program: 1.6% between two orders of the
+    # same objects), so the run-time ratio averages over placements.
+    orders = [objs] + [random.Random(f'{program}-{mode}-{k}').sample(objs, len(objs)) for k in range(1, LAYOUTS)]
+    layouts = []
+    for k, order in enumerate(orders):
+        if main_stem:
+            # A library: everything but the driver goes into an archive, as
+            # a real build links it.
+            main_objs = [o for o in order if o.endswith(f'-{main_stem}.o')]
+            lib = os.path.join(work, 'lib.a' if k == 0 else f'lib-{k}.a')
+            run(['llvm-ar-19', 'rcs', lib] + [o for o in order if o not in main_objs])
+            order = main_objs + [lib]
+        layouts.append(order)
+    objs = layouts[0]
     ref_prog = os.path.join(work, 'prog.O0')
     run(['clang++-19'] + o0 + ['-o', ref_prog])
     expected = run([ref_prog])
@@ -221,13 +259,32 @@ def bench(program, mode):
     remarks = subprocess.run(remarks_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0'],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
     lld_devirt = sum(1 for line in remarks.splitlines() if DEVIRT_REMARK.search(line))
-    wpd_runs, lld_runs = run_times([wpd_prog, lld_prog])
-    wpd_run, lld_run = min(wpd_runs), min(lld_runs)
+    # The other link orders' programs: linked once each, checked like the
+    # first, then run as often.
+    progs = [(wpd_prog, lld_prog)]
+    for k, order in enumerate(layouts[1:], start=1):
+        pair = (f'{wpd_prog}.{k}', f'{lld_prog}.{k}')
+        for cmd in link_commands(order, *pair, JOBS):
+            run(cmd)
+        same = same and all(run([p]) == expected for p in pair)
+        progs.append(pair)
+    best, paired = [], []
+    for pair in progs:
+        wpd_runs, lld_runs = run_times(list(pair))
+        best.append((min(wpd_runs), min(lld_runs)))
+        paired.extend(w / l for w, l in zip(wpd_runs, lld_runs))
+    wpd_run = statistics.mean(w for w, _ in best)
+    lld_run = statistics.mean(l for _, l in best)
+    wpd_instr, lld_instr = instructions(wpd_prog), instructions(lld_prog)
     wpd_text, lld_text = text_size(wpd_prog), text_size(lld_prog)
     return {
-        'program': program, 'mode': mode, 'objects': len(objs),
+        'program': program, 'mode': mode, 'objects': len(objs), 'layouts': len(layouts),
         'run_ms': [round(wpd_run, 1), round(lld_run, 1)], 'run_ratio': wpd_run / lld_run,
-        'run_paired_ratio': paired_ratio(wpd_runs, lld_runs),
+        'run_paired_ratio': statistics.median(paired),
+        'run_first_layout_ratio': best[0][0] / best[0][1],
+        'run_ms_by_layout': [[round(w, 1), round(l, 1)] for w, l in best],
+        'instructions': [wpd_instr, lld_instr],
+        'instruction_ratio': wpd_instr / lld_instr if wpd_instr and lld_instr else None,
         'text_bytes': [wpd_text, lld_text], 'text_ratio': wpd_text / lld_text,
         'link_ms': [round(wpd_link, 1), round(lld_link, 1)], 'link_ratio': wpd_link / lld_link,
         'link_paired_ratio': paired_ratio(wpd_links, lld_links),
@@ -250,22 +307,28 @@ def main():
             print(f'benchmarking {program} ({mode})...', file=sys.stderr)
             rows.append(bench(program, mode))
     head = (f'ThinLTO parity: wpd-ld vs lld ThinLTO + LLVM WPD ({time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, '
-            f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds{", objects built with -g" if DEBUG_INFO else ""})\n'
+            f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds, {LAYOUTS} link orders{", objects built with -g" if DEBUG_INFO else ""})\n'
             'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
-    fmt = '{:<10} {:<8} {:>4} {:>6} {:>7} {:>6} {:>6} {:>7} {:>9} {:>11} {:>11} {:>6}'
-    lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', '.text', 'link', 'link~', 'peak mem',
-                              'devirt wpd', 'devirt lld', 'output')]
+    fmt = '{:<10} {:<8} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>11} {:>11} {:>6}'
+    lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', 'run/1', 'instr', '.text', 'link', 'link~',
+                              'peak mem', 'devirt wpd', 'devirt lld', 'output')]
     for r in rows:
+        instr = 'n/a' if r['instruction_ratio'] is None else f"{r['instruction_ratio']:.3f}"
         lines.append(fmt.format(r['program'], r['mode'], r['objects'], f"{r['run_ratio']:.2f}",
-                                f"{r['run_paired_ratio']:.2f}", f"{r['text_ratio']:.2f}", f"{r['link_ratio']:.2f}",
-                                f"{r['link_paired_ratio']:.2f}", f"{r['peak_ratio']:.2f}", r['devirtualized'][0],
-                                r['devirtualized'][1], 'same' if r['output_matches_O0'] else 'DIFFERS'))
-    lines.append('run, link: ratio of the best times; run~, link~: median over rounds of the ratio within a round')
+                                f"{r['run_paired_ratio']:.2f}", f"{r['run_first_layout_ratio']:.2f}", instr,
+                                f"{r['text_ratio']:.2f}", f"{r['link_ratio']:.2f}", f"{r['link_paired_ratio']:.2f}",
+                                f"{r['peak_ratio']:.2f}", r['devirtualized'][0], r['devirtualized'][1],
+                                'same' if r['output_matches_O0'] else 'DIFFERS'))
+    lines.append(f'run: ratio of the mean over {LAYOUTS} link orders of the best run times; run~: median of the '
+                 'ratio within a round (all orders); run/1: the given order alone; instr: instructions executed')
+    lines.append('link: ratio of the best times; link~: median over rounds of the ratio within a round')
     lines.append('')
-    lines.append('absolute values (wpd / lld): run ms, .text bytes, link ms, peak KiB')
+    lines.append('absolute values (wpd / lld): run ms (mean of the orders), .text bytes, link ms, peak KiB; '
+                 'run ms by link order; instructions executed')
     for r in rows:
         lines.append(f"{r['program']:<10} {r['mode']:<8} run {r['run_ms']}, .text {r['text_bytes']}, "
                      f"link {r['link_ms']}, peak {r['peak_kib']}")
+        lines.append(f"{'':<19} run by order {r['run_ms_by_layout']}, instructions {r['instructions']}")
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(OUT, f'parity{SUFFIX}.txt'), 'w') as f:
