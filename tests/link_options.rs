@@ -42,6 +42,7 @@ fn main() {
         ("sample_profile", sample_profile),
         ("cs_profile_generate_and_use", cs_profile_generate_and_use),
         ("refused_plugin_options", refused_plugin_options),
+        ("llvm_code_generation_flags", llvm_code_generation_flags),
         ("allocator_serves_llvm", allocator_serves_llvm),
     ];
     let trials = tests.iter().map(|&(name, f)| Trial::test(name, move || f().map_err(Into::into))).collect();
@@ -512,6 +513,71 @@ fn refused_plugin_options() -> Check {
     let obj = c.bitcode("main.cpp", "main.o", &[])?;
     expect_one_error(&c, &[&obj], &["-fsave-optimization-record"], "-plugin-opt=opt-remarks-filename=")?;
     expect_one_error(&c, &[&obj], &["-save-stats"], "-plugin-opt=stats-file=")
+}
+
+// --- LLVM's code generation flags ------------------------------------------
+
+/// The size of the program's `.text`.
+fn text_size(exe: &Path) -> Check<u64> {
+    let sections = tool(READELF, &["-SW"], exe)?;
+    sections
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let at = f.iter().position(|w| *w == ".text")?;
+            u64::from_str_radix(f.get(at + 4)?, 16).ok()
+        })
+        .ok_or_else(|| format!("no .text in {}:\n{sections}", exe.display()))
+}
+
+/// The flags LLVM registers only in its tools (llc, lld: `-align-loops`,
+/// `-mattr`, `-relocation-model`, the MC layer's `-dwarf64`, ...) reach the
+/// backends under both spellings, as lld takes them; an option LLVM does
+/// not know is still refused.
+fn llvm_code_generation_flags() -> Check {
+    let c = Case::new("codegen-flags", "profile")?;
+    let want = c.reference(&["main.cpp"])?;
+    let obj = c.bitcode("main.cpp", "main.o", &["-g"])?;
+    let (plain, got) = c.link_and_run(&[&obj], "plain", &["-g"])?;
+    same_run("wpd-ld", &want, &got)?;
+    // `total`'s loop aligned to 4 KiB: the padding makes .text larger.
+    for (out, flag) in
+        [("aligned", "-Wl,-mllvm,-align-loops=4096"), ("aligned-opt", "-Wl,-plugin-opt=-align-loops=4096")]
+    {
+        let (exe, got) = c.link_and_run(&[&obj], out, &["-g", flag])?;
+        same_run("wpd-ld", &want, &got)?;
+        let (before, after) = (text_size(&plain)?, text_size(&exe)?);
+        if after <= before {
+            return Err(format!("{flag}: .text {after} bytes, without it {before}: the loop was not aligned"));
+        }
+    }
+    // An MC flag: 64-bit DWARF in the units wpd-ld's backends emit.
+    let (exe, got) = c.link_and_run(&[&obj], "dwarf64", &["-g", "-Wl,-mllvm,-dwarf64", "-Wl,-mllvm,-mattr=+sse4.2"])?;
+    same_run("wpd-ld", &want, &got)?;
+    let dump = tool(DWARFDUMP, &["--debug-info"], &exe)?;
+    if !dump.contains("format = DWARF64") || tool(DWARFDUMP, &["--debug-info"], &plain)?.contains("format = DWARF64") {
+        return Err(format!(
+            "-mllvm -dwarf64: no DWARF64 unit in {}:\n{}",
+            exe.display(),
+            &dump[..dump.len().min(600)]
+        ));
+    }
+    // -mcpu= under -mllvm is -plugin-opt=mcpu= (the last wins: an unknown
+    // CPU gets LLVM's warning, as from lld), and "native" is this machine.
+    for (out, cpu, warned) in [("unknown-cpu", "nosuchcpu", true), ("native", "native", false)] {
+        let exe = c.path(out);
+        let mcpu = format!("-Wl,-mllvm,-mcpu={cpu}");
+        let linked = link(&mut c.wpd_ld(&[&obj], out, &["-Wl,-plugin-opt=mcpu=x86-64", &mcpu])?, &exe)?;
+        let stderr = String::from_utf8_lossy(&linked.stderr);
+        if stderr.contains(&format!("'{cpu}' is not a recognized processor")) != warned {
+            return Err(format!(
+                "{mcpu}: LLVM's warning for an unknown CPU expected: {warned}; wpd-ld said:\n{stderr}"
+            ));
+        }
+        same_run("wpd-ld", &want, &run_program(&exe, c.dir.path())?)?;
+    }
+    expect_one_error(&c, &[&obj], &["-Wl,-mllvm,-no-such-llvm-flag"], "unknown LLVM option '-no-such-llvm-flag'")?;
+    expect_one_error(&c, &[&obj], &["-Wl,-mllvm,-mcpu="], "-mllvm -mcpu= needs a value")
 }
 
 // --- the process ----------------------------------------------------------

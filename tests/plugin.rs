@@ -49,17 +49,22 @@ fn checked_link(
     serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
-fn clean_links() -> Check {
-    let t = temp_dir("plugin-clean")?;
-    let objects = demo_objects(t.path())?;
-    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let reference = t.path().join("ref");
+/// What the demo built with `-O0` (in `dir`) prints.
+fn demo_output(dir: &Path) -> Check<Vec<u8>> {
+    let reference = dir.join("ref");
     run(Command::new(CLANGXX)
         .arg("-O0")
         .args(["main.cpp", "shapes.cpp"].map(|s| repo_root().join("fixtures/demo").join(s)))
         .arg("-o")
         .arg(&reference))?;
-    let want = run(&mut Command::new(&reference))?.stdout;
+    Ok(run(&mut Command::new(&reference))?.stdout)
+}
+
+fn clean_links() -> Check {
+    let t = temp_dir("plugin-clean")?;
+    let objects = demo_objects(t.path())?;
+    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
+    let want = demo_output(t.path())?;
     for linker in LINKERS {
         let scratch = t.path().join(format!("tmp-{linker}"));
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
@@ -127,6 +132,28 @@ fn split_units_kept_in_two() -> Check {
     Ok(())
 }
 
+/// LLVM's code generation flags reach the plugin's backends: the demo's
+/// loops aligned to 4 KiB make `.text` larger (`-plugin-opt=-` options go
+/// to LLVM's parser, which knows the flags LLVM's tools register, as
+/// LLVMgold's does).
+fn code_generation_flags() -> Check {
+    let t = temp_dir("plugin-codegen-flags")?;
+    let objects = demo_objects(t.path())?;
+    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
+    let want = demo_output(t.path())?;
+    let text = |r: &serde_json::Value| r["size"]["output"]["sections"][".text"].as_u64().unwrap_or(0);
+    for linker in LINKERS {
+        let plain = checked_link(linker, t.path(), &[], &inputs, &t.path().join(format!("plain-{linker}")), &want)?;
+        let flag = "-Wl,-plugin-opt=-align-loops=4096";
+        let aligned =
+            checked_link(linker, t.path(), &[flag], &inputs, &t.path().join(format!("aligned-{linker}")), &want)?;
+        if text(&aligned) <= text(&plain) {
+            return Err(format!("[{linker}] {flag}: .text {} bytes, without it {}", text(&aligned), text(&plain)));
+        }
+    }
+    Ok(())
+}
+
 fn refused() -> Check {
     let t = temp_dir("plugin-refused")?;
     let objects = demo_objects(t.path())?;
@@ -154,6 +181,7 @@ fn main() {
     let trials = vec![
         libtest_mimic::Trial::test("clean_links", || clean_links().map_err(Into::into)),
         libtest_mimic::Trial::test("split_units_kept_in_two", || split_units_kept_in_two().map_err(Into::into)),
+        libtest_mimic::Trial::test("code_generation_flags", || code_generation_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();

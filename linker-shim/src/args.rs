@@ -394,6 +394,11 @@ fn llvm_option(out: &mut LinkArgs, opt: &str, shown: &str) -> Result<(), String>
     };
     let m = &mut out.machine;
     match name {
+        // lld turns -plugin-opt=mcpu= into this very option: the last of
+        // the two spellings wins.
+        "mcpu" => {
+            out.cpu = value.filter(|v| !v.is_empty()).ok_or_else(|| format!("{shown} needs a value"))?.to_string()
+        }
         "function-sections" => out.function_sections = flag(value)?,
         "data-sections" => out.data_sections = flag(value)?,
         "emulated-tls" => m.emulated_tls = flag(value)?,
@@ -883,6 +888,18 @@ mod tests {
         }
         // A longer name is another option, for LLVM to judge.
         assert_eq!(p(&["-plugin-opt=-emulated-tls-x"]).llvm_options, vec!["-emulated-tls-x"]);
+    }
+
+    #[test]
+    fn mcpu_under_either_spelling_is_one_setting() {
+        // lld turns -plugin-opt=mcpu= into -mcpu=: the last one wins.
+        assert_eq!(p(&["-plugin-opt=mcpu=x86-64", "-mllvm", "-mcpu=znver3"]).cpu, "znver3");
+        assert_eq!(p(&["-mllvm", "-mcpu=znver3", "-plugin-opt=mcpu=haswell"]).cpu, "haswell");
+        assert_eq!(p(&["-plugin-opt=--mcpu=native"]).cpu, "native");
+        assert!(p(&["-mllvm", "-mcpu=znver3"]).llvm_options.is_empty());
+        assert!(parse(&["-mllvm".to_string(), "-mcpu=".to_string()]).unwrap_err().contains("needs a value"));
+        // Other code generation flags go to LLVM's parser, which knows them.
+        assert_eq!(p(&["-mllvm", "-align-loops=32"]).llvm_options, vec!["-align-loops=32"]);
     }
 
     #[test]

@@ -5,6 +5,11 @@
 // emission with a second stream for split DWARF (.dwo).
 
 #include "common.h"
+#include "llvm/CodeGen/CommandFlags.h"
+#include "llvm/MC/MCTargetOptionsCommandFlags.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
 #include "llvm/IR/DiagnosticHandler.h"
 #include "llvm/IR/DiagnosticInfo.h"
 #include "llvm/IR/DiagnosticPrinter.h"
@@ -30,8 +35,41 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 using namespace llvm;
+
+void wpd_shim::register_codegen_flags() {
+  // Function-local statics: constructed once, by whichever thread comes
+  // first, the others waiting (C++11). Their constructors declare the
+  // options as their own function-local statics, so a second construction
+  // would not register anything twice either.
+  static codegen::RegisterCodeGenFlags codegen_flags;
+  static mc::RegisterMCTargetOptionsFlags mc_flags;
+}
+
+TargetOptions wpd_shim::target_options_from_flags() {
+  register_codegen_flags();
+  // lld passes an empty triple too: the triple only gives the defaults of
+  // -emulated-tls and -enable-tlsdesc, which are off for x86-64 Linux and
+  // which the link sets itself.
+  return codegen::InitTargetOptionsFromCodeGenFlags(Triple());
+}
+
+std::string wpd_shim::target_cpu(const std::string &cpu, std::vector<std::string> &features) {
+  register_codegen_flags();
+  SubtargetFeatures added;
+  std::string name = cpu;
+  if (name == "native") {
+    name = sys::getHostCPUName().str();
+    // Not every machine of a CPU family has every feature the family's
+    // name implies (AVX on some Sandy Bridges): add what this one has.
+    for (const auto &feature : sys::getHostCPUFeatures()) added.AddFeature(feature.getKey(), feature.getValue());
+  }
+  for (const std::string &attr : codegen::getMAttrs()) added.AddFeature(attr);
+  features = added.getFeatures();
+  return name;
+}
 
 static TargetMachine *unwrap_tm(LLVMTargetMachineRef tm) { return reinterpret_cast<TargetMachine *>(tm); }
 

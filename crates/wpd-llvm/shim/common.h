@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
+class TargetOptions;
 }
 
 namespace wpd_shim {
@@ -33,6 +35,24 @@ size_t drop_type_tests(llvm::Module &m);
 // every module is verified once. Returns true when the module can be
 // compiled.
 bool check_module(llvm::Module &m, bool verify, std::string &err, std::string &warning);
+
+// LLVM's code generation and MC flags (-align-loops, -mattr, -mcpu,
+// -relocation-model, -dwarf64, ...), which LLVM's tools register (llc, lld,
+// LLVMgold) and its libraries do not: registered once per process, so that
+// -mllvm and -plugin-opt=- accept what lld accepts (codegen.cpp). Every
+// function below registers them first.
+void register_codegen_flags();
+
+// The target options those flags give, as lld's LTO starts from them
+// (initTargetOptionsFromCodeGenFlags); the caller then sets what the link
+// decides (sections, address-significance tables, .init_array, ...).
+llvm::TargetOptions target_options_from_flags();
+
+// The CPU to compile for, given the link's (`cpu`: -plugin-opt=mcpu=, or
+// -mllvm -mcpu=, the last of them; empty: each module's own), and the
+// target features to add (-mattr=): "native" becomes this machine's CPU,
+// with its features, as LLVM's tools resolve it (codegen::getCPUStr).
+std::string target_cpu(const std::string &cpu, std::vector<std::string> &features);
 
 // A malloc'd, NUL-terminated copy of `len` bytes (null if out of memory).
 inline char *dup_bytes(const char *data, size_t len) {

@@ -16,6 +16,7 @@
 
 #include "common.h"
 #include "llvm/Analysis/ModuleSummaryAnalysis.h"
+#include "llvm/CodeGen/CommandFlags.h"
 #include "llvm/Analysis/ProfileSummaryInfo.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/DiagnosticInfo.h"
@@ -638,30 +639,37 @@ static bool prepare_module(WpdLto *state, Module &m) {
 // (wpd_thin_backend) share it, so both compile a module alike.
 static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_import_only) {
   lto::Config c;
+  // As lld: LLVM's code generation flags first (-mllvm -align-loops=...),
+  // then what the link sets.
+  c.Options = wpd_shim::target_options_from_flags();
   TargetOptions &t = c.Options;
-  // As lld: a section per function and datum, address-significance tables,
-  // constructors in .init_array.
+  // As lld: a section per function and datum, address-significance tables.
+  // (Unique section names and constructors in .init_array are the flags'
+  // defaults: -unique-section-names, no -use-ctors.)
   t.FunctionSections = o->function_sections != 0;
   t.DataSections = o->data_sections != 0;
-  t.UniqueSectionNames = true;
   t.EmitAddrsig = true;
-  t.UseInitArray = true;
   if (o->debugger_tuning >= 0) t.DebuggerTuning = static_cast<DebuggerKind>(o->debugger_tuning);
-  t.EmulatedTLS = o->emulated_tls != 0;
-  t.EnableTLSDESC = o->tls_descriptors != 0;
-  t.EmitStackSizeSection = o->stack_size_section != 0;
-  t.EnableMachineFunctionSplitter = o->split_machine_functions != 0;
-  t.JMCInstrument = o->jmc_instrument != 0;
-  if (o->reloc == 0)
+  // wpd-ld reads these flags itself (o); the gold plugin leaves them to
+  // LLVM's parser (t, from the flags). Off is the x86-64 default of each.
+  t.EmulatedTLS = t.EmulatedTLS || o->emulated_tls != 0;
+  t.EnableTLSDESC = t.EnableTLSDESC || o->tls_descriptors != 0;
+  t.EmitStackSizeSection = t.EmitStackSizeSection || o->stack_size_section != 0;
+  t.EnableMachineFunctionSplitter = t.EnableMachineFunctionSplitter || o->split_machine_functions != 0;
+  t.JMCInstrument = t.JMCInstrument || o->jmc_instrument != 0;
+  if (std::optional<Reloc::Model> explicit_model = codegen::getExplicitRelocModel())
+    c.RelocModel = *explicit_model;  // -mllvm -relocation-model=, as lld
+  else if (o->reloc == 0)
     c.RelocModel = Reloc::Static;
   else if (o->reloc == 1)
     c.RelocModel = Reloc::PIC_;
   else
     c.RelocModel = std::nullopt;
+  c.CodeModel = codegen::getExplicitCodeModel();
   c.OptLevel = o->opt_level > 3 ? 3 : o->opt_level;
   // lld: code generation at -O2 unless the link optimizes at -O3.
   c.CGOptLevel = c.OptLevel >= 3 ? CodeGenOptLevel::Aggressive : CodeGenOptLevel::Default;
-  c.CPU = o->cpu ? o->cpu : "";
+  c.CPU = wpd_shim::target_cpu(o->cpu ? o->cpu : "", c.MAttrs);
   c.PTO.LoopVectorization = c.OptLevel > 1;
   c.PTO.SLPVectorization = c.OptLevel > 1;
   // lld verifies each backend's module twice: before its optimization

@@ -3,6 +3,8 @@
 
 #include "common.h"
 #include "llvm/Analysis/TypeMetadataUtils.h"
+#include "llvm/CodeGen/CommandFlags.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
@@ -281,6 +283,7 @@ LLVMValueRef wpd_strip_const_offset(LLVMModuleRef mod, LLVMValueRef v, int64_t *
 // (LLVM's own parser would exit the process). Returns 0 on success.
 int wpd_set_llvm_options(int argc, const char **argv, char **err) {
   *err = nullptr;
+  wpd_shim::register_codegen_flags();
   StringMap<cl::Option *> &opts = cl::getRegisteredOptions();
   for (int i = 1; i < argc; ++i) {
     StringRef a(argv[i]);
@@ -672,20 +675,27 @@ LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *c
     *err = dup_string(error);
     return nullptr;
   }
-  TargetOptions opts;
+  // LLVM's code generation flags first (-mllvm -align-loops=...), then
+  // what the link sets, as lld's LTO does.
+  TargetOptions opts = wpd_shim::target_options_from_flags();
   opts.FunctionSections = function_sections != 0;
   opts.DataSections = data_sections != 0;
-  opts.UniqueSectionNames = true;
   opts.EmitAddrsig = true;
   // Constructors go to .init_array, as clang and lld emit them: crt files
-  // and lld do not run .ctors (LLVM's TargetOptions default is .ctors).
-  opts.UseInitArray = true;
+  // and lld do not run .ctors. (LLVM's TargetOptions default is .ctors; the
+  // flags' is .init_array unless -use-ctors, which lld honours too.)
   CodeGenOptLevel level = opt_level <= 0   ? CodeGenOptLevel::None
                           : opt_level == 1 ? CodeGenOptLevel::Less
                           : opt_level == 2 ? CodeGenOptLevel::Default
                                            : CodeGenOptLevel::Aggressive;
-  TargetMachine *tm = t->createTargetMachine(triple, cpu, features, opts,
-                                             pic ? Reloc::PIC_ : Reloc::Static, std::nullopt, level);
+  std::vector<std::string> flag_features;
+  std::string machine_cpu = wpd_shim::target_cpu(cpu, flag_features);
+  SubtargetFeatures all(features);
+  for (const std::string &f : flag_features) all.AddFeature(f);
+  std::optional<Reloc::Model> reloc = codegen::getExplicitRelocModel();
+  TargetMachine *tm = t->createTargetMachine(triple, machine_cpu, all.getString(), opts,
+                                             reloc ? *reloc : pic ? Reloc::PIC_ : Reloc::Static,
+                                             codegen::getExplicitCodeModel(), level);
   if (!tm) {
     *err = dup_string("cannot create a target machine");
     return nullptr;
