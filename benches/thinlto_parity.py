@@ -268,11 +268,12 @@ def bench(program, mode):
             run(cmd)
         same = same and all(run([p]) == expected for p in pair)
         progs.append(pair)
-    best, paired = [], []
+    best, wpd_all, lld_all = [], [], []
     for pair in progs:
         wpd_runs, lld_runs = run_times(list(pair))
         best.append((min(wpd_runs), min(lld_runs)))
-        paired.extend(w / l for w, l in zip(wpd_runs, lld_runs))
+        wpd_all += wpd_runs
+        lld_all += lld_runs
     wpd_run = statistics.mean(w for w, _ in best)
     lld_run = statistics.mean(l for _, l in best)
     wpd_instr, lld_instr = instructions(wpd_prog), instructions(lld_prog)
@@ -280,7 +281,7 @@ def bench(program, mode):
     return {
         'program': program, 'mode': mode, 'objects': len(objs), 'layouts': len(layouts),
         'run_ms': [round(wpd_run, 1), round(lld_run, 1)], 'run_ratio': wpd_run / lld_run,
-        'run_paired_ratio': statistics.median(paired),
+        'run_paired_ratio': paired_ratio(wpd_all, lld_all),
         'run_first_layout_ratio': best[0][0] / best[0][1],
         'run_ms_by_layout': [[round(w, 1), round(l, 1)] for w, l in best],
         'instructions': [wpd_instr, lld_instr],

@@ -65,7 +65,10 @@ impl Options {
         };
         if let Some(level) = opt.strip_prefix('O').and_then(|l| l.parse::<u8>().ok()) {
             self.opt_level = level.min(3);
-        } else if let Some(cpu) = opt.strip_prefix("mcpu=") {
+        } else if let Some(cpu) = opt.trim_start_matches('-').strip_prefix("mcpu=") {
+            // `mcpu=` and LLVM's `-mcpu=` are one setting, the last one
+            // winning (as wpd-ld and lld read them): the backends compile
+            // for `self.cpu`, never for LLVM's own `-mcpu` option.
             self.cpu = value(cpu)?;
         } else if let Some(j) = opt.strip_prefix("jobs=") {
             self.jobs = Some(wpd::parse_jobs(j).map_err(|e| format!("invalid plugin option {opt}: {e}"))?);
@@ -125,6 +128,8 @@ mod tests {
         o.take("wpd-speculate=off").unwrap();
         o.take("-x86-asm-syntax=intel").unwrap();
         assert_eq!((o.speculate, o.llvm_options.as_slice()), (0, &["-x86-asm-syntax=intel".to_string()][..]));
+        o.take("--mcpu=haswell").unwrap();
+        assert_eq!((o.cpu.as_str(), o.llvm_options.len()), ("haswell", 1));
         for bad in ["wpd-bogus", "cache-dir=x", "jobs=0", "wpd-speculate=3", "wpd-report=", "opt-remarks-filename=x"] {
             assert!(Options::default().take(bad).unwrap_err().contains(bad.split('=').next().unwrap()), "{bad}");
         }
