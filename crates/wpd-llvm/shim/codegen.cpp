@@ -48,12 +48,25 @@ void wpd_shim::register_codegen_flags() {
   static mc::RegisterMCTargetOptionsFlags mc_flags;
 }
 
-TargetOptions wpd_shim::target_options_from_flags() {
+TargetOptions wpd_shim::link_target_options(bool function_sections, bool data_sections) {
   register_codegen_flags();
   // lld passes an empty triple too: the triple only gives the defaults of
   // -emulated-tls and -enable-tlsdesc, which are off for x86-64 Linux and
   // which the link sets itself.
-  return codegen::InitTargetOptionsFromCodeGenFlags(Triple());
+  TargetOptions t = codegen::InitTargetOptionsFromCodeGenFlags(Triple());
+  // A section per function and datum (so --gc-sections and --icf work at
+  // function granularity) and address-significance tables, as lld sets
+  // them whatever the flags say.
+  t.FunctionSections = function_sections;
+  t.DataSections = data_sections;
+  t.EmitAddrsig = true;
+  return t;
+}
+
+std::optional<Reloc::Model> wpd_shim::reloc_model(std::optional<Reloc::Model> link) {
+  register_codegen_flags();
+  if (std::optional<Reloc::Model> explicit_model = codegen::getExplicitRelocModel()) return explicit_model;
+  return link;
 }
 
 std::string wpd_shim::target_cpu(const std::string &cpu, std::vector<std::string> &features) {

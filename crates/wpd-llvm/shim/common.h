@@ -4,7 +4,9 @@
 #ifndef WPD_SHIM_COMMON_H
 #define WPD_SHIM_COMMON_H
 
+#include "llvm/Support/CodeGen.h"
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -43,10 +45,16 @@ bool check_module(llvm::Module &m, bool verify, std::string &err, std::string &w
 // function below registers them first.
 void register_codegen_flags();
 
-// The target options those flags give, as lld's LTO starts from them
-// (initTargetOptionsFromCodeGenFlags); the caller then sets what the link
-// decides (sections, address-significance tables, .init_array, ...).
-llvm::TargetOptions target_options_from_flags();
+// The target options of the link's code generation, as lld's LTO makes
+// them: those the flags give (initTargetOptionsFromCodeGenFlags: unique
+// section names, .init_array unless -use-ctors, ...), then a section per
+// function and per datum as the link asks, and address-significance
+// tables. The caller adds what else the link decides.
+llvm::TargetOptions link_target_options(bool function_sections, bool data_sections);
+
+// The relocation model: -mllvm -relocation-model= when given (lld lets it
+// override), else the link's (`link`; none: each module's own).
+std::optional<llvm::Reloc::Model> reloc_model(std::optional<llvm::Reloc::Model> link);
 
 // The CPU to compile for, given the link's (`cpu`: -plugin-opt=mcpu=, or
 // -mllvm -mcpu=, the last of them; empty: each module's own), and the

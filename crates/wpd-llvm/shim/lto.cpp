@@ -641,14 +641,8 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
   lto::Config c;
   // As lld: LLVM's code generation flags first (-mllvm -align-loops=...),
   // then what the link sets.
-  c.Options = wpd_shim::target_options_from_flags();
+  c.Options = wpd_shim::link_target_options(o->function_sections != 0, o->data_sections != 0);
   TargetOptions &t = c.Options;
-  // As lld: a section per function and datum, address-significance tables.
-  // (Unique section names and constructors in .init_array are the flags'
-  // defaults: -unique-section-names, no -use-ctors.)
-  t.FunctionSections = o->function_sections != 0;
-  t.DataSections = o->data_sections != 0;
-  t.EmitAddrsig = true;
   if (o->debugger_tuning >= 0) t.DebuggerTuning = static_cast<DebuggerKind>(o->debugger_tuning);
   // wpd-ld reads these flags itself (o); the gold plugin leaves them to
   // LLVM's parser (t, from the flags). Off is the x86-64 default of each.
@@ -657,14 +651,9 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
   t.EmitStackSizeSection = t.EmitStackSizeSection || o->stack_size_section != 0;
   t.EnableMachineFunctionSplitter = t.EnableMachineFunctionSplitter || o->split_machine_functions != 0;
   t.JMCInstrument = t.JMCInstrument || o->jmc_instrument != 0;
-  if (std::optional<Reloc::Model> explicit_model = codegen::getExplicitRelocModel())
-    c.RelocModel = *explicit_model;  // -mllvm -relocation-model=, as lld
-  else if (o->reloc == 0)
-    c.RelocModel = Reloc::Static;
-  else if (o->reloc == 1)
-    c.RelocModel = Reloc::PIC_;
-  else
-    c.RelocModel = std::nullopt;
+  c.RelocModel = wpd_shim::reloc_model(o->reloc == 0   ? std::optional(Reloc::Static)
+                                        : o->reloc == 1 ? std::optional(Reloc::PIC_)
+                                                        : std::nullopt);
   c.CodeModel = codegen::getExplicitCodeModel();
   c.OptLevel = o->opt_level > 3 ? 3 : o->opt_level;
   // lld: code generation at -O2 unless the link optimizes at -O3.

@@ -676,14 +676,10 @@ LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *c
     return nullptr;
   }
   // LLVM's code generation flags first (-mllvm -align-loops=...), then
-  // what the link sets, as lld's LTO does.
-  TargetOptions opts = wpd_shim::target_options_from_flags();
-  opts.FunctionSections = function_sections != 0;
-  opts.DataSections = data_sections != 0;
-  opts.EmitAddrsig = true;
-  // Constructors go to .init_array, as clang and lld emit them: crt files
-  // and lld do not run .ctors. (LLVM's TargetOptions default is .ctors; the
-  // flags' is .init_array unless -use-ctors, which lld honours too.)
+  // what the link sets, as lld's LTO does. Constructors go to .init_array,
+  // as clang and lld emit them (crt files and lld do not run .ctors): the
+  // flags' default unless -use-ctors, which lld honours too.
+  TargetOptions opts = wpd_shim::link_target_options(function_sections != 0, data_sections != 0);
   CodeGenOptLevel level = opt_level <= 0   ? CodeGenOptLevel::None
                           : opt_level == 1 ? CodeGenOptLevel::Less
                           : opt_level == 2 ? CodeGenOptLevel::Default
@@ -692,9 +688,8 @@ LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *c
   std::string machine_cpu = wpd_shim::target_cpu(cpu, flag_features);
   SubtargetFeatures all(features);
   for (const std::string &f : flag_features) all.AddFeature(f);
-  std::optional<Reloc::Model> reloc = codegen::getExplicitRelocModel();
   TargetMachine *tm = t->createTargetMachine(triple, machine_cpu, all.getString(), opts,
-                                             reloc ? *reloc : pic ? Reloc::PIC_ : Reloc::Static,
+                                             wpd_shim::reloc_model(pic ? Reloc::PIC_ : Reloc::Static),
                                              codegen::getExplicitCodeModel(), level);
   if (!tm) {
     *err = dup_string("cannot create a target machine");
