@@ -26,8 +26,15 @@ it), the .text size, the link time (wall time, same job count, the two
 links run in turn, RUNS rounds after a warm-up), and both links' peak
 memory (maximum resident set of the link's process tree); the
 devirtualized call sites of each (wpd: its report; LLVM: its remarks,
-counted in one extra link without importing so that a remark is one call
-site), and whether both programs print exactly what the -O0 build prints.
+written as YAML by one extra link without importing), and whether both
+programs print exactly what the -O0 build prints. A call site is counted
+once however many modules hold a copy of its function: LLVM devirtualizes
+(and remarks) each module's copy of an inline or template function, wpd's
+report counts the copy the program keeps. Both sides are counted alike: by
+(calling function, kind, target), with the largest count any one module
+has. Guarded speculative calls, which LLVM does not make, are reported
+apart, and the sites LLVM devirtualized that wpd did not are listed in the
+JSON (llvm_only).
 
 Code placement alone moves a program's run time by a few per cent: the
 same objects linked by lld in another order ran 1.6% slower (the template
@@ -46,6 +53,8 @@ JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json).
 Exit status 1 when an output differs from -O0 (never for a ratio).
 """
+import collections
+import glob
 import json
 import os
 import re
@@ -71,7 +80,61 @@ DEBUG_INFO = os.environ.get('DEBUG_INFO', '') not in ('', '0')
 SUFFIX = '-g' if DEBUG_INFO else ''
 CFLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables'] + (['-g'] if DEBUG_INFO else [])
 MODES = {'split': [], 'nosplit': ['-fno-split-lto-unit']}
-DEVIRT_REMARK = re.compile(r': (single-impl|uniform-ret-val|unique-ret-val|virtual-const-prop(-1-bit)?): devirtualized a call to')
+DEVIRT_KINDS = ('single-impl', 'uniform-ret-val', 'unique-ret-val', 'virtual-const-prop', 'virtual-const-prop-1-bit')
+
+
+def distinct_sites(per_module):
+    """Devirtualized call sites counted once per function, not per copy:
+    per_module maps a module to a Counter of (caller, kind, target); a key's
+    count is the largest any one module has (each copy of an inline
+    function holds the same calls)."""
+    best = collections.Counter()
+    for counts in per_module.values():
+        for key, n in counts.items():
+            best[key] = max(best[key], n)
+    return best
+
+
+def unquote(scalar):
+    """A YAML scalar as written by LLVM's remark streamer (plain or quoted),
+    without the suffix ThinLTO gives a promoted local (`.llvm.<hash>`): wpd's
+    report names the function as its module does."""
+    if len(scalar) > 1 and scalar[0] == scalar[-1] and scalar[0] in "'\"":
+        scalar = scalar[1:-1]
+    return re.sub(r'\.llvm\.\d+$', '', scalar)
+
+
+def llvm_devirtualized(remark_files):
+    """LLVM's devirtualized call sites, from its YAML remarks (one file per
+    ThinLTO backend), as distinct_sites counts. The target is kept for
+    single-impl only (the other kinds' remarks name none)."""
+    per_module = {}
+    for path in remark_files:
+        counts = per_module.setdefault(path, collections.Counter())
+        with open(path) as f:
+            for doc in f.read().split('\n--- !'):
+                if not doc.lstrip('- !').startswith('Passed') or not re.search(r'\nPass:\s+wholeprogramdevirt\n', doc):
+                    continue
+                kind = unquote(re.search(r'\nName:\s+(\S+)', doc).group(1))
+                if kind not in DEVIRT_KINDS:
+                    continue
+                caller = unquote(re.search(r'\nFunction:\s+(\S+)', doc).group(1))
+                target = re.search(r'\n\s+- FunctionName:\s+(\S+)', doc)
+                counts[(caller, kind, unquote(target.group(1)) if target and kind == 'single-impl' else '')] += 1
+    return distinct_sites(per_module)
+
+
+def wpd_devirtualized(report):
+    """wpd's devirtualized call sites (its report's calls, the program's
+    copies), as distinct_sites counts, and its guarded speculative ones."""
+    per_module, speculative = {}, 0
+    for c in report['calls']:
+        if c['outcome'] == 'speculative':
+            speculative += 1
+        elif c['outcome'] in DEVIRT_KINDS:
+            key = (c['function'], c['outcome'], (c.get('target') or '') if c['outcome'] == 'single-impl' else '')
+            per_module.setdefault(c['module'], collections.Counter())[key] += 1
+    return distinct_sites(per_module), speculative
 
 
 def run(cmd, cwd=None, capture=True):
@@ -252,13 +315,20 @@ def bench(program, mode):
     (wpd_links, lld_links), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
     wpd_link, lld_link = min(wpd_links), min(lld_links)
     same = run([wpd_prog]) == expected and run([lld_prog]) == expected
-    calls = json.load(open(report))['call_sites']
-    wpd_devirt = calls['total'] - calls['not_devirtualized']
-    # (its own output: that link does not import, and is not the program measured)
+    wpd_sites, wpd_speculative = wpd_devirtualized(json.load(open(report)))
+    # (its own output: that link does not import, and is not the program
+    # measured). LLVM emits its devirtualization remarks only when
+    # -pass-remarks asks for them; the YAML files say in which function.
+    remarks_yaml = os.path.join(work, 'remarks.yaml')
+    for old in glob.glob(remarks_yaml + '*'):
+        os.remove(old)
     remarks_cmd = lld_cmd[:-1] + [os.path.join(work, 'prog.remarks')]
-    remarks = subprocess.run(remarks_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0'],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
-    lld_devirt = sum(1 for line in remarks.splitlines() if DEVIRT_REMARK.search(line))
+    run(remarks_cmd + ['-Wl,-mllvm,-pass-remarks=wholeprogramdevirt', '-Wl,-mllvm,-import-instr-limit=0',
+                       f'-Wl,--opt-remarks-filename,{remarks_yaml}', '-Wl,--opt-remarks-passes,wholeprogramdevirt'])
+    lld_sites = llvm_devirtualized(sorted(glob.glob(remarks_yaml + '*')))
+    llvm_only = sorted(f'{caller} {kind} {target} ({n} vs {wpd_sites[(caller, kind, target)]})'.rstrip()
+                       for (caller, kind, target), n in lld_sites.items() if n > wpd_sites[(caller, kind, target)])
+    wpd_devirt, lld_devirt = sum(wpd_sites.values()), sum(lld_sites.values())
     # The other link orders' programs: linked once each, checked like the
     # first, then run as often.
     progs = [(wpd_prog, lld_prog)]
@@ -290,7 +360,8 @@ def bench(program, mode):
         'link_ms': [round(wpd_link, 1), round(lld_link, 1)], 'link_ratio': wpd_link / lld_link,
         'link_paired_ratio': paired_ratio(wpd_links, lld_links),
         'peak_kib': [wpd_peak, lld_peak], 'peak_ratio': wpd_peak / lld_peak,
-        'devirtualized': [wpd_devirt, lld_devirt], 'output_matches_O0': same,
+        'devirtualized': [wpd_devirt, lld_devirt], 'wpd_speculative': wpd_speculative, 'llvm_only': llvm_only,
+        'output_matches_O0': same,
         'wpd_phases_ms': json.load(open(report)).get('timings_ms', {}),
     }
 
@@ -323,6 +394,8 @@ def main():
     lines.append(f'run: ratio of the mean over {LAYOUTS} link orders of the best run times; run~: median of the '
                  'ratio within a round (all orders); run/1: the given order alone; instr: instructions executed')
     lines.append('link: ratio of the best times; link~: median over rounds of the ratio within a round')
+    lines.append('devirt: distinct call sites devirtualized (a function copied into several modules counts once); '
+                 "wpd's guarded speculative calls are not in it")
     lines.append('')
     lines.append('absolute values (wpd / lld): run ms (mean of the orders), .text bytes, link ms, peak KiB; '
                  'run ms by link order; instructions executed')
@@ -330,6 +403,8 @@ def main():
         lines.append(f"{r['program']:<10} {r['mode']:<8} run {r['run_ms']}, .text {r['text_bytes']}, "
                      f"link {r['link_ms']}, peak {r['peak_kib']}")
         lines.append(f"{'':<19} run by order {r['run_ms_by_layout']}, instructions {r['instructions']}")
+        lines.append(f"{'':<19} speculative calls (wpd) {r['wpd_speculative']}; devirtualized by LLVM only: "
+                     f"{', '.join(r['llvm_only']) or 'none'}")
     text = '\n'.join(lines) + '\n'
     print(text)
     with open(os.path.join(OUT, f'parity{SUFFIX}.txt'), 'w') as f:
