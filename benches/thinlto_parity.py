@@ -60,9 +60,9 @@ import os
 import re
 import shutil
 import statistics
+import random
 import subprocess
 import sys
-import random
 import tempfile
 import time
 
@@ -95,10 +95,10 @@ def distinct_sites(per_module):
     return best
 
 
-def unquote(scalar):
-    """A YAML scalar as written by LLVM's remark streamer (plain or quoted),
-    without the suffix ThinLTO gives a promoted local (`.llvm.<hash>`): wpd's
-    report names the function as its module does."""
+def remark_name(scalar):
+    """A name in LLVM's YAML remarks (a plain or quoted scalar) as wpd's
+    report writes it: without the suffix ThinLTO gives a promoted local
+    (`.llvm.<hash>`), since the report names a function as its module does."""
     if len(scalar) > 1 and scalar[0] == scalar[-1] and scalar[0] in "'\"":
         scalar = scalar[1:-1]
     return re.sub(r'\.llvm\.\d+$', '', scalar)
@@ -115,12 +115,12 @@ def llvm_devirtualized(remark_files):
             for doc in f.read().split('\n--- !'):
                 if not doc.lstrip('- !').startswith('Passed') or not re.search(r'\nPass:\s+wholeprogramdevirt\n', doc):
                     continue
-                kind = unquote(re.search(r'\nName:\s+(\S+)', doc).group(1))
+                kind = remark_name(re.search(r'\nName:\s+(\S+)', doc).group(1))
                 if kind not in DEVIRT_KINDS:
                     continue
-                caller = unquote(re.search(r'\nFunction:\s+(\S+)', doc).group(1))
+                caller = remark_name(re.search(r'\nFunction:\s+(\S+)', doc).group(1))
                 target = re.search(r'\n\s+- FunctionName:\s+(\S+)', doc)
-                counts[(caller, kind, unquote(target.group(1)) if target and kind == 'single-impl' else '')] += 1
+                counts[(caller, kind, remark_name(target.group(1)) if target and kind == 'single-impl' else '')] += 1
     return distinct_sites(per_module)
 
 
@@ -315,7 +315,9 @@ def bench(program, mode):
     (wpd_links, lld_links), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
     wpd_link, lld_link = min(wpd_links), min(lld_links)
     same = run([wpd_prog]) == expected and run([lld_prog]) == expected
-    wpd_sites, wpd_speculative = wpd_devirtualized(json.load(open(report)))
+    with open(report) as f:
+        wpd_report = json.load(f)
+    wpd_sites, wpd_speculative = wpd_devirtualized(wpd_report)
     # (its own output: that link does not import, and is not the program
     # measured). LLVM emits its devirtualization remarks only when
     # -pass-remarks asks for them; the YAML files say in which function.
@@ -362,7 +364,7 @@ def bench(program, mode):
         'peak_kib': [wpd_peak, lld_peak], 'peak_ratio': wpd_peak / lld_peak,
         'devirtualized': [wpd_devirt, lld_devirt], 'wpd_speculative': wpd_speculative, 'llvm_only': llvm_only,
         'output_matches_O0': same,
-        'wpd_phases_ms': json.load(open(report)).get('timings_ms', {}),
+        'wpd_phases_ms': wpd_report.get('timings_ms', {}),
     }
 
 
