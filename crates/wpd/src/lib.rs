@@ -87,6 +87,11 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
 /// taken from a run once it started: on Box2D's 46 modules the summaries
 /// of the last run (a quarter of the program, ~1 ms each) were made one
 /// after the other on one core while the other had finished its share.
+///
+/// The inputs are taken largest first (by bytes; ties in input order), so
+/// that what is left when a thread runs out of work is small: in input
+/// order, libsass's largest module (a tenth of its bitcode) could be the
+/// last one a thread rewrote while the other waited.
 fn each_input<T: Send>(
     inputs: &[BitcodeInput],
     jobs: Option<usize>,
@@ -95,19 +100,21 @@ fn each_input<T: Send>(
     f: impl Fn(usize, &BitcodeInput) -> Result<T> + Sync,
 ) -> Result<Vec<T>> {
     progress.phase(phase, inputs.len());
-    let results: Vec<Result<T>> = with_jobs(jobs, || {
-        inputs
+    let mut order: Vec<usize> = (0..inputs.len()).collect();
+    order.sort_by_key(|&k| std::cmp::Reverse(inputs[k].bytes.len()));
+    let mut done: Vec<(usize, Result<T>)> = with_jobs(jobs, || {
+        order
             .par_iter()
             .with_max_len(1)
-            .enumerate()
-            .map(|(k, i)| {
-                let r = f(k, i);
+            .map(|&k| {
+                let r = f(k, &inputs[k]);
                 progress.tick();
-                r
+                (k, r)
             })
             .collect()
     })?;
-    results.into_iter().collect()
+    done.sort_unstable_by_key(|(k, _)| *k);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// Where the link's backends run.
