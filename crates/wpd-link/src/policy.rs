@@ -109,7 +109,7 @@ impl Policy {
     /// Why a call site must be left alone whatever its slot's decision.
     pub fn call_site_blocker(&self, c: &CallSite) -> Option<&'static str> {
         if !c.assumed {
-            return Some("the type test does not feed llvm.assume (CFI check or unsafe use)");
+            return Some("the type test does not feed llvm.assume (a CFI check, or a use wpd cannot follow)");
         }
         if c.kind == TestKind::PublicTypeTest && !self.whole_program_visibility {
             return Some("public type test without whole-program visibility (--lto-whole-program-visibility)");
