@@ -1,9 +1,10 @@
-//! Real-world code base: leveldb 1.22 (the C++ sources shipped in the
-//! `leveldb-sys` crate, fetched through cargo at test time). The library and
-//! eleven of its own test programs are compiled with clang++-19 ThinLTO and
-//! whole-program vtables, linked through `wpd-ld` with whole-program
-//! visibility, run, and compared with `-O0` builds of the same sources. leveldb
-//! is built on virtual interfaces (Env, Comparator, Iterator, Cache, Logger,
+//! Real-world code bases, their C++ sources fetched through cargo at test
+//! time, compiled with clang++-19 ThinLTO and whole-program vtables, linked
+//! through `wpd-ld`, run, and compared with `-O0` builds of the same sources.
+//!
+//! **leveldb 1.22** (the `leveldb-sys` crate): the library and eleven of its
+//! own test programs, linked with whole-program visibility. leveldb is built
+//! on virtual interfaces (Env, Comparator, Iterator, Cache, Logger,
 //! FilterPolicy), registers its tests from static constructors, and uses
 //! threads. `db_test` is left out: its output depends on compaction timing
 //! even at `-O0`.
@@ -25,17 +26,36 @@
 //! that another module's copy replaces, and are left out of the counts
 //! (`outside_program_call_sites`).
 //!
+//! **libzmq 4.3.5** (the `zeromq-src` crate): 118 C++ sources and one C
+//! source, the library's classes built by multiple inheritance (sessions,
+//! engines, connecters and listeners reached through `this`-adjusting
+//! thunks), an I/O thread per context and a reaper thread.
+//! `fixtures/realworld/libzmq_driver.cpp` moves messages through every
+//! transport the sources build (inproc, tcp and ws on the loopback, abstract
+//! ipc) and six socket patterns. The program is linked four ways: with the
+//! library as an archive and whole-program visibility (the devirtualized
+//! call sites, by caller and target, must include every one LLVM's own
+//! WholeProgramDevirt devirtualizes in lld's link of the same objects);
+//! without whole-program visibility through gold and the plugin, with every
+//! third object a native `-O0` one; and against `libzmq.so`, itself linked
+//! by wpd-ld without whole-program visibility (where no call may be
+//! devirtualized: every vtable is the library users' to derive from). The
+//! archive link is made with one and with two jobs: the programs must be
+//! byte-identical.
+//!
 //! Set `WPD_SKIP_REALWORLD=1` to skip (e.g. offline).
 
 use libtest_mimic::{Arguments, Trial};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::oracle::{self, Flavor};
 use wpd_tests::link::{wpd_ld_bin, wpd_plugin_so};
-use wpd_tests::{CLANGXX, Check, LLVM_AR, mkdir, run, temp_dir, write};
+use wpd_tests::{CLANG, CLANGXX, Check, LLVM_AR, mkdir, repo_root, run, run_raw, temp_dir, write};
 
 const LEVELDB_SYS: &str = "2.0.9";
+const ZEROMQ_SRC: &str = "0.3.6+4.3.5";
 const TESTS: &[&str] = &[
     "db/corruption_test",
     "db/fault_injection_test",
@@ -50,14 +70,15 @@ const TESTS: &[&str] = &[
     "util/env_test",
 ];
 
-/// The leveldb source tree inside the fetched crate.
-fn leveldb_sources(scratch: &Path) -> Check<PathBuf> {
+/// The directory of crate `name`, version `version`, fetched through cargo
+/// into `scratch`.
+fn crate_dir(scratch: &Path, name: &str, version: &str) -> Check<PathBuf> {
     mkdir(scratch)?;
     let manifest = scratch.join("Cargo.toml");
     write(
         &manifest,
         format!(
-            "[package]\nname = \"fetch-leveldb\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\nleveldb-sys = \"={LEVELDB_SYS}\"\n"
+            "[package]\nname = \"fetch-{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\n{name} = \"={version}\"\n"
         )
         .as_bytes(),
     )?;
@@ -68,23 +89,25 @@ fn leveldb_sources(scratch: &Path) -> Check<PathBuf> {
     let v: serde_json::Value = serde_json::from_slice(&meta.stdout).map_err(|e| format!("cargo metadata: {e}"))?;
     let pkg = v["packages"]
         .as_array()
-        .and_then(|ps| ps.iter().find(|p| p["name"] == "leveldb-sys"))
-        .ok_or("cargo metadata lists no leveldb-sys")?;
-    let dir = Path::new(pkg["manifest_path"].as_str().ok_or("no manifest_path")?)
-        .parent()
-        .ok_or("bad manifest_path")?
-        .join("deps/leveldb-1.22");
+        .and_then(|ps| ps.iter().find(|p| p["name"] == name))
+        .ok_or(format!("cargo metadata lists no {name}"))?;
+    Ok(Path::new(pkg["manifest_path"].as_str().ok_or("no manifest_path")?).parent().ok_or("bad manifest_path")?.into())
+}
+
+/// The leveldb source tree inside the fetched crate.
+fn leveldb_sources(scratch: &Path) -> Check<PathBuf> {
+    let dir = crate_dir(scratch, "leveldb-sys", LEVELDB_SYS)?.join("deps/leveldb-1.22");
     if dir.join("db/db_impl.cc").is_file() { Ok(dir) } else { Err(format!("no leveldb sources in {}", dir.display())) }
 }
 
-/// Compiles `(source, object)` pairs two at a time.
-fn compile_all(jobs: &[(PathBuf, PathBuf)], flags: &[String]) -> Check {
+/// Compiles `(source, object)` pairs with `compiler`, two at a time.
+fn compile_all(compiler: &str, jobs: &[(PathBuf, PathBuf)], flags: &[String]) -> Check {
     for pair in jobs.chunks(2) {
         let mut children = Vec::new();
         for (src, obj) in pair {
-            let mut c = Command::new(CLANGXX);
+            let mut c = Command::new(compiler);
             c.args(flags).arg("-c").arg(src).arg("-o").arg(obj);
-            children.push((c.spawn().map_err(|e| format!("{CLANGXX}: {e}"))?, src.clone()));
+            children.push((c.spawn().map_err(|e| format!("{compiler}: {e}"))?, src.clone()));
         }
         for (mut child, src) in children {
             let status = child.wait().map_err(|e| e.to_string())?;
@@ -153,7 +176,7 @@ fn leveldb() -> Check {
                 (src.join(&file), obj(file.trim_end_matches(".cc")))
             })
             .collect();
-        compile_all(&all, &flags)?;
+        compile_all(CLANGXX, &all, &flags)?;
         let mut ar = Command::new(LLVM_AR);
         ar.arg("rcs").arg(work.join(format!("libleveldb_{mode}.a")));
         for s in &lib_sources {
@@ -278,9 +301,293 @@ fn leveldb() -> Check {
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
 }
 
+/// libzmq's configuration on Linux as the `zeromq-src` crate's build gives
+/// it (`-D` flags and an empty `platform.hpp`), without libsodium.
+const LIBZMQ_DEFINES: &[&str] = &[
+    "-DZMQ_USE_CV_IMPL_STL11=1",
+    "-DZMQ_STATIC=1",
+    "-DZMQ_USE_BUILTIN_SHA1=1",
+    "-DZMQ_HAVE_WS=1",
+    "-DZMQ_HAVE_LINUX=1",
+    "-DZMQ_IOTHREAD_POLLER_USE_EPOLL=1",
+    "-DZMQ_POLL_BASED_ON_POLL=1",
+    "-DZMQ_HAVE_IPC=1",
+    "-DHAVE_STRNLEN=1",
+    "-DZMQ_HAVE_UIO=1",
+    "-DZMQ_HAVE_STRUCT_SOCKADDR_UN=1",
+];
+
+/// Runs `program` (at most two minutes: a miscompiled libzmq can hang
+/// waiting for a message) with `dir` as its library path.
+fn run_bounded(program: &Path, dir: &Path) -> Check<(i32, String)> {
+    let out = run_raw(Command::new("timeout").arg("120").arg(program).env("LD_LIBRARY_PATH", dir))?;
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    Ok((out.status.code().unwrap_or(-1), text))
+}
+
+fn json_file(path: &Path) -> Check<serde_json::Value> {
+    serde_json::from_slice(&std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A name in LLVM's YAML remarks as wpd's report writes it: unquoted, and
+/// without the suffix ThinLTO gives a promoted local (`.llvm.<hash>`).
+fn remark_name(scalar: &str) -> String {
+    let s = scalar.trim().trim_matches(|c| c == '\'' || c == '"');
+    match s.rfind(".llvm.") {
+        Some(i) if s[i + 6..].chars().all(|c| c.is_ascii_digit()) && i + 6 < s.len() => s[..i].to_string(),
+        _ => s.to_string(),
+    }
+}
+
+/// The call sites LLVM's WholeProgramDevirt devirtualized, from the YAML
+/// remarks of its backends: (caller, kind, single-impl target) and how
+/// many such calls the caller has (the largest count any one module has).
+fn llvm_devirtualized(files: &[PathBuf]) -> Check<BTreeMap<(String, String, String), usize>> {
+    const KINDS: &[&str] =
+        &["single-impl", "uniform-ret-val", "unique-ret-val", "virtual-const-prop", "virtual-const-prop-1-bit"];
+    let mut best = BTreeMap::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let mut here: BTreeMap<(String, String, String), usize> = BTreeMap::new();
+        for doc in text.split("\n--- !") {
+            let doc = doc.trim_start_matches(['-', ' ', '!']);
+            let field = |key: &str| doc.lines().find_map(|l| l.strip_prefix(key)).map(remark_name);
+            if !doc.starts_with("Passed") || field("Pass:").as_deref() != Some("wholeprogramdevirt") {
+                continue;
+            }
+            let (Some(kind), Some(caller)) = (field("Name:"), field("Function:")) else { continue };
+            if !KINDS.contains(&kind.as_str()) {
+                continue;
+            }
+            let target = match kind.as_str() {
+                "single-impl" => doc
+                    .lines()
+                    .find_map(|l| l.trim_start().strip_prefix("- FunctionName:"))
+                    .map(remark_name)
+                    .unwrap_or_default(),
+                _ => String::new(),
+            };
+            *here.entry((caller, kind, target)).or_default() += 1;
+        }
+        for (k, n) in here {
+            let b = best.entry(k).or_default();
+            *b = n.max(*b);
+        }
+    }
+    Ok(best)
+}
+
+/// wpd's devirtualized call sites from its report, counted as
+/// [`llvm_devirtualized`] counts LLVM's.
+fn wpd_devirtualized(report: &serde_json::Value) -> BTreeMap<(String, String, String), usize> {
+    let mut per_module: BTreeMap<&str, BTreeMap<(String, String, String), usize>> = BTreeMap::new();
+    for c in report["calls"].as_array().into_iter().flatten() {
+        let kind = c["outcome"].as_str().unwrap_or("");
+        if ["indirect", "speculative", ""].contains(&kind) {
+            continue;
+        }
+        let target = if kind == "single-impl" { c["target"].as_str().unwrap_or("").to_string() } else { String::new() };
+        let key = (c["function"].as_str().unwrap_or("").to_string(), kind.to_string(), target);
+        *per_module.entry(c["module"].as_str().unwrap_or("")).or_default().entry(key).or_default() += 1;
+    }
+    let mut best = BTreeMap::new();
+    for counts in per_module.into_values() {
+        for (k, n) in counts {
+            let b = best.entry(k).or_default();
+            *b = n.max(*b);
+        }
+    }
+    best
+}
+
+fn libzmq() -> Check {
+    let wpd_ld = wpd_ld_bin()?;
+    let plugin = wpd_plugin_so()?;
+    let dir = temp_dir("realworld-libzmq")?;
+    let work = dir.path();
+    let vendor = crate_dir(&work.join("fetch"), "zeromq-src", ZEROMQ_SRC)?.join("vendor");
+    let config = work.join("config");
+    mkdir(&config)?;
+    write(&config.join("platform.hpp"), b"")?;
+    // Every library source the crate compiles on Linux: all of src/ but the
+    // TLS websocket engine (GnuTLS), and the bundled SHA-1.
+    let mut sources: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(vendor.join("src")).map_err(|e| format!("{}: {e}", vendor.display()))? {
+        let path = e.map_err(|e| e.to_string())?.path();
+        if path.extension().is_some_and(|x| x == "cpp") && !path.ends_with("wss_engine.cpp") {
+            sources.push(path);
+        }
+    }
+    sources.sort();
+    if sources.len() < 100 {
+        return Err(format!("only {} libzmq sources in {}", sources.len(), vendor.display()));
+    }
+    let sha1 = vendor.join("external/sha1/sha1.c");
+    let driver = repo_root().join("fixtures/realworld/libzmq_driver.cpp");
+    let mut common: Vec<String> = LIBZMQ_DEFINES.iter().map(|d| d.to_string()).collect();
+    common.extend(["-w".to_string(), "-fPIC".to_string()]);
+    for inc in [vendor.join("include"), vendor.join("src"), config.clone()] {
+        common.push(format!("-I{}", inc.display()));
+    }
+    let obj = |mode: &str, src: &Path| {
+        work.join(mode).join(format!("{}.o", src.file_stem().unwrap_or_default().to_string_lossy()))
+    };
+    let mut lib_objects: BTreeMap<&str, Vec<PathBuf>> = BTreeMap::new();
+    for (mode, extra) in [("lto", &["-O2", "-flto=thin", "-fwhole-program-vtables"][..]), ("o0", &["-O0"][..])] {
+        mkdir(&work.join(mode))?;
+        let mut flags = common.clone();
+        flags.extend(extra.iter().map(|s| s.to_string()));
+        let mut cxx: Vec<(PathBuf, PathBuf)> = sources.iter().map(|s| (s.clone(), obj(mode, s))).collect();
+        cxx.push((driver.clone(), obj(mode, &driver)));
+        let mut cxx_flags = flags.clone();
+        cxx_flags.push("-std=c++11".into());
+        compile_all(CLANGXX, &cxx, &cxx_flags)?;
+        compile_all(CLANG, &[(sha1.clone(), obj(mode, &sha1))], &flags)?;
+        let objects = lib_objects.entry(mode).or_default();
+        objects.extend(sources.iter().chain([&sha1]).map(|s| obj(mode, s)));
+    }
+    let (lto, o0) = (&lib_objects["lto"], &lib_objects["o0"]);
+    let mut ar = Command::new(LLVM_AR);
+    run(ar.arg("rcs").arg(work.join("libzmq_lto.a")).args(lto))?;
+
+    let reference = work.join("zmq.o0");
+    run(Command::new(CLANGXX).arg(obj("o0", &driver)).args(o0).args(["-lpthread", "-o"]).arg(&reference))?;
+    let want = run_bounded(&reference, work)?;
+    if want.0 != 0 || !want.1.ends_with("done\n") || want.1.contains("FAIL") {
+        return Err(format!("the -O0 libzmq program did not run through (exit {}):\n{}", want.0, want.1));
+    }
+    let mut failures = Vec::new();
+    let compare = |what: &str, program: &Path| -> Check<Option<String>> {
+        let got = run_bounded(program, work)?;
+        Ok((got != want).then(|| {
+            format!("{what}: -O0 exit {} vs exit {}\n--- -O0\n{}\n--- {what}\n{}", want.0, got.0, want.1, got.1)
+        }))
+    };
+    let wpd_link = |args: &[OsString], out: &Path, report: &Path| -> Check {
+        run(Command::new(CLANGXX)
+            .current_dir(work)
+            .args(["-O2", "-flto=thin"])
+            .arg(format!("--ld-path={}", wpd_ld.display()))
+            .arg(format!("-Wl,--wpd-report={}", report.display()))
+            .args(args)
+            .arg("-o")
+            .arg(out))
+        .map(drop)
+    };
+
+    // 1. The library as an archive, whole-program visibility, one and two jobs.
+    let archive_inputs: Vec<OsString> = vec![
+        "-Wl,--lto-whole-program-visibility".into(),
+        obj("lto", &driver).into(),
+        format!("-L{}", work.display()).into(),
+        "-lzmq_lto".into(),
+        "-lpthread".into(),
+    ];
+    let mut programs = Vec::new();
+    for jobs in [1, 2] {
+        let (program, report) = (work.join(format!("zmq.wpd{jobs}")), work.join(format!("zmq.wpd{jobs}.json")));
+        let mut args = archive_inputs.clone();
+        args.push(format!("-Wl,--wpd-jobs={jobs}").into());
+        wpd_link(&args, &program, &report)?;
+        programs.push(std::fs::read(&program).map_err(|e| e.to_string())?);
+    }
+    if programs[0] != programs[1] {
+        failures.push("the archive link made different programs with --wpd-jobs=1 and 2".into());
+    }
+    failures.extend(compare("wpd-ld (archive)", &work.join("zmq.wpd2"))?);
+    let report = json_file(&work.join("zmq.wpd2.json"))?;
+    // LLVM's own devirtualization of the same link (no importing, so each
+    // remark is a call site of the function it names).
+    let remarks = work.join("remarks.yaml");
+    let mut lld = Command::new(CLANGXX);
+    lld.current_dir(work)
+        .args(["-O2", "-flto=thin", "-fuse-ld=lld"])
+        .args(&archive_inputs)
+        .args(["-Wl,-mllvm,-pass-remarks=wholeprogramdevirt", "-Wl,-mllvm,-import-instr-limit=0"])
+        .arg(format!("-Wl,--opt-remarks-filename,{}", remarks.display()))
+        .args(["-Wl,--opt-remarks-passes,wholeprogramdevirt", "-o"])
+        .arg(work.join("zmq.lld"));
+    run(&mut lld)?;
+    failures.extend(compare("lld", &work.join("zmq.lld"))?);
+    let mut remark_files: Vec<PathBuf> = std::fs::read_dir(work)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("remarks.yaml")))
+        .collect();
+    remark_files.sort();
+    let theirs = llvm_devirtualized(&remark_files)?;
+    let ours = wpd_devirtualized(&report);
+    let missed: Vec<String> = theirs
+        .iter()
+        .filter(|(k, n)| ours.get(*k).copied().unwrap_or(0) < **n)
+        .map(|((caller, kind, target), n)| format!("{caller} {kind} {target} x{n}"))
+        .collect();
+    if theirs.is_empty() {
+        failures.push("LLVM devirtualized nothing in libzmq: the remarks were not read".into());
+    } else if !missed.is_empty() {
+        failures.push(format!("LLVM devirtualized calls wpd did not:\n{}", missed.join("\n")));
+    }
+
+    // 2. gold and the plugin, every third library object a native -O0 one,
+    //    no whole-program visibility.
+    let mut mixed: Vec<OsString> = vec![obj("lto", &driver).into()];
+    mixed.extend(lto.iter().zip(o0).enumerate().map(|(i, (l, n))| if i % 3 == 0 { n } else { l }.into()));
+    let gold = work.join("zmq.gold");
+    run(Command::new(CLANGXX)
+        .current_dir(work)
+        .arg("-fuse-ld=gold")
+        .arg(format!("-Wl,-plugin,{}", plugin.display()))
+        .arg(format!("-Wl,-plugin-opt=wpd-report={}", work.join("zmq.gold.json").display()))
+        .args(&mixed)
+        .args(["-lpthread", "-o"])
+        .arg(&gold))?;
+    failures.extend(compare("gold plugin (mixed)", &gold)?);
+
+    // 3. libzmq.so linked by wpd-ld, then the program against it.
+    let so_report = work.join("libzmq.so.json");
+    let mut args: Vec<OsString> = vec!["-shared".into()];
+    args.extend(lto.iter().map(|p| p.clone().into()));
+    args.push("-lpthread".into());
+    wpd_link(&args, &work.join("libzmq.so"), &so_report)?;
+    let so = json_file(&so_report)?;
+    // No class of libzmq 4.3.5 with virtual functions has internal linkage:
+    // every call site of the library goes through a vtable its users can
+    // derive from, so none may become direct.
+    for kind in ["single_impl", "uniform_ret_val", "unique_ret_val", "virtual_const_prop"] {
+        if so["call_sites"][kind].as_u64() != Some(0) {
+            failures.push(format!("libzmq.so without whole-program visibility: {kind} in {}", so["call_sites"]));
+        }
+    }
+    let against_so = work.join("zmq.so-user");
+    let args: Vec<OsString> = vec![
+        "-Wl,--lto-whole-program-visibility".into(),
+        obj("lto", &driver).into(),
+        format!("-L{}", work.display()).into(),
+        "-lzmq".into(),
+        format!("-Wl,-rpath,{}", work.display()).into(),
+    ];
+    wpd_link(&args, &against_so, &work.join("zmq.so-user.json"))?;
+    failures.extend(compare("against libzmq.so", &against_so)?);
+
+    if std::env::var_os("WPD_E2E_VERBOSE").is_some_and(|v| v != "0" && !v.is_empty()) {
+        eprintln!(
+            "libzmq: wpd {} (LLVM {} distinct), libzmq.so {}",
+            report["call_sites"],
+            theirs.values().sum::<usize>(),
+            so["call_sites"]
+        );
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
+}
+
 fn main() {
     let args = Arguments::from_args();
     let skip = std::env::var_os("WPD_SKIP_REALWORLD").is_some();
-    let trials = vec![Trial::test("leveldb", || leveldb().map_err(Into::into)).with_ignored_flag(skip)];
+    let trials = vec![
+        Trial::test("leveldb", || leveldb().map_err(Into::into)).with_ignored_flag(skip),
+        Trial::test("libzmq", || libzmq().map_err(Into::into)).with_ignored_flag(skip),
+    ];
     libtest_mimic::run(&args, trials).exit();
 }
