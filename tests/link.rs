@@ -364,6 +364,83 @@ pub fn counter(report: &Value, key: &str) -> Check<u64> {
         .ok_or_else(|| format!("report: call_sites.{key} missing or not an unsigned integer"))
 }
 
+/// Devirtualized call sites by (calling function, kind, single-impl target),
+/// each counted once however many modules hold a copy of its function: the
+/// largest count any one module has (LLVM devirtualizes, and remarks, every
+/// module's copy of an inline function; wpd's report counts the copy the
+/// program keeps). The parity bench counts the same way
+/// (`benches/thinlto_parity.py`, `distinct_sites`).
+pub type DevirtualizedSites = BTreeMap<(String, String, String), usize>;
+
+/// Adds one module's counts to `best`, keeping the larger of each.
+fn keep_largest(best: &mut DevirtualizedSites, module: DevirtualizedSites) {
+    for (site, n) in module {
+        let b = best.entry(site).or_default();
+        *b = n.max(*b);
+    }
+}
+
+/// A name in LLVM's YAML remarks as wpd's report writes it: unquoted, and
+/// without the `.llvm.<hash>` suffix ThinLTO gives a promoted local.
+fn yaml_remark_name(scalar: &str) -> &str {
+    let s = scalar.trim().trim_matches(|c| c == '\'' || c == '"');
+    match s.rsplit_once(".llvm.") {
+        Some((name, hash)) if !hash.is_empty() && hash.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => s,
+    }
+}
+
+/// LLVM's devirtualized call sites from the YAML remarks of a
+/// [`llvm_command`] link given `-Wl,--opt-remarks-filename` (one file per
+/// backend), which name the calling function even without debug lines.
+pub fn llvm_yaml_devirtualized(files: &[PathBuf]) -> Check<DevirtualizedSites> {
+    let mut best = DevirtualizedSites::new();
+    for f in files {
+        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
+        let mut module = DevirtualizedSites::new();
+        for doc in text.split("\n--- !").map(|d| d.trim_start_matches(['-', ' ', '!'])) {
+            let field = |key: &str| doc.lines().find_map(|l| l.strip_prefix(key)).map(yaml_remark_name);
+            let (Some("wholeprogramdevirt"), Some(kind), Some(caller)) =
+                (field("Pass:"), field("Name:"), field("Function:"))
+            else {
+                continue;
+            };
+            if !doc.starts_with("Passed") || !REMARK_KINDS.contains(&kind) {
+                continue;
+            }
+            let target = match kind {
+                "single-impl" => {
+                    doc.lines().find_map(|l| l.trim_start().strip_prefix("- FunctionName:")).map(yaml_remark_name)
+                }
+                _ => None,
+            };
+            *module.entry((caller.into(), kind.into(), target.unwrap_or_default().into())).or_default() += 1;
+        }
+        keep_largest(&mut best, module);
+    }
+    Ok(best)
+}
+
+/// wpd's devirtualized call sites (not its guarded speculative calls) from
+/// its report, counted as [`llvm_yaml_devirtualized`] counts LLVM's.
+pub fn report_devirtualized(report: &Value) -> DevirtualizedSites {
+    let mut per_module: BTreeMap<&str, DevirtualizedSites> = BTreeMap::new();
+    for c in report["calls"].as_array().into_iter().flatten() {
+        let kind = c["outcome"].as_str().unwrap_or("");
+        if !REMARK_KINDS.contains(&kind) {
+            continue;
+        }
+        let target = if kind == "single-impl" { c["target"].as_str().unwrap_or("") } else { "" };
+        let site = (c["function"].as_str().unwrap_or("").into(), kind.into(), target.into());
+        *per_module.entry(c["module"].as_str().unwrap_or("")).or_default().entry(site).or_default() += 1;
+    }
+    let mut best = DevirtualizedSites::new();
+    for module in per_module.into_values() {
+        keep_largest(&mut best, module);
+    }
+    best
+}
+
 /// Reads and parses a report.
 pub fn read_report(path: &Path) -> Check<Value> {
     let bytes = read(path)?;
@@ -587,6 +664,50 @@ mod tests {
         assert_eq!(r.loc, None);
         // The thin link's per-slot summary lines are not call sites.
         assert!(parse_llvm_remark("<unknown>:0:0: devirtualized _ZN1A1fEv").is_none());
+    }
+
+    #[test]
+    fn yaml_remarks_count_each_site_once() {
+        assert_eq!(yaml_remark_name(" '_ZN1A1fEv.llvm.123' "), "_ZN1A1fEv");
+        assert_eq!(yaml_remark_name("_ZN3fooEv.llvm.x"), "_ZN3fooEv.llvm.x");
+        let doc = |caller: &str, kind: &str| {
+            format!(
+                "--- !Passed\nPass:            wholeprogramdevirt\nName:            {kind}\nFunction:        {caller}\nArgs:\n  - String:          'devirtualized a call to '\n  - FunctionName:    _ZN1B1fEv\n...\n"
+            )
+        };
+        let dir = crate::temp_dir("yaml-remarks").unwrap();
+        // Two backends hold a copy of `inl` (one call each), one has two
+        // calls in `main`; a missed remark and another pass do not count.
+        let a = dir.path().join("r.thin.1.yaml");
+        let b = dir.path().join("r.thin.2.yaml");
+        std::fs::write(
+            &a,
+            doc("inl.llvm.7", "single-impl") + &doc("main", "single-impl") + &doc("main", "single-impl"),
+        )
+        .unwrap();
+        std::fs::write(
+            &b,
+            doc("inl", "single-impl")
+                + &doc("main", "uniform-ret-val")
+                + &doc("x", "inline").replace("wholeprogramdevirt", "inline"),
+        )
+        .unwrap();
+        let got = llvm_yaml_devirtualized(&[a, b]).unwrap();
+        let key = |c: &str, k: &str, t: &str| (c.to_string(), k.to_string(), t.to_string());
+        let want: DevirtualizedSites = [
+            (key("inl", "single-impl", "_ZN1B1fEv"), 1),
+            (key("main", "single-impl", "_ZN1B1fEv"), 2),
+            (key("main", "uniform-ret-val", ""), 1),
+        ]
+        .into();
+        assert_eq!(got, want);
+        let report = serde_json::json!({"calls": [
+            {"module": "a.o", "function": "inl", "outcome": "single-impl", "target": "_ZN1B1fEv"},
+            {"module": "b.o", "function": "inl", "outcome": "single-impl", "target": "_ZN1B1fEv"},
+            {"module": "a.o", "function": "main", "outcome": "speculative", "target": null},
+            {"module": "a.o", "function": "main", "outcome": "indirect", "target": null},
+        ]});
+        assert_eq!(report_devirtualized(&report), [(key("inl", "single-impl", "_ZN1B1fEv"), 1)].into());
     }
 
     #[test]

@@ -51,8 +51,11 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::oracle::{self, Flavor};
-use wpd_tests::link::{wpd_ld_bin, wpd_plugin_so};
-use wpd_tests::{CLANG, CLANGXX, Check, LLVM_AR, mkdir, repo_root, run, run_raw, temp_dir, write};
+use wpd_tests::link::{
+    llvm_command, llvm_yaml_devirtualized, read_report, report_devirtualized, run_program, same_run, wpd_ld_bin,
+    wpd_ld_command, wpd_plugin_so,
+};
+use wpd_tests::{CLANG, CLANGXX, Check, LLVM_AR, list_dir, mkdir, read, repo_root, run, temp_dir, write};
 
 const LEVELDB_SYS: &str = "2.0.9";
 const ZEROMQ_SRC: &str = "0.3.6+4.3.5";
@@ -214,8 +217,7 @@ fn leveldb() -> Check {
             .arg(&program))?;
         let want = run_test(&reference, &work.join("tmp"))?;
         let got = run_test(&program, &work.join("tmp"))?;
-        let r: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        let r = read_report(&report)?;
         let single = r["call_sites"]["single_impl"].as_u64().unwrap_or(0);
         // What the link loaded, against lld's own link of the same inputs.
         let out = work.join(format!("{stem}.oracle"));
@@ -251,8 +253,7 @@ fn leveldb() -> Check {
             .arg("-o")
             .arg(&via_plugin))?;
         let got = run_test(&via_plugin, &work.join("tmp"))?;
-        let p: serde_json::Value = serde_json::from_slice(&std::fs::read(&plugin_report).map_err(|e| e.to_string())?)
-            .map_err(|e| e.to_string())?;
+        let p = read_report(&plugin_report)?;
         if want != got {
             failures.push(format!("{t}: -O0 exit {} vs plugin ({linker}) exit {}\n{}", want.0, got.0, got.1));
         }
@@ -317,93 +318,7 @@ const LIBZMQ_DEFINES: &[&str] = &[
     "-DZMQ_HAVE_STRUCT_SOCKADDR_UN=1",
 ];
 
-/// Runs `program` (at most two minutes: a miscompiled libzmq can hang
-/// waiting for a message) with `dir` as its library path.
-fn run_bounded(program: &Path, dir: &Path) -> Check<(i32, String)> {
-    let out = run_raw(Command::new("timeout").arg("120").arg(program).env("LD_LIBRARY_PATH", dir))?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    Ok((out.status.code().unwrap_or(-1), text))
-}
-
-fn json_file(path: &Path) -> Check<serde_json::Value> {
-    serde_json::from_slice(&std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?)
-        .map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// A name in LLVM's YAML remarks as wpd's report writes it: unquoted, and
-/// without the suffix ThinLTO gives a promoted local (`.llvm.<hash>`).
-fn remark_name(scalar: &str) -> String {
-    let s = scalar.trim().trim_matches(|c| c == '\'' || c == '"');
-    match s.rfind(".llvm.") {
-        Some(i) if s[i + 6..].chars().all(|c| c.is_ascii_digit()) && i + 6 < s.len() => s[..i].to_string(),
-        _ => s.to_string(),
-    }
-}
-
-/// The call sites LLVM's WholeProgramDevirt devirtualized, from the YAML
-/// remarks of its backends: (caller, kind, single-impl target) and how
-/// many such calls the caller has (the largest count any one module has).
-fn llvm_devirtualized(files: &[PathBuf]) -> Check<BTreeMap<(String, String, String), usize>> {
-    const KINDS: &[&str] =
-        &["single-impl", "uniform-ret-val", "unique-ret-val", "virtual-const-prop", "virtual-const-prop-1-bit"];
-    let mut best = BTreeMap::new();
-    for f in files {
-        let text = std::fs::read_to_string(f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let mut here: BTreeMap<(String, String, String), usize> = BTreeMap::new();
-        for doc in text.split("\n--- !") {
-            let doc = doc.trim_start_matches(['-', ' ', '!']);
-            let field = |key: &str| doc.lines().find_map(|l| l.strip_prefix(key)).map(remark_name);
-            if !doc.starts_with("Passed") || field("Pass:").as_deref() != Some("wholeprogramdevirt") {
-                continue;
-            }
-            let (Some(kind), Some(caller)) = (field("Name:"), field("Function:")) else { continue };
-            if !KINDS.contains(&kind.as_str()) {
-                continue;
-            }
-            let target = match kind.as_str() {
-                "single-impl" => doc
-                    .lines()
-                    .find_map(|l| l.trim_start().strip_prefix("- FunctionName:"))
-                    .map(remark_name)
-                    .unwrap_or_default(),
-                _ => String::new(),
-            };
-            *here.entry((caller, kind, target)).or_default() += 1;
-        }
-        for (k, n) in here {
-            let b = best.entry(k).or_default();
-            *b = n.max(*b);
-        }
-    }
-    Ok(best)
-}
-
-/// wpd's devirtualized call sites from its report, counted as
-/// [`llvm_devirtualized`] counts LLVM's.
-fn wpd_devirtualized(report: &serde_json::Value) -> BTreeMap<(String, String, String), usize> {
-    let mut per_module: BTreeMap<&str, BTreeMap<(String, String, String), usize>> = BTreeMap::new();
-    for c in report["calls"].as_array().into_iter().flatten() {
-        let kind = c["outcome"].as_str().unwrap_or("");
-        if ["indirect", "speculative", ""].contains(&kind) {
-            continue;
-        }
-        let target = if kind == "single-impl" { c["target"].as_str().unwrap_or("").to_string() } else { String::new() };
-        let key = (c["function"].as_str().unwrap_or("").to_string(), kind.to_string(), target);
-        *per_module.entry(c["module"].as_str().unwrap_or("")).or_default().entry(key).or_default() += 1;
-    }
-    let mut best = BTreeMap::new();
-    for counts in per_module.into_values() {
-        for (k, n) in counts {
-            let b = best.entry(k).or_default();
-            *b = n.max(*b);
-        }
-    }
-    best
-}
-
 fn libzmq() -> Check {
-    let wpd_ld = wpd_ld_bin()?;
     let plugin = wpd_plugin_so()?;
     let dir = temp_dir("realworld-libzmq")?;
     let work = dir.path();
@@ -454,32 +369,24 @@ fn libzmq() -> Check {
 
     let reference = work.join("zmq.o0");
     run(Command::new(CLANGXX).arg(obj("o0", &driver)).args(o0).args(["-lpthread", "-o"]).arg(&reference))?;
-    let want = run_bounded(&reference, work)?;
-    if want.0 != 0 || !want.1.ends_with("done\n") || want.1.contains("FAIL") {
-        return Err(format!("the -O0 libzmq program did not run through (exit {}):\n{}", want.0, want.1));
+    let want = run_program(&reference, work)?;
+    if want.code != Some(0) || !want.stdout.ends_with("done\n") || want.stdout.contains("FAIL") {
+        return Err(format!("the -O0 libzmq program did not run through ({}):\n{}", want.exit(), want.stdout));
     }
     let mut failures = Vec::new();
-    let compare = |what: &str, program: &Path| -> Check<Option<String>> {
-        let got = run_bounded(program, work)?;
-        Ok((got != want).then(|| {
-            format!("{what}: -O0 exit {} vs exit {}\n--- -O0\n{}\n--- {what}\n{}", want.0, got.0, want.1, got.1)
-        }))
+    let mut compare = |what: &str, program: &Path| -> Check {
+        failures.extend(same_run(what, &want, &run_program(program, work)?).err());
+        Ok(())
     };
-    let wpd_link = |args: &[OsString], out: &Path, report: &Path| -> Check {
-        run(Command::new(CLANGXX)
-            .current_dir(work)
-            .args(["-O2", "-flto=thin"])
-            .arg(format!("--ld-path={}", wpd_ld.display()))
-            .arg(format!("-Wl,--wpd-report={}", report.display()))
-            .args(args)
-            .arg("-o")
-            .arg(out))
-        .map(drop)
+    let tmp = work.join("tmp");
+    let wpd_link = |inputs: &[OsString], wpv: bool, out: &Path, report: &Path, extra: &[String]| -> Check {
+        let mut extra = extra.to_vec();
+        extra.push(format!("-Wl,--wpd-report={}", report.display()));
+        run(&mut wpd_ld_command(work, inputs, out, wpv, &extra, &tmp)?).map(drop)
     };
 
     // 1. The library as an archive, whole-program visibility, one and two jobs.
     let archive_inputs: Vec<OsString> = vec![
-        "-Wl,--lto-whole-program-visibility".into(),
         obj("lto", &driver).into(),
         format!("-L{}", work.display()).into(),
         "-lzmq_lto".into(),
@@ -488,47 +395,32 @@ fn libzmq() -> Check {
     let mut programs = Vec::new();
     for jobs in [1, 2] {
         let (program, report) = (work.join(format!("zmq.wpd{jobs}")), work.join(format!("zmq.wpd{jobs}.json")));
-        let mut args = archive_inputs.clone();
-        args.push(format!("-Wl,--wpd-jobs={jobs}").into());
-        wpd_link(&args, &program, &report)?;
-        programs.push(std::fs::read(&program).map_err(|e| e.to_string())?);
+        wpd_link(&archive_inputs, true, &program, &report, &[format!("-Wl,--wpd-jobs={jobs}")])?;
+        programs.push(read(&program)?);
     }
-    if programs[0] != programs[1] {
-        failures.push("the archive link made different programs with --wpd-jobs=1 and 2".into());
-    }
-    failures.extend(compare("wpd-ld (archive)", &work.join("zmq.wpd2"))?);
-    let report = json_file(&work.join("zmq.wpd2.json"))?;
-    // LLVM's own devirtualization of the same link (no importing, so each
-    // remark is a call site of the function it names).
+    compare("wpd-ld (archive)", &work.join("zmq.wpd2"))?;
+    let report = read_report(&work.join("zmq.wpd2.json"))?;
+    // LLVM's own devirtualization of the same link, its remarks as YAML
+    // (they name the calling function; these objects have no debug lines).
     let remarks = work.join("remarks.yaml");
-    let mut lld = Command::new(CLANGXX);
-    lld.current_dir(work)
-        .args(["-O2", "-flto=thin", "-fuse-ld=lld"])
-        .args(&archive_inputs)
-        .args(["-Wl,-mllvm,-pass-remarks=wholeprogramdevirt", "-Wl,-mllvm,-import-instr-limit=0"])
-        .arg(format!("-Wl,--opt-remarks-filename,{}", remarks.display()))
-        .args(["-Wl,--opt-remarks-passes,wholeprogramdevirt", "-o"])
-        .arg(work.join("zmq.lld"));
-    run(&mut lld)?;
-    failures.extend(compare("lld", &work.join("zmq.lld"))?);
-    let mut remark_files: Vec<PathBuf> = std::fs::read_dir(work)
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("remarks.yaml")))
-        .collect();
-    remark_files.sort();
-    let theirs = llvm_devirtualized(&remark_files)?;
-    let ours = wpd_devirtualized(&report);
+    let yaml = format!("-Wl,--opt-remarks-filename,{}", remarks.display());
+    run(&mut llvm_command(
+        work,
+        &archive_inputs,
+        &work.join("zmq.lld"),
+        true,
+        &[&yaml, "-Wl,--opt-remarks-passes,wholeprogramdevirt"],
+    ))?;
+    compare("lld", &work.join("zmq.lld"))?;
+    let remark_files: Vec<PathBuf> =
+        list_dir(work)?.into_iter().filter(|n| n.starts_with("remarks.yaml")).map(|n| work.join(n)).collect();
+    let theirs = llvm_yaml_devirtualized(&remark_files)?;
+    let ours = report_devirtualized(&report);
     let missed: Vec<String> = theirs
         .iter()
-        .filter(|(k, n)| ours.get(*k).copied().unwrap_or(0) < **n)
+        .filter(|(site, n)| ours.get(*site).copied().unwrap_or(0) < **n)
         .map(|((caller, kind, target), n)| format!("{caller} {kind} {target} x{n}"))
         .collect();
-    if theirs.is_empty() {
-        failures.push("LLVM devirtualized nothing in libzmq: the remarks were not read".into());
-    } else if !missed.is_empty() {
-        failures.push(format!("LLVM devirtualized calls wpd did not:\n{}", missed.join("\n")));
-    }
 
     // 2. gold and the plugin, every third library object a native -O0 one,
     //    no whole-program visibility.
@@ -543,15 +435,33 @@ fn libzmq() -> Check {
         .args(&mixed)
         .args(["-lpthread", "-o"])
         .arg(&gold))?;
-    failures.extend(compare("gold plugin (mixed)", &gold)?);
+    compare("gold plugin (mixed)", &gold)?;
 
     // 3. libzmq.so linked by wpd-ld, then the program against it.
     let so_report = work.join("libzmq.so.json");
-    let mut args: Vec<OsString> = vec!["-shared".into()];
-    args.extend(lto.iter().map(|p| p.clone().into()));
-    args.push("-lpthread".into());
-    wpd_link(&args, &work.join("libzmq.so"), &so_report)?;
-    let so = json_file(&so_report)?;
+    let mut so_inputs: Vec<OsString> = vec!["-shared".into()];
+    so_inputs.extend(lto.iter().map(|p| p.clone().into()));
+    so_inputs.push("-lpthread".into());
+    wpd_link(&so_inputs, false, &work.join("libzmq.so"), &so_report, &[])?;
+    let so = read_report(&so_report)?;
+    let against_so = work.join("zmq.so-user");
+    let user_inputs: Vec<OsString> = vec![
+        obj("lto", &driver).into(),
+        format!("-L{}", work.display()).into(),
+        "-lzmq".into(),
+        format!("-Wl,-rpath,{}", work.display()).into(),
+    ];
+    wpd_link(&user_inputs, true, &against_so, &work.join("zmq.so-user.json"), &[])?;
+    compare("against libzmq.so", &against_so)?;
+
+    if programs[0] != programs[1] {
+        failures.push("the archive link made different programs with --wpd-jobs=1 and 2".into());
+    }
+    if theirs.is_empty() {
+        failures.push("LLVM devirtualized nothing in libzmq: the remarks were not read".into());
+    } else if !missed.is_empty() {
+        failures.push(format!("LLVM devirtualized calls wpd did not:\n{}", missed.join("\n")));
+    }
     // No class of libzmq 4.3.5 with virtual functions has internal linkage:
     // every call site of the library goes through a vtable its users can
     // derive from, so none may become direct.
@@ -560,17 +470,6 @@ fn libzmq() -> Check {
             failures.push(format!("libzmq.so without whole-program visibility: {kind} in {}", so["call_sites"]));
         }
     }
-    let against_so = work.join("zmq.so-user");
-    let args: Vec<OsString> = vec![
-        "-Wl,--lto-whole-program-visibility".into(),
-        obj("lto", &driver).into(),
-        format!("-L{}", work.display()).into(),
-        "-lzmq".into(),
-        format!("-Wl,-rpath,{}", work.display()).into(),
-    ];
-    wpd_link(&args, &against_so, &work.join("zmq.so-user.json"))?;
-    failures.extend(compare("against libzmq.so", &against_so)?);
-
     if std::env::var_os("WPD_E2E_VERBOSE").is_some_and(|v| v != "0" && !v.is_empty()) {
         eprintln!(
             "libzmq: wpd {} (LLVM {} distinct), libzmq.so {}",
