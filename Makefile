@@ -26,17 +26,21 @@ toolchain:
 	done; \
 	[ -f /usr/lib/llvm-19/lib/liblldELF.a ] || missing="$$missing liblld-19-dev"; \
 	[ -f /usr/lib/llvm-19/lib/libPolly.a ] || missing="$$missing libpolly-19-dev"; \
+	[ -x /usr/lib/llvm-19/bin/llvm-bolt ] || missing="$$missing bolt-19"; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev chromium cmake ninja-build mold"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev chromium cmake ninja-build mold; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold; \
 	fi
 
+# wpd-ld is laid out by profile after every build (linker-shim/bolt.sh; a
+# binary BOLT already rewrote is kept, a relinked one is laid out again).
 build: toolchain
 	$(CARGO) build --release --workspace
+	linker-shim/bolt.sh
 
 test: build
 	@mkdir -p target; status=0; \
-	$(CARGO) test --release --workspace 2>&1 | tee target/test-output.log || status=$$?; \
+	WPD_REQUIRE_BOLT_LAYOUT=1 $(CARGO) test --release --workspace 2>&1 | tee target/test-output.log || status=$$?; \
 	awk '/^test result:/ { p += $$4; f += $$6 } END { printf "%d passed, %d failed\n", p, f }' target/test-output.log; \
 	exit $$status
 
