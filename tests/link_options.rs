@@ -5,7 +5,9 @@
 //! Each program (from `fixtures/link_options/`) is linked through wpd-ld
 //! and must print what its `-O0` build prints; each option must also show
 //! its effect in the output (a section, a symbol, DWARF, a profile), so a
-//! refused or ignored option fails the test. Every link runs with its own
+//! refused or ignored option fails the test. The binary itself is checked
+//! too: its allocator, and its BOLT layout (which must not change a byte
+//! of what it writes). Every link runs with its own
 //! `$TMPDIR`, which must be empty afterwards.
 
 use libtest_mimic::{Arguments, Trial};
@@ -44,6 +46,7 @@ fn main() {
         ("refused_plugin_options", refused_plugin_options),
         ("llvm_code_generation_flags", llvm_code_generation_flags),
         ("allocator_serves_llvm", allocator_serves_llvm),
+        ("optimized_layout_same_output", optimized_layout_same_output),
     ];
     let trials = tests.iter().map(|&(name, f)| Trial::test(name, move || f().map_err(Into::into))).collect();
     libtest_mimic::run(&args, trials).exit();
@@ -618,4 +621,95 @@ fn allocator_serves_llvm() -> Check {
     expect_empty_dir(&c.tmp(), "wpd-ld must remove its temporary directory")?;
     let got = run_program(&c.path("prog"), c.dir.path())?;
     same_run("wpd-ld", &want, &got)
+}
+
+// --- wpd-ld's code layout --------------------------------------------------
+
+/// The section names of an ELF file.
+fn section_names(file: &Path) -> Check<Vec<String>> {
+    let out = tool(READELF, &["-S", "--wide"], file)?;
+    Ok(out
+        .lines()
+        .filter_map(|l| l.split_once(']').map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_whitespace().next().map(str::to_owned))
+        .collect())
+}
+
+/// `make build` lays wpd-ld out by profile with BOLT (linker-shim/bolt.sh),
+/// which keeps the linker's layout beside it as `wpd-ld.prebolt`. The layout
+/// moves code and must change nothing wpd-ld writes: a generated program that
+/// none of bolt.sh's training links used (gen.py seed 13: several bases,
+/// merged calls, a constant vtable address, placement new), linked by both
+/// binaries with two backend jobs, must come out the same bytes and print
+/// what its -O0 build prints. `make test` sets `WPD_REQUIRE_BOLT_LAYOUT`: a
+/// build that stopped laying wpd-ld out fails there; a plain `cargo build`
+/// has nothing to compare and passes with a note.
+fn optimized_layout_same_output() -> Check {
+    let bin = wpd_ld_bin()?;
+    if !section_names(&bin)?.iter().any(|s| s == ".note.bolt_info") {
+        if std::env::var_os("WPD_REQUIRE_BOLT_LAYOUT").is_some() {
+            return Err(format!(
+                "{} is not laid out by BOLT (no .note.bolt_info): `make build` runs linker-shim/bolt.sh after cargo",
+                bin.display()
+            ));
+        }
+        eprintln!(
+            "note: {} keeps the linker's layout (linker-shim/bolt.sh not run): nothing to compare",
+            bin.display()
+        );
+        return Ok(());
+    }
+    let prebolt = bin.with_file_name("wpd-ld.prebolt");
+    let sections = section_names(&prebolt).map_err(|e| format!("{e}\n(linker-shim/bolt.sh keeps it)"))?;
+    if sections.iter().any(|s| s == ".note.bolt_info") || !sections.iter().any(|s| s == ".rela.text") {
+        return Err(format!("{} is not the linker's layout of wpd-ld", prebolt.display()));
+    }
+    let dir = temp_dir("link-options-layout")?;
+    let src = dir.path().join("src");
+    run(Command::new("python3")
+        .arg(repo_root().join("fuzz/hierarchies/gen.py"))
+        .args(["--seed", "13", "--tus", "5", "--split", "--native", "0", "--no-shared", "--no-archive"])
+        .arg("--out")
+        .arg(&src))?;
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&src)
+        .map_err(|e| format!("{}: {e}", src.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "cpp"))
+        .collect();
+    sources.sort();
+    let reference = dir.path().join("ref");
+    run(Command::new(CLANGXX).args(["-O0", "-std=c++20", "-w"]).args(&sources).arg("-o").arg(&reference))?;
+    let want = run_program(&reference, dir.path())?;
+    let mut objects = Vec::new();
+    for source in &sources {
+        let obj = source.with_extension("o");
+        run(Command::new(CLANGXX)
+            .args(BITCODE_FLAGS)
+            .args(["-std=c++20", "-w", "-c"])
+            .arg(source)
+            .arg("-o")
+            .arg(&obj))?;
+        objects.push(obj);
+    }
+    // Each links `prog` in its own directory: the same command line.
+    let mut programs = Vec::new();
+    for (name, linker) in [("bolted", &bin), ("prebolt", &prebolt)] {
+        let out = dir.path().join(name);
+        mkdir(&out)?;
+        let exe = out.join("prog");
+        let mut cmd = Command::new(CLANGXX);
+        cmd.arg("-flto=thin").arg(format!("--ld-path={}", linker.display()));
+        cmd.args(["-Wl,--lto-whole-program-visibility", "-Wl,--wpd-jobs=2"]).args(&objects).arg("-o").arg(&exe);
+        link(&mut cmd, &exe)?;
+        same_run(&format!("wpd-ld ({name})"), &want, &run_program(&exe, dir.path())?)?;
+        programs.push(read(&exe)?);
+    }
+    if programs[0] != programs[1] {
+        return Err(format!(
+            "{} and {} link seed 13 to different programs: BOLT changed what wpd-ld writes",
+            bin.display(),
+            prebolt.display()
+        ));
+    }
+    Ok(())
 }
