@@ -691,7 +691,8 @@ fn optimized_layout_same_output() -> Check {
             .arg(&obj))?;
         objects.push(obj);
     }
-    // Each links `prog` in its own directory: the same command line.
+    // Each links `prog` in its own directory: the two command lines differ
+    // in `--ld-path` alone.
     let mut programs = Vec::new();
     for (name, linker) in [("bolted", &bin), ("prebolt", &prebolt)] {
         let out = dir.path().join(name);
