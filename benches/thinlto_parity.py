@@ -47,6 +47,9 @@ come as the median over rounds of the ratio within a round (run~, link~),
 which a machine whose speed drifts disturbs less; link times and memory
 are the given order's.
 
+The header names the wpd-ld binary and whether BOLT laid out its code
+(`make build` does; a plain `cargo build` links the same programs more
+slowly: docs/design.md, "Code layout").
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo big box2d"),
@@ -372,13 +375,24 @@ def bench(program, mode):
     }
 
 
+def code_layout(binary):
+    """How the wpd-ld binary's code is laid out: by BOLT from a profile
+    (linker-shim/bolt.sh, what `make build` does), or as the linker left it
+    (a plain `cargo build`), which links the same programs more slowly."""
+    sections = subprocess.run(['readelf', '-S', '--wide', binary], capture_output=True, text=True, check=True).stdout
+    if '.note.bolt_info' in sections:
+        return 'code laid out by BOLT (linker-shim/bolt.sh)'
+    return "the linker's code layout (linker-shim/bolt.sh not run: slower links)"
+
+
 def main():
     if not os.access(WPD_LD, os.X_OK):
         sys.exit(f'thinlto_parity: {WPD_LD} not found; run cargo build --release first')
-    for tool in ['clang++-19', 'ld.lld-19', 'size']:
+    for tool in ['clang++-19', 'ld.lld-19', 'size', 'readelf']:
         if shutil.which(tool) is None:
             sys.exit(f'thinlto_parity: {tool} not found')
     os.makedirs(WORK, exist_ok=True)
+    layout = code_layout(WPD_LD)
     rows = []
     for program in PROGRAMS:
         for mode in MODES:
@@ -386,6 +400,7 @@ def main():
             rows.append(bench(program, mode))
     head = (f'ThinLTO parity: wpd-ld vs lld ThinLTO + LLVM WPD ({time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, '
             f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds, {LAYOUTS} link orders{", objects built with -g" if DEBUG_INFO else ""})\n'
+            f'wpd-ld: {WPD_LD}, {layout}\n'
             'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
     fmt = '{:<10} {:<8} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>11} {:>11} {:>6}'
     lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', 'run/1', 'instr', '.text', 'link', 'link~',
