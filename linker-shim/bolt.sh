@@ -12,8 +12,8 @@
 # functions together and each function's hot blocks first (ext-tsp, hot/cold
 # splitting). It changes where the code is, never what it does: the objects
 # and programs wpd-ld writes are byte-identical (tests/link_options.rs
-# `optimized_layout_same_output` checks it). docs/design.md, "wpd-ld's code
-# layout", has the measurements.
+# `optimized_layout_same_output` checks it). docs/design.md, "Code layout"
+# and the dated entry "wpd-ld's code layout", has the measurements.
 #
 # The binary is rewritten in place (the file cargo hard-links to
 # target/release/deps, so cargo still sees its own output, fresh). It needs
@@ -34,11 +34,12 @@ if [ ! -x "$BOLT" ] || [ ! -x "$MERGE" ]; then
   say "llvm-bolt (bolt-19) not installed: $BIN keeps the linker's layout (apt-get install bolt-19)"
   exit 0
 fi
-if readelf -S --wide "$BIN" | grep -q '\.note\.bolt_info'; then
+sections=$(readelf -S --wide "$BIN")
+if grep -q '\.note\.bolt_info' <<<"$sections"; then
   say "$BIN is already laid out by BOLT"
   exit 0
 fi
-if ! readelf -S --wide "$BIN" | grep -q '\.rela\.text'; then
+if ! grep -q '\.rela\.text' <<<"$sections"; then
   echo "bolt.sh: error: $BIN has no relocations (linker-shim/build.rs links it with --emit-relocs)" >&2
   exit 1
 fi
@@ -118,16 +119,18 @@ cmp -s "$work/demo.bolt.exe" "$work/demo.plain.exe" || {
   echo "bolt.sh: error: laid out by BOLT, $BIN links the demo to other bytes than before; $BIN keeps the linker's layout" >&2
   exit 1
 }
+# Every file is replaced by a rename, so none is ever half written.
+replace() { # source, destination
+  cp "$1" "$2.bolt-new"
+  mv -f "$2.bolt-new" "$2"
+}
 # The linker's layout stays beside the binary as wpd-ld.prebolt
 # (tests/link_options.rs compares the two).
-cp "$BIN" "$(dirname "$BIN")/wpd-ld.prebolt.new"
-mv -f "$(dirname "$BIN")/wpd-ld.prebolt.new" "$(dirname "$BIN")/wpd-ld.prebolt"
+replace "$BIN" "$(dirname "$BIN")/wpd-ld.prebolt"
 # cargo's own output is target/release/deps/wpd_ld-<hash>, hard-linked to
 # $BIN (and linked again at every build, fresh or not): both names get the
-# new binary, each by a rename, so neither is ever half written.
-for f in "$(find "$(dirname "$BIN")/deps" -maxdepth 1 -samefile "$BIN" 2>/dev/null | head -1)" "$BIN"; do
-  [ -n "$f" ] || continue
-  cp "$work/wpd-ld.bolt" "$f.bolt-new"
-  mv -f "$f.bolt-new" "$f"
-done
+# new binary.
+deps_copy=$(find "$(dirname "$BIN")/deps" -maxdepth 1 -samefile "$BIN" 2>/dev/null | head -1)
+[ -z "$deps_copy" ] || replace "$work/wpd-ld.bolt" "$deps_copy"
+replace "$work/wpd-ld.bolt" "$BIN"
 say "done: $BIN ($(stat -c %s "$BIN") bytes)"

@@ -625,16 +625,6 @@ fn allocator_serves_llvm() -> Check {
 
 // --- wpd-ld's code layout --------------------------------------------------
 
-/// The section names of an ELF file.
-fn section_names(file: &Path) -> Check<Vec<String>> {
-    let out = tool(READELF, &["-S", "--wide"], file)?;
-    Ok(out
-        .lines()
-        .filter_map(|l| l.split_once(']').map(|(_, rest)| rest))
-        .filter_map(|rest| rest.split_whitespace().next().map(str::to_owned))
-        .collect())
-}
-
 /// `make build` lays wpd-ld out by profile with BOLT (linker-shim/bolt.sh),
 /// which keeps the linker's layout beside it as `wpd-ld.prebolt`. The layout
 /// moves code and must change nothing wpd-ld writes: a generated program that
@@ -646,7 +636,7 @@ fn section_names(file: &Path) -> Check<Vec<String>> {
 /// has nothing to compare and passes with a note.
 fn optimized_layout_same_output() -> Check {
     let bin = wpd_ld_bin()?;
-    if !section_names(&bin)?.iter().any(|s| s == ".note.bolt_info") {
+    if !tool(READELF, &["-SW"], &bin)?.contains(".note.bolt_info") {
         if std::env::var_os("WPD_REQUIRE_BOLT_LAYOUT").is_some() {
             return Err(format!(
                 "{} is not laid out by BOLT (no .note.bolt_info): `make build` runs linker-shim/bolt.sh after cargo",
@@ -660,8 +650,8 @@ fn optimized_layout_same_output() -> Check {
         return Ok(());
     }
     let prebolt = bin.with_file_name("wpd-ld.prebolt");
-    let sections = section_names(&prebolt).map_err(|e| format!("{e}\n(linker-shim/bolt.sh keeps it)"))?;
-    if sections.iter().any(|s| s == ".note.bolt_info") || !sections.iter().any(|s| s == ".rela.text") {
+    let sections = tool(READELF, &["-SW"], &prebolt).map_err(|e| format!("{e}\n(linker-shim/bolt.sh keeps it)"))?;
+    if sections.contains(".note.bolt_info") || !sections.contains(".rela.text") {
         return Err(format!("{} is not the linker's layout of wpd-ld", prebolt.display()));
     }
     let dir = temp_dir("link-options-layout")?;
