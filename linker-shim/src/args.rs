@@ -90,6 +90,11 @@ pub struct LinkArgs {
     /// treats the link as exporting (conservative).
     pub partial_export: bool,
     pub whole_program_visibility: bool,
+    /// `--fat-lto-objects` (`Some(true)`) or `--no-fat-lto-objects`
+    /// (`Some(false)`): whether fat LTO objects are linked as their bitcode
+    /// or as their native code. Neither: a loaded fat object is an error
+    /// that says to pass one (`inputs::resolve`).
+    pub fat_lto_objects: Option<bool>,
     pub opt_level: u8,
     pub cpu: String,
     pub jobs: Option<usize>,
@@ -129,6 +134,7 @@ impl Default for LinkArgs {
             export_dynamic: false,
             partial_export: false,
             whole_program_visibility: false,
+            fat_lto_objects: None,
             opt_level: 2,
             cpu: "x86-64".into(),
             jobs: None,
@@ -495,8 +501,14 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             Action::Relocatable => out.relocatable = true,
             Action::Pie(on) => out.pie = on,
             Action::ExportDynamic(on) => out.export_dynamic = on,
-            Action::DynamicList => {
+            Action::Symbolic(kind) => out.line.exports.symbolic = kind,
+            Action::FatLtoObjects(on) => {
+                out.fat_lto_objects = Some(on);
+                pass = false;
+            }
+            Action::DynamicList(binds) => {
                 out.partial_export = true;
+                out.line.exports.dynamic_list_binds |= binds && value.is_some();
                 match value {
                     Some(file) => out.line.exports.dynamic_lists.push(file),
                     None => out.line.exports.dynamic_symbols.push("*".into()),

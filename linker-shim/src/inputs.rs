@@ -6,7 +6,7 @@
 use crate::args::LinkArgs;
 use std::path::Path;
 use wpd::native::NativeScan;
-use wpd_link::resolve::{Comdat, Definition, DiskSource, InputKind, Symbol, SymbolTable, Visibility};
+use wpd_link::resolve::{Comdat, Definition, DiskSource, FatLto, InputKind, Symbol, SymbolTable, Visibility};
 use wpd_link::{LinkModel, LoadedKind};
 
 /// The resolved link: the model, the files' bytes, and the native side.
@@ -51,6 +51,7 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable, String> {
                 wpd_summary::Visibility::Hidden => Visibility::Hidden,
                 wpd_summary::Visibility::Protected => Visibility::Protected,
             },
+            function: s.executable,
             comdat: s.comdat,
             name: s.name,
         })
@@ -65,9 +66,24 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable, String> {
 
 /// Resolves the link line and scans the loaded native units.
 pub fn resolve(args: &LinkArgs) -> Result<Resolution<'static>, String> {
-    let mut source =
-        DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes)).with_demangler(wpd_llvm::demangle);
+    let fat = if args.fat_lto_objects == Some(true) { FatLto::Bitcode } else { FatLto::Native };
+    let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
+        .with_demangler(wpd_llvm::demangle)
+        .with_fat_lto(fat);
     let model = wpd_link::resolve(&args.line, &mut source).map_err(|e| e.to_string())?;
+    // A fat LTO object loaded as native code, not asked for: clang does not
+    // pass -ffat-lto-objects on through --ld-path, so wpd-ld cannot tell
+    // which half the user meant (lld takes the native code unless told,
+    // and a split unit's native code may lack its vtables).
+    if args.fat_lto_objects.is_none()
+        && let Some(l) =
+            model.loaded.iter().find(|l| l.kind == LoadedKind::Object && source.fat_objects().contains(&l.name))
+    {
+        return Err(format!(
+            "{}: a fat LTO object (bitcode in .llvm.lto beside native code): pass -Wl,--fat-lto-objects to link its bitcode (as lld --fat-lto-objects), or -Wl,--no-fat-lto-objects to link its native code",
+            l.name
+        ));
+    }
     // Bitcode named by a script is replaced by rewriting the script, which
     // only works for scripts made of the commands wpd models, named as
     // inputs (not with -T).

@@ -176,6 +176,8 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             export_dynamic: link.export_dynamic || link.partial_export,
             exported: Some(model.exported.clone()),
             external_refs: model.outside_refs.known().cloned(),
+            preemptible: Some(model.preemptible.clone()),
+            kept_elsewhere: model.kept_elsewhere(),
         },
         validation,
         speculate: link.wpd.speculate,

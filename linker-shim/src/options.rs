@@ -91,8 +91,15 @@ pub enum Action {
     /// `-pie` / `-no-pie`: position-independent executable (PIC code).
     Pie(bool),
     ExportDynamic(bool),
-    /// `--dynamic-list` and the like: some symbols are exported.
-    DynamicList,
+    /// `--dynamic-list` and the like: some symbols are exported (and, when
+    /// `true`, `--dynamic-list` proper: a shared output binds the others
+    /// inside it).
+    DynamicList(bool),
+    /// `-Bsymbolic` and its kin.
+    Symbolic(Symbolic),
+    /// `--fat-lto-objects` (`true`: link the bitcode of fat LTO objects)
+    /// and `--no-fat-lto-objects` (their native code).
+    FatLtoObjects(bool),
     ExcludeLibs,
     ExportDynamicSymbol,
     VersionScript,
@@ -165,6 +172,7 @@ const fn o(names: &'static [&'static str], arity: Arity, effect: Effect, action:
 use Action as A;
 use Arity::{Flag, Optional, Prefix, Value};
 use Effect::{Harmless, Input, InputState, Lto, Output, Symbols, Wpd};
+use wpd_link::resolve::Symbolic;
 
 const DISTRIBUTED: &str = "distributed ThinLTO with wpd is --wpd-index-only=DIR (docs/cli.md)";
 
@@ -218,20 +226,26 @@ pub const OPTIONS: &[Spec] = &[
     o(&["r", "relocatable", "i", "Ur"], Flag, Symbols, A::Relocatable),
     o(&["E", "export-dynamic"], Flag, Symbols, A::ExportDynamic(true)),
     o(&["no-export-dynamic"], Flag, Symbols, A::ExportDynamic(false)),
-    o(&["dynamic-list", "export-dynamic-symbol-list"], Value, Symbols, A::DynamicList),
+    o(&["dynamic-list"], Value, Symbols, A::DynamicList(true)),
+    o(&["export-dynamic-symbol-list"], Value, Symbols, A::DynamicList(false)),
     // GNU ld: export all data / operator new and delete / typeinfos;
     // modelled as exporting everything.
-    o(&["dynamic-list-data", "dynamic-list-cpp-new", "dynamic-list-cpp-typeinfo"], Flag, Symbols, A::DynamicList),
-    o(&["export-dynamic-symbol"], Value, Symbols, A::ExportDynamicSymbol),
-    o(&["version-script"], Value, Symbols, A::VersionScript),
-    // These bind exported symbols inside the output: what is exported does
-    // not change.
     o(
-        &["Bsymbolic", "Bsymbolic-functions", "Bsymbolic-non-weak", "Bsymbolic-non-weak-functions", "Bno-symbolic"],
+        &["dynamic-list-data", "dynamic-list-cpp-new", "dynamic-list-cpp-typeinfo"],
         Flag,
         Symbols,
-        A::Pass,
+        A::DynamicList(false),
     ),
+    o(&["export-dynamic-symbol"], Value, Symbols, A::ExportDynamicSymbol),
+    o(&["version-script"], Value, Symbols, A::VersionScript),
+    // These bind a shared output's references to its own definitions
+    // inside it: what is exported does not change, what may be preempted
+    // at run time does.
+    o(&["Bsymbolic"], Flag, Symbols, A::Symbolic(Symbolic::All)),
+    o(&["Bsymbolic-functions"], Flag, Symbols, A::Symbolic(Symbolic::Functions)),
+    o(&["Bsymbolic-non-weak"], Flag, Symbols, A::Symbolic(Symbolic::NonWeak)),
+    o(&["Bsymbolic-non-weak-functions"], Flag, Symbols, A::Symbolic(Symbolic::NonWeakFunctions)),
+    o(&["Bno-symbolic"], Flag, Symbols, A::Symbolic(Symbolic::None)),
     o(&["exclude-libs"], Value, Symbols, A::ExcludeLibs),
     o(&["retain-symbols-file"], Value, Symbols, A::Pass),
     o(&["default-symver", "default-imported-symver"], Flag, Symbols, A::Pass),
@@ -244,8 +258,8 @@ pub const OPTIONS: &[Spec] = &[
         Symbols,
         A::Refuse("it extracts archive members to replace common symbols, which wpd does not model for lld"),
     ),
-    o(&["fat-lto-objects"], Flag, Lto, A::Refuse("wpd reads only bitcode files, not bitcode embedded in objects")),
-    o(&["no-fat-lto-objects"], Flag, Lto, A::Pass),
+    o(&["fat-lto-objects"], Flag, Lto, A::FatLtoObjects(true)),
+    o(&["no-fat-lto-objects"], Flag, Lto, A::FatLtoObjects(false)),
     // Output only.
     o(&["o", "output"], Value, Output, A::Output),
     o(&["pie", "pic-executable"], Flag, Output, A::Pie(true)),

@@ -239,6 +239,11 @@ fn run(cli: Cli) -> Result<()> {
                     export_dynamic,
                     exported: None,
                     external_refs: refs_complete.then_some(external),
+                    // Without a link model: every exported default-visibility
+                    // definition of a shared output may be preempted, and
+                    // every bitcode definition is the one the link keeps.
+                    preemptible: None,
+                    kept_elsewhere: Default::default(),
                 },
                 validation,
                 speculate,

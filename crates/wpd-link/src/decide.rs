@@ -123,11 +123,14 @@ pub fn members<'a>(
     })
 }
 
-/// The functions a guarded speculative call may test for: the distinct
-/// members of the slot whatever the visibility, most common first; `None`
-/// when the slot has no well-formed members or a target must not be called
-/// speculatively (cold or noreturn).
-fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<Vec<SymKey<'a>>> {
+/// The functions of a slot, whatever the visibility, most common first,
+/// and how many of them a guarded speculative call may test for: those
+/// first ones whose body the program runs (a direct call to any other
+/// could be inlined or folded with a body that is not the one that runs;
+/// [`Link::unknown_body`]). `None` when the slot has no well-formed
+/// members or a target must not be called speculatively (cold or
+/// noreturn).
+fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<(usize, Vec<SymKey<'a>>)> {
     let mut count: BTreeMap<SymKey<'a>, u32> = BTreeMap::new();
     for m in slot_members(link, type_id, offset, |_| Ok(())).ok()? {
         if link.function_facts(m.function).is_some_and(|f| f.cold || f.noreturn) {
@@ -135,9 +138,10 @@ fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<Ve
         }
         *count.entry(m.function).or_default() += 1;
     }
-    let mut v: Vec<(SymKey<'a>, u32)> = count.into_iter().collect();
+    let all = count.len();
+    let mut v: Vec<(SymKey<'a>, u32)> = count.into_iter().filter(|(k, _)| link.unknown_body(*k).is_none()).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    Some(v.into_iter().map(|(k, _)| k).collect())
+    Some((all, v.into_iter().map(|(k, _)| k).collect()))
 }
 
 /// Name used for a local symbol once promoted to a hidden global.
@@ -248,8 +252,8 @@ impl<'a> Decider<'_, 'a> {
         if left == 0 {
             return;
         }
-        let Some(targets) = visible_targets(self.link, type_id, offset) else { return };
-        if targets.is_empty() || targets.len() > limit {
+        let Some((all, targets)) = visible_targets(self.link, type_id, offset) else { return };
+        if targets.is_empty() || all > limit {
             return;
         }
         d.speculative = targets.into_iter().map(|k| self.export_local(k, false)).collect();
@@ -277,6 +281,10 @@ impl<'a> Decider<'_, 'a> {
         }
         if functions.len() == 1 {
             let only = *functions.iter().next().expect("one function");
+            if let Some(why) = link.unknown_body(only) {
+                d.reason = Some(format!("its only target's body is not known: {why}"));
+                return;
+            }
             if !open.is_empty() {
                 d.resolution = Resolution::SingleImpl;
                 d.devirtualized = open.len() as u32;
@@ -353,9 +361,10 @@ impl<'a> Decider<'_, 'a> {
                 call_sites: count,
                 reason: None,
             };
-            if let Some(why) =
-                members.iter().zip(&facts).find_map(|(m, f)| not_evaluable(*f, m.function.name, ret_width, &widths))
-            {
+            if let Some(why) = members.iter().zip(&facts).find_map(|(m, f)| match link.unknown_body(m.function) {
+                Some(unknown) => Some(format!("the body of a target is not known: {unknown}")),
+                None => not_evaluable(*f, m.function.name, ret_width, &widths),
+            }) {
                 a.reason = Some(why);
                 reasons.push(format!("arguments {args:?}: {}", a.reason.as_deref().unwrap_or_default()));
                 d.by_args.push(a);

@@ -3,7 +3,7 @@
 //! to the vtables (and address points) compatible with it.
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{FunctionFacts, Linkage, ModuleSummary, Slot, Visibility, Vtable};
 
 /// A symbol of the link: global by name, or local to one module.
@@ -37,6 +37,14 @@ pub struct LinkFacts {
     /// command line (`-u`, `-e`). `None` when unknown: then every externally
     /// visible symbol counts as referenced.
     pub external_refs: Option<BTreeSet<String>>,
+    /// The exported definitions the dynamic linker may bind elsewhere at
+    /// run time (the link model's `preemptible`). `None` when the link
+    /// model is not known: then, in a shared output, every exported
+    /// default-visibility definition.
+    pub preemptible: Option<BTreeSet<String>>,
+    /// Names some bitcode module defines whose kept copy is not bitcode,
+    /// each with what keeps it (the link model's `kept_elsewhere`).
+    pub kept_elsewhere: BTreeMap<String, String>,
 }
 
 /// All summaries of one link, indexed.
@@ -47,8 +55,12 @@ pub struct Link<'a> {
     pub vtables: Vec<(SymKey<'a>, VtableRef)>,
     /// Type id → (vtable, address point offset), in input order.
     pub by_type_id: HashMap<&'a str, Vec<(VtableRef, u64)>>,
-    /// Function facts by symbol.
+    /// Function facts by symbol: of the copy the link keeps, and only where
+    /// that copy's body is the one the program runs.
     facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
+    /// Non-local functions with a bitcode body that the program does not
+    /// (or may not) run, with why (see [`Link::unknown_body`]).
+    unknown_bodies: HashMap<&'a str, String>,
     /// Live symbols.
     live: HashSet<SymKey<'a>>,
     /// For each non-local name, the module (and linkage) of the copy the
@@ -71,17 +83,20 @@ impl<'a> Link<'a> {
             facts: HashMap::default(),
             live: HashSet::default(),
             kept: HashMap::default(),
+            unknown_bodies: HashMap::default(),
         };
         link.index_vtables();
         link.kept = link.kept_copies();
         for (m, s) in summaries.iter().enumerate() {
             for f in &s.functions {
                 let key = link.key(m as u32, &f.name);
-                // First real definition wins; ODR makes copies equivalent.
+                // The kept copy's facts; without one (only
+                // `available_externally` copies), the first real one.
+                let kept = key.module.is_none() && link.kept_copy(&f.name).is_some_and(|(k, _)| k == m as u32);
                 let better = match link.facts.get(&key) {
                     None => true,
                     Some(old) => {
-                        old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
+                        kept || old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
                     }
                 };
                 if better {
@@ -89,8 +104,71 @@ impl<'a> Link<'a> {
                 }
             }
         }
+        link.unknown_bodies = link.unknown_bodies(facts);
+        for name in link.unknown_bodies.keys() {
+            link.facts.remove(&SymKey { module: None, name });
+        }
         link.live = link.liveness(facts);
         link
+    }
+
+    /// Why the program may run another body than the bitcode's for the
+    /// non-local function `name`, if it may: the link keeps a copy that is
+    /// not bitcode, or the dynamic linker may preempt the name at run time
+    /// (unless the kept copy is an ODR one, `linkonce_odr`/`weak_odr`,
+    /// which the language makes interchangeable with any other). Nothing about such a function's body
+    /// may be used: not its result, not its purity, not a direct call
+    /// that LLVM could inline or fold with the bitcode body.
+    pub fn unknown_body(&self, key: SymKey<'a>) -> Option<&str> {
+        if key.module.is_some() {
+            return None;
+        }
+        self.unknown_bodies.get(key.name).map(String::as_str)
+    }
+
+    fn unknown_bodies(&self, facts: &LinkFacts) -> HashMap<&'a str, String> {
+        let mut out = HashMap::default();
+        for s in self.summaries {
+            for f in s.functions.iter().filter(|f| !f.linkage.is_local()) {
+                let name = f.name.as_str();
+                if out.contains_key(name) {
+                    continue;
+                }
+                // ODR copies (inline functions, templates) are the same
+                // function wherever they come from, native or preempting.
+                let odr =
+                    self.kept_copy(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
+                if odr {
+                    continue;
+                }
+                if let Some(keeper) = facts.kept_elsewhere.get(name) {
+                    out.insert(
+                        name,
+                        format!("the link keeps the definition of {name} in {keeper}, not the bitcode one"),
+                    );
+                    continue;
+                }
+                let preemptible = match &facts.preemptible {
+                    Some(set) => set.contains(name),
+                    None => {
+                        let exported = match &facts.exported {
+                            Some(set) => set.contains(name),
+                            None => f.visibility != Visibility::Hidden,
+                        };
+                        facts.shared && exported && f.visibility == Visibility::Default
+                    }
+                };
+                if preemptible {
+                    out.insert(
+                        name,
+                        format!(
+                            "{name} may be preempted at run time (a default-visibility definition a shared library exports; -Bsymbolic-functions or hidden or protected visibility binds it)"
+                        ),
+                    );
+                }
+            }
+        }
+        out
     }
 
     /// The key of `name` as module `module` sees it.

@@ -210,6 +210,7 @@ mod tests {
             },
             wraps: vec!["_Z5wrapv".into()],
             exported: set(&["api"]),
+            preemptible: BTreeSet::new(),
             defined_by_command_line: BTreeSet::new(),
             notes: Vec::new(),
             movable: Vec::new(),

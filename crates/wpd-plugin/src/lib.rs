@@ -520,6 +520,8 @@ fn link(state: &mut State) -> Result<(), String> {
             export_dynamic: false,
             exported: Some(from.model.exported.clone()),
             external_refs: from.model.outside_refs.known().cloned(),
+            preemptible: Some(from.model.preemptible.clone()),
+            kept_elsewhere: from.model.kept_elsewhere(),
         },
         validation,
         speculate: o.speculate,

@@ -117,6 +117,18 @@ pub fn from_linker(
         });
     }
     native.refs = outside.clone();
+    // The plugin interface does not say whether `-Bsymbolic` or a dynamic
+    // list binds a shared output's definitions inside it: every exported
+    // default-visibility definition may be preempted.
+    let preemptible = match output {
+        Output::Shared => files
+            .iter()
+            .flat_map(|f| f.symbols.iter())
+            .filter(|s| !s.undefined && s.visibility == wpd_summary::Visibility::Default && exported.contains(&s.name))
+            .map(|s| s.name.clone())
+            .collect(),
+        _ => BTreeSet::new(),
+    };
     let model = LinkModel {
         flavor,
         inputs: Vec::new(),
@@ -124,6 +136,7 @@ pub fn from_linker(
         outside_refs: OutsideRefs::Known(outside),
         wraps,
         exported,
+        preemptible,
         defined_by_command_line: BTreeSet::new(),
         notes: Vec::new(),
         // The linker (gold, GNU ld) keeps its own choice of copy: wpd

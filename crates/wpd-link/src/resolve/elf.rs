@@ -87,6 +87,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     // GNU_UNIQUE resolves like weak: the first copy wins.
                     weak: bind != elf::STB_GLOBAL,
                     visibility: visibility(sym.st_visibility()),
+                    function: sym.st_type() == elf::STT_FUNC,
                     comdat,
                 });
             }
@@ -115,6 +116,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     definition: if undefined { Definition::Undefined } else { Definition::Defined },
                     weak: sym.st_bind() == elf::STB_WEAK,
                     visibility: visibility(sym.st_visibility()),
+                    function: sym.st_type() == elf::STT_FUNC,
                     comdat: None,
                 });
             }

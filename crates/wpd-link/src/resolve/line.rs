@@ -141,6 +141,42 @@ pub struct Exports {
     /// `--exclude-libs=LIB,...` (`ALL`): definitions from these archives
     /// are not exported.
     pub exclude_libs: Vec<String>,
+    /// `-Bsymbolic` and its kin: which of a shared output's own
+    /// definitions its references bind to at link time.
+    pub symbolic: Symbolic,
+    /// A `--dynamic-list` (not `--export-dynamic-symbol-list`) was given:
+    /// in a shared output it binds every definition it does not list, as
+    /// `-Bsymbolic` would (lld, GNU ld and gold alike).
+    pub dynamic_list_binds: bool,
+}
+
+/// `-Bsymbolic`, `-Bsymbolic-functions`, `-Bsymbolic-non-weak`,
+/// `-Bsymbolic-non-weak-functions`; the last one on the line wins and
+/// `-Bno-symbolic` resets. In a shared output, a definition these cover is
+/// bound inside the output: the dynamic linker cannot preempt it unless a
+/// dynamic list or `--export-dynamic-symbol` names it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Symbolic {
+    #[default]
+    None,
+    All,
+    Functions,
+    NonWeak,
+    NonWeakFunctions,
+}
+
+impl Symbolic {
+    /// Whether the option binds a definition (a function or not, weak or
+    /// not) inside the output.
+    pub fn binds(self, function: bool, weak: bool) -> bool {
+        match self {
+            Symbolic::None => false,
+            Symbolic::All => true,
+            Symbolic::Functions => function,
+            Symbolic::NonWeak => !weak,
+            Symbolic::NonWeakFunctions => function && !weak,
+        }
+    }
 }
 
 /// The whole link line.

@@ -76,6 +76,7 @@ pub struct Loader<'a> {
     script_entry: Option<String>,
     in_lib: bool,
     exported: BTreeSet<String>,
+    preemptible: BTreeSet<String>,
 }
 
 impl<'a> Loader<'a> {
@@ -96,6 +97,7 @@ impl<'a> Loader<'a> {
             script_entry: None,
             in_lib: false,
             exported: BTreeSet::new(),
+            preemptible: BTreeSet::new(),
         }
     }
 
@@ -632,6 +634,7 @@ impl<'a> Loader<'a> {
         let all = x.shared || x.export_dynamic;
         let cpp = versions.iter().chain([&dynamic]).flat_map(|l| l.global.iter().chain(&l.local)).any(|p| p.cpp);
         let mut exported = BTreeSet::new();
+        let mut preemptible = BTreeSet::new();
         for &u in &self.order {
             let unit = &self.units[u.0 as usize];
             if unit.kind != LoadedKind::Bitcode {
@@ -649,13 +652,19 @@ impl<'a> Loader<'a> {
                 }
                 let demangled = if cpp { self.source.demangle(&s.name) } else { None };
                 let d = demangled.as_deref();
-                let base = all || exports::listed(&dynamic, &s.name, d);
-                if base && versions.iter().all(|l| exports::version_global(l, &s.name, d)) {
+                let listed = exports::listed(&dynamic, &s.name, d);
+                if (all || listed) && versions.iter().all(|l| exports::version_global(l, &s.name, d)) {
                     exported.insert(s.name.clone());
+                    // lld's computeIsPreemptible; GNU ld and gold agree.
+                    let bound = x.dynamic_list_binds || x.symbolic.binds(s.function, s.weak);
+                    if x.shared && s.visibility == Visibility::Default && (listed || !bound) {
+                        preemptible.insert(s.name.clone());
+                    }
                 }
             }
         }
         self.exported = exported;
+        self.preemptible = preemptible;
     }
 
     // ---- the model -----------------------------------------------------
@@ -713,6 +722,7 @@ impl<'a> Loader<'a> {
             outside_refs,
             wraps: self.line.wraps.clone(),
             exported: self.exported,
+            preemptible: self.preemptible,
             defined_by_command_line,
             notes: self.notes,
             movable,

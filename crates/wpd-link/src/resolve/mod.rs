@@ -31,13 +31,13 @@ mod symtab;
 #[cfg(test)]
 mod tests;
 
-pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack};
+pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
 pub use load::expression_symbols;
 pub use model::{
     Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, MovableGroup, OutsideRefs, Refs,
 };
 pub use script::Script;
-pub use source::{BitcodeReader, Content, DiskSource, MemberContent, MemberKind, Source};
+pub use source::{BitcodeReader, Content, DiskSource, FatLto, MemberContent, MemberKind, Source};
 pub use symbols::{Comdat, Definition, Symbol, SymbolTable, Visibility};
 
 pub use crate::error::Error;

@@ -4,7 +4,7 @@
 
 use super::line::Flavor;
 use super::script::Script;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -155,6 +155,14 @@ pub struct LinkModel {
     /// (code outside the link can reference, derive from or interpose
     /// them). Conservative: a symbol wpd cannot rule out is in.
     pub exported: BTreeSet<String>,
+    /// The exported bitcode definitions the dynamic linker may bind to
+    /// another module's definition at run time (an executable's, an
+    /// `LD_PRELOAD` library's): in a shared output, each default-visibility
+    /// one that no `-Bsymbolic` option or `--dynamic-list` binds inside
+    /// the output, or that a dynamic list or `--export-dynamic-symbol`
+    /// names. Empty for an executable, whose definitions come first in
+    /// every lookup. The body wpd read is not the one such a name may run.
+    pub preemptible: BTreeSet<String>,
     /// Symbols the command line defines (`--defsym`): no bitcode copy of
     /// them prevails.
     pub defined_by_command_line: BTreeSet<String>,
@@ -222,6 +230,39 @@ impl LinkModel {
             InputKind::Script { opened, .. } => opened.iter().flatten().any(|&i| self.holds_bitcode(i)),
             _ => false,
         }
+    }
+
+    /// The non-local names some loaded bitcode module defines whose copy
+    /// the link keeps is not bitcode, each with the unit (or option) that
+    /// keeps it: a native object's strong definition over a weak bitcode
+    /// one, the first of several strong ones with `-z muldefs`, a
+    /// `--defsym`, a `--wrap`ped name (its references reach `__wrap_X`).
+    /// The program never runs the bitcode body of such a name.
+    pub fn kept_elsewhere(&self) -> BTreeMap<String, String> {
+        let mut bitcode_defined: BTreeSet<&str> = BTreeSet::new();
+        let mut prevailing: BTreeSet<&str> = BTreeSet::new();
+        for l in self.bitcode() {
+            bitcode_defined.extend(l.defined.iter().map(String::as_str));
+            prevailing.extend(l.prevailing.iter().map(String::as_str));
+        }
+        let mut out = BTreeMap::new();
+        for name in bitcode_defined.difference(&prevailing) {
+            let keeper = if self.defined_by_command_line.contains(*name) {
+                "the command line (--defsym)".to_string()
+            } else {
+                match self.loaded.iter().find(|l| l.kind == LoadedKind::Object && l.defined.contains(*name)) {
+                    Some(l) => format!("the native object {}", l.name),
+                    None => "a definition outside the bitcode".to_string(),
+                }
+            };
+            out.insert(name.to_string(), keeper);
+        }
+        for w in &self.wraps {
+            if bitcode_defined.contains(w.as_str()) {
+                out.insert(w.clone(), format!("__wrap_{w} (--wrap)"));
+            }
+        }
+        out
     }
 
     /// Whether a member of an archive is loaded.

@@ -74,6 +74,19 @@ enum MemberBytes {
     File(PathBuf),
 }
 
+/// How a fat LTO object (`clang -ffat-lto-objects`: native code, and
+/// bitcode in an `.llvm.lto` section) is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FatLto {
+    /// As the native object it also is (lld's default); each one read is
+    /// remembered ([`DiskSource::fat_objects`]).
+    #[default]
+    Native,
+    /// As its bitcode (`--fat-lto-objects`): the file, or the archive
+    /// member, is a bitcode input whose bytes are the section's.
+    Bitcode,
+}
+
 /// Real files, read once; their bytes stay available to the caller
 /// ([`DiskSource::bytes`], [`DiskSource::member_bytes`]) for summarizing and
 /// rebuilding archives.
@@ -82,6 +95,12 @@ pub struct DiskSource<'a> {
     demangler: Option<Box<Demangler<'a>>>,
     files: HashMap<PathBuf, MappedFile>,
     members: HashMap<PathBuf, Vec<MemberBytes>>,
+    fat_lto: FatLto,
+    /// Files read as the bitcode they embed: where it lies in them.
+    embedded: HashMap<PathBuf, Range<usize>>,
+    /// Fat LTO objects read as native objects, as resolution names units
+    /// (`path`, or `archive(member)`).
+    fat_objects: std::collections::BTreeSet<String>,
     /// What each file held when first read: a link line names the same
     /// library several times (`-lgcc_s -lgcc` twice, and again inside
     /// `libgcc_s.so`'s script), and it is parsed once.
@@ -95,8 +114,23 @@ impl<'a> DiskSource<'a> {
             demangler: None,
             files: HashMap::new(),
             members: HashMap::new(),
+            fat_lto: FatLto::Native,
+            embedded: HashMap::new(),
+            fat_objects: Default::default(),
             parsed: HashMap::new(),
         }
+    }
+
+    /// Sets how fat LTO objects are read.
+    pub fn with_fat_lto(mut self, fat_lto: FatLto) -> DiskSource<'a> {
+        self.fat_lto = fat_lto;
+        self
+    }
+
+    /// The fat LTO objects read as native objects ([`FatLto::Native`]),
+    /// named as resolution names units.
+    pub fn fat_objects(&self) -> &std::collections::BTreeSet<String> {
+        &self.fat_objects
     }
 
     /// Sets the demangler for `extern "C++"` patterns.
@@ -105,16 +139,21 @@ impl<'a> DiskSource<'a> {
         self
     }
 
-    /// The bytes of a file [`Source::load`] read.
+    /// The bytes of a file [`Source::load`] read (of a fat LTO object read
+    /// as bitcode, the bitcode).
     pub fn bytes(&self, path: &Path) -> Option<&[u8]> {
-        self.files.get(path).map(|v| &v[..])
+        let file = self.files.get(path)?;
+        match self.embedded.get(path) {
+            Some(r) => file.get(r.clone()),
+            None => Some(&file[..]),
+        }
     }
 
     /// The bytes of member `index` of an archive [`Source::load`] read.
     pub fn member_bytes(&self, archive: &Path, index: usize) -> Option<&[u8]> {
         match self.members.get(archive)?.get(index)? {
             MemberBytes::Inline(r) => self.files.get(archive)?.get(r.clone()),
-            MemberBytes::File(p) => self.files.get(p).map(|v| &v[..]),
+            MemberBytes::File(p) => self.bytes(p),
         }
     }
 
@@ -155,7 +194,9 @@ impl<'a> DiskSource<'a> {
         }
         let (files, bitcode) = (&self.files, &mut self.bitcode);
         let mut members = Vec::with_capacity(places.len());
-        for (name, place) in &places {
+        // Members read as the bitcode they embed: where it lies in them.
+        let mut embedded: Vec<(usize, Range<usize>)> = Vec::new();
+        for (j, (name, place)) in places.iter().enumerate() {
             let shown_member = format!("{shown}({name})");
             let data: &[u8] = match place {
                 MemberBytes::Inline(r) => {
@@ -163,17 +204,36 @@ impl<'a> DiskSource<'a> {
                 }
                 MemberBytes::File(p) => &files[p],
             };
-            let kind = match classify(data) {
-                Kind::Bitcode => {
+            let fat = crate::file_kind::fat_lto_bitcode(data);
+            let kind = match (classify(data), fat.clone()) {
+                (Kind::Elf, Some(r)) if self.fat_lto == FatLto::Bitcode => {
+                    let table = bitcode(&shown_member, &data[r.clone()]).map_err(|e| Error::at(&shown_member, e))?;
+                    embedded.push((j, r));
+                    MemberKind::Bitcode(Rc::new(table))
+                }
+                (Kind::Bitcode, _) => {
                     MemberKind::Bitcode(Rc::new(bitcode(&shown_member, data).map_err(|e| Error::at(&shown_member, e))?))
                 }
-                Kind::Elf => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
-                    ElfInput::Relocatable(t) => MemberKind::Object(Rc::new(t)),
+                (Kind::Elf, _) => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
+                    ElfInput::Relocatable(t) => {
+                        if fat.is_some() {
+                            self.fat_objects.insert(shown_member);
+                        }
+                        MemberKind::Object(Rc::new(t))
+                    }
                     _ => MemberKind::Other,
                 },
                 _ => MemberKind::Other,
             };
             members.push(MemberContent { name: name.clone(), kind });
+        }
+        for (j, r) in embedded {
+            match &mut places[j].1 {
+                MemberBytes::Inline(whole) => *whole = whole.start + r.start..whole.start + r.end,
+                MemberBytes::File(p) => {
+                    self.embedded.insert(p.clone(), r);
+                }
+            }
         }
         self.members.insert(path.to_path_buf(), places.into_iter().map(|(_, p)| p).collect());
         Ok(Content::Archive { thin, members })
@@ -213,16 +273,38 @@ impl DiskSource<'_> {
                 Ok(Content::Bitcode(Rc::new((self.bitcode)(&shown, bytes).map_err(|e| Error::at(&shown, e))?)))
             }
             Kind::Archive | Kind::ThinArchive => self.archive(path),
-            Kind::Elf => match elf::read(bytes).map_err(|e| Error::at(&shown, e))? {
-                ElfInput::Relocatable(t) => Ok(Content::Object(Rc::new(t))),
-                ElfInput::Shared { soname, symbols } => Ok(Content::Shared { soname, symbols: Rc::new(symbols) }),
-                ElfInput::Other(what) => Ok(Content::Opaque(what.to_string())),
+            Kind::Elf => match crate::file_kind::fat_lto_bitcode(bytes) {
+                Some(r) if self.fat_lto == FatLto::Bitcode => {
+                    let bitcode = &self.files[path][r.clone()];
+                    let table = (self.bitcode)(&shown, bitcode).map_err(|e| Error::at(&shown, e))?;
+                    self.embedded.insert(path.to_path_buf(), r);
+                    Ok(Content::Bitcode(Rc::new(table)))
+                }
+                fat => self.elf(path, fat.is_some()),
             },
             Kind::Empty => Err(Error::at(shown, "empty input file")),
             Kind::Other => match std::str::from_utf8(bytes) {
                 Ok(text) => Ok(Content::Script(text.to_string())),
                 Err(_) => Ok(Content::Opaque("an unrecognised file format".into())),
             },
+        }
+    }
+}
+
+impl DiskSource<'_> {
+    /// An ELF file read as what it is (`fat`: a fat LTO object, which
+    /// [`DiskSource::fat_objects`] remembers).
+    fn elf(&mut self, path: &Path, fat: bool) -> Result<Content, Error> {
+        let shown = path.display().to_string();
+        match elf::read(&self.files[path]).map_err(|e| Error::at(&shown, e))? {
+            ElfInput::Relocatable(t) => {
+                if fat {
+                    self.fat_objects.insert(shown);
+                }
+                Ok(Content::Object(Rc::new(t)))
+            }
+            ElfInput::Shared { soname, symbols } => Ok(Content::Shared { soname, symbols: Rc::new(symbols) }),
+            ElfInput::Other(what) => Ok(Content::Opaque(what.to_string())),
         }
     }
 }

@@ -33,6 +33,9 @@ pub struct Symbol {
     pub definition: Definition,
     pub weak: bool,
     pub visibility: Visibility,
+    /// A function (`STT_FUNC`; LLVM's executable flag in bitcode), which
+    /// `-Bsymbolic-functions` binds.
+    pub function: bool,
     /// Index into [`SymbolTable::comdats`] when the definition belongs to a
     /// comdat group.
     pub comdat: Option<u32>,
@@ -46,6 +49,7 @@ impl Symbol {
             definition: Definition::Defined,
             weak: false,
             visibility: Visibility::Default,
+            function: false,
             comdat: None,
         }
     }
