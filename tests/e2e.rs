@@ -470,6 +470,9 @@ enum Expect {
     Indirect(String),
     /// `reason S`: some decision's reason contains S.
     Reason(String),
+    /// `no-reason S`: no decision's reason, and no open type id's reason,
+    /// contains S (a reason that must not be given, because it is not true).
+    NoReason(String),
     /// `open S`: some `open_type_ids` entry's type id or reason contains S.
     Open(String),
     /// `remark S`: some remark line contains S.
@@ -535,7 +538,8 @@ fn load_expect(fx: &Fixture, cfg: &Config) -> Check<Vec<Line>> {
         };
         let (word, arg) = rest.split_once(' ').map(|(w, a)| (w, a.trim())).unwrap_or((rest, ""));
         let expect = match word {
-            "target" | "indirect" | "reason" | "open" | "remark" | "no-remark" | "stdout" | "no-stdout"
+            "target" | "indirect" | "reason" | "no-reason" | "open" | "remark" | "no-remark" | "stdout"
+            | "no-stdout"
                 if arg.is_empty() =>
             {
                 return Err(bad("missing argument"));
@@ -548,6 +552,7 @@ fn load_expect(fx: &Fixture, cfg: &Config) -> Check<Vec<Line>> {
             "target" => Expect::Target(arg.into()),
             "indirect" => Expect::Indirect(arg.into()),
             "reason" => Expect::Reason(arg.into()),
+            "no-reason" => Expect::NoReason(arg.into()),
             "open" => Expect::Open(arg.into()),
             "remark" => Expect::Remark(arg.into()),
             "no-remark" => Expect::NoRemark(arg.into()),
@@ -643,6 +648,12 @@ fn check_expect(e: &Expect, report: &Value, remarks: &[Remark]) -> Check {
                 && wpd_tests::array(d, "targets").iter().any(|t| t.as_str().is_some_and(|t| t.contains(s.as_str())))
         }),
         Expect::Reason(s) => decisions(report).iter().any(|d| str_field(d, "reason").contains(s.as_str())),
+        Expect::NoReason(s) => {
+            !decisions(report).iter().any(|d| str_field(d, "reason").contains(s.as_str()))
+                && !wpd_tests::array(report, "open_type_ids")
+                    .iter()
+                    .any(|o| str_field(o, "reason").contains(s.as_str()))
+        }
         Expect::Open(s) => wpd_tests::array(report, "open_type_ids")
             .iter()
             .any(|o| str_field(o, "type_id").contains(s.as_str()) || str_field(o, "reason").contains(s.as_str())),

@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 6;
+pub const SUMMARY_VERSION: u32 = 7;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -156,23 +156,30 @@ pub enum SlotKind {
     /// An integer (offset-to-top, virtual base offset).
     Int,
     /// A pointer that is none of the above (e.g. an undef or a non-global
-    /// expression). Entries narrower than a pointer (relative vtables) are
-    /// not recorded at all.
+    /// expression). Entries of a relative vtable that are not offsets to a
+    /// global are not recorded at all.
     Other,
 }
 
-/// One pointer-sized slot of a vtable global.
+/// One slot of a vtable global: a pointer, or an entry of a relative
+/// vtable (`-fexperimental-relative-c++-abi-vtables`: a 32-bit offset from
+/// a place in the same global to the target).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
     /// Byte offset from the start of the global.
     pub offset: u64,
     pub kind: SlotKind,
-    /// The symbol stored in the slot, as written (may be an alias).
+    /// The symbol stored in the slot, as written (may be an alias). For a
+    /// relative entry of a typeinfo, the typeinfo its proxy holds.
     pub symbol: Option<String>,
     /// For `function` slots: the function after looking through aliases.
     pub function: Option<String>,
     /// For `int` slots the value; for `global` slots the byte addend.
     pub value: i64,
+    /// For an entry of a relative vtable: the byte offset in the global
+    /// it is relative to (`symbol − (global + relative_to)`), which must be
+    /// the address point a call loads it through. `None` for a pointer.
+    pub relative_to: Option<u64>,
 }
 
 /// Which intrinsic tests the vtable pointer at a call site.

@@ -202,6 +202,9 @@ fn vtable(v: &Vtable) -> Check {
     sorted_unique(&v.slots, |s| s.offset, "slots")?;
     for s in &v.slots {
         ensure(s.offset < v.size, || format!("slot at byte {} is beyond its size {}", s.offset, v.size))?;
+        if let Some(base) = s.relative_to {
+            ensure(base < v.size, || format!("slot at byte {} is relative to byte {base}, beyond its size", s.offset))?;
+        }
         slot(s).map_err(|e| format!("slot at byte {}: {e}", s.offset))?;
     }
     Ok(())
@@ -500,14 +503,22 @@ mod tests {
             vcall_visibility: VcallVisibility::Public,
             type_ids: vec![TypeIdEntry { offset: 16, type_id: "_ZTS1A".into() }],
             slots: vec![
-                Slot { offset: 0, kind: SlotKind::Null, symbol: None, function: None, value: 0 },
-                Slot { offset: 8, kind: SlotKind::Global, symbol: Some("_ZTI1A".into()), function: None, value: 0 },
+                Slot { offset: 0, kind: SlotKind::Null, symbol: None, function: None, value: 0, relative_to: None },
+                Slot {
+                    offset: 8,
+                    kind: SlotKind::Global,
+                    symbol: Some("_ZTI1A".into()),
+                    function: None,
+                    value: 0,
+                    relative_to: None,
+                },
                 Slot {
                     offset: 16,
                     kind: SlotKind::Function,
                     symbol: Some(f.into()),
                     function: Some(f.into()),
                     value: 0,
+                    relative_to: None,
                 },
             ],
         };

@@ -39,13 +39,14 @@ fn sample_summary() -> ModuleSummary {
             vcall_visibility: VcallVisibility::Public,
             type_ids: vec![TypeIdEntry { offset: 16, type_id: "_ZTS4Base".into() }],
             slots: vec![
-                Slot { offset: 0, kind: SlotKind::Null, symbol: None, function: None, value: 0 },
+                Slot { offset: 0, kind: SlotKind::Null, symbol: None, function: None, value: 0, relative_to: None },
                 Slot {
                     offset: 16,
                     kind: SlotKind::Function,
                     symbol: Some("f".into()),
                     function: Some("f".into()),
                     value: 0,
+                    relative_to: None,
                 },
             ],
         }],

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
     ArgDecision, Body, CallSite, FunctionFacts, Linkage, Plan, PlanModule, PlanOptions, PlanStats, Promotion,
-    Resolution, RetKind, SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
+    Resolution, RetKind, Slot, SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -62,8 +62,17 @@ fn slot_members<'a>(
         let Some(slot) = link.slot(vref, at) else {
             return Err(format!("vtable {} has no slot at byte {at}", vt.symbol));
         };
+        // A relative entry is loaded through the address point it is
+        // relative to (`llvm.load.relative(vptr, offset)`); through another
+        // one it would reach something else.
+        if let Some(base) = slot.relative_to.filter(|&b| b != address_point) {
+            return Err(format!(
+                "vtable {}'s relative entry at byte {at} is relative to byte {base}, not to the address point {address_point}",
+                vt.symbol
+            ));
+        }
         match slot.kind {
-            SlotKind::PureVirtual => {}
+            _ if is_pure_virtual(slot, vt) => {}
             SlotKind::Function => {
                 let Some(name) = slot.function.as_deref() else {
                     return Err(format!("vtable {} holds no function at byte {at}", vt.symbol));
@@ -89,11 +98,16 @@ fn slot_members<'a>(
 fn never_callable(facts: Option<&FunctionFacts>, name: &str, vt: &Vtable) -> bool {
     match facts.map(|f| f.body) {
         Some(Body::Unreachable) => true,
-        Some(Body::TrapOnly) => {
-            is_deleting_destructor(name) && vt.slots.iter().any(|s| s.kind == SlotKind::PureVirtual)
-        }
+        Some(Body::TrapOnly) => is_deleting_destructor(name) && vt.slots.iter().any(|s| is_pure_virtual(s, vt)),
         Some(Body::Code) | None => false,
     }
+}
+
+/// Whether a slot of `vt` is a pure virtual function's: `__cxa_pure_virtual`,
+/// or 0 in a relative vtable (where clang writes no function for it).
+fn is_pure_virtual(slot: &Slot, vt: &Vtable) -> bool {
+    slot.kind == SlotKind::PureVirtual
+        || slot.kind == SlotKind::Null && vt.slots.iter().any(|s| s.relative_to.is_some())
 }
 
 /// An Itanium deleting destructor (`...D0Ev`), or a thunk to one.
@@ -170,6 +184,14 @@ fn not_evaluable(f: Option<&FunctionFacts>, name: &str, ret_width: u32, arg_widt
         return None;
     };
     Some(format!("{name} {why}"))
+}
+
+/// The alignment of a vtable rebuilt with bytes beside it: its own, at
+/// least 8 (a pointer's, and a 64-bit result's). The rebuild gives the new
+/// global this alignment (`wpd_rebuild_vtable`), so a relative vtable
+/// (aligned to 4) can take 64-bit results too, as LLVM's layout does.
+fn vcp_alignment(vt: &Vtable) -> u64 {
+    vt.align.max(8)
 }
 
 /// State shared by every slot of one decision run.
@@ -419,7 +441,7 @@ impl<'a> Decider<'_, 'a> {
         // aligned beyond the padding limit cannot take them.
         for m in members {
             let vt = link.vtable(m.vtable);
-            let align = if vt.align == 0 { 8 } else { vt.align };
+            let align = vcp_alignment(vt);
             if align.saturating_mul(8) < u64::from(a.width) || m.address_point % 8 != 0 {
                 a.reason = Some(format!("vtable {} is too little aligned for a {}-bit value", vt.symbol, a.width));
                 return;
@@ -509,7 +531,7 @@ pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
             VtableLayout {
                 symbol: key.name.to_string(),
                 module: key.module,
-                before: beside.before_bytes(if vt.align == 0 { 8 } else { vt.align }),
+                before: beside.before_bytes(vcp_alignment(vt)),
                 after: beside.after.clone(),
             }
         })

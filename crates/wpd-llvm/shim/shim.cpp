@@ -278,6 +278,37 @@ LLVMValueRef wpd_strip_const_offset(LLVMModuleRef mod, LLVMValueRef v, int64_t *
   return wrap(base);
 }
 
+// An entry of a relative vtable (clang's -fexperimental-relative-c++-abi-
+// vtables): `trunc (sub (ptrtoint T), (ptrtoint B))`, a 32-bit offset from
+// B to T, where T may be `dso_local_equivalent F`. Writes T (the global
+// value itself, not its dso_local_equivalent), B's base global and B's
+// constant offset from it. Returns 0 (and writes nothing) when `v` is not
+// of that form or T or B is not a global value at a constant offset of 0
+// (T) or any (B).
+int wpd_relative_entry(LLVMModuleRef mod, LLVMValueRef v, LLVMValueRef *target, LLVMValueRef *base,
+                       int64_t *base_offset) {
+  const DataLayout &dl = unwrap(mod)->getDataLayout();
+  auto *trunc = dyn_cast<ConstantExpr>(unwrap(v));
+  if (!trunc || trunc->getOpcode() != Instruction::Trunc) return 0;
+  auto *sub = dyn_cast<ConstantExpr>(trunc->getOperand(0));
+  if (!sub || sub->getOpcode() != Instruction::Sub) return 0;
+  auto pointer = [](Value *operand) -> Constant * {
+    auto *p = dyn_cast<ConstantExpr>(operand);
+    return p && p->getOpcode() == Instruction::PtrToInt ? p->getOperand(0) : nullptr;
+  };
+  Constant *t = pointer(sub->getOperand(0)), *b = pointer(sub->getOperand(1));
+  if (!t || !b) return 0;
+  if (auto *equivalent = dyn_cast<DSOLocalEquivalent>(t)) t = equivalent->getGlobalValue();
+  APInt toff(dl.getIndexTypeSizeInBits(t->getType()), 0), boff(dl.getIndexTypeSizeInBits(b->getType()), 0);
+  auto *tg = dyn_cast<GlobalValue>(t->stripAndAccumulateConstantOffsets(dl, toff, /*AllowNonInbounds=*/true));
+  auto *bg = dyn_cast<GlobalValue>(b->stripAndAccumulateConstantOffsets(dl, boff, /*AllowNonInbounds=*/true));
+  if (!tg || !bg || !toff.isZero()) return 0;
+  *target = wrap(tg);
+  *base = wrap(bg);
+  *base_offset = boff.getSExtValue();
+  return 1;
+}
+
 // Sets LLVM command-line options (-mllvm, -plugin-opt=-...). Every option
 // must be registered in this LLVM, else nothing is set and *err names it
 // (LLVM's own parser would exit the process). Returns 0 on success.
@@ -591,7 +622,9 @@ int wpd_rebuild_vtable(LLVMModuleRef mod, const char *name, size_t len, const ui
                                  gv);
   ngv->setSection(gv->getSection());
   ngv->setComdat(gv->getComdat());
-  ngv->setAlignment(gv->getAlign());
+  // At least 8, as the thin link assumed (`vcp_alignment`): a relative
+  // vtable is aligned to 4, and 64-bit results beside it need 8.
+  ngv->setAlignment(std::max(gv->getAlign().valueOrOne(), Align(8)));
   ngv->setUnnamedAddr(gv->getUnnamedAddr());
   ngv->copyMetadata(gv, blen);
   Type *i32 = Type::getInt32Ty(ctx);

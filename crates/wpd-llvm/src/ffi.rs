@@ -107,6 +107,13 @@ unsafe extern "C" {
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
     pub fn wpd_drop_type_tests(module: LLVMModuleRef) -> usize;
     pub fn wpd_strip_const_offset(module: LLVMModuleRef, v: LLVMValueRef, offset: *mut i64) -> LLVMValueRef;
+    pub fn wpd_relative_entry(
+        module: LLVMModuleRef,
+        v: LLVMValueRef,
+        target: *mut LLVMValueRef,
+        base: *mut LLVMValueRef,
+        base_offset: *mut i64,
+    ) -> c_int;
 }
 
 // `shim/codegen.cpp`: code generation as lld's LTO backends do it.

@@ -240,6 +240,15 @@ unsafe fn name_text(p: *const std::os::raw::c_char, len: usize) -> String {
 }
 
 /// A module owned by wpd, disposed on drop.
+/// An entry of a relative vtable: `target − (base + offset)` (see
+/// [`Module::relative_entry`]).
+#[derive(Clone, Copy)]
+pub struct RelativeEntry<'m> {
+    pub target: Value<'m>,
+    pub base: Value<'m>,
+    pub offset: i64,
+}
+
 pub struct Module<'c> {
     raw: LLVMModuleRef,
     _ctx: PhantomData<&'c Context>,
@@ -351,5 +360,17 @@ impl<'c> Module<'c> {
         // reads it.
         let base = unsafe { ffi::wpd_strip_const_offset(self.raw, v.raw(), &mut off) };
         (Value::new(base), off)
+    }
+
+    /// An entry of a relative vtable (`-fexperimental-relative-c++-abi-vtables`):
+    /// a 32-bit `target − (base + offset)`, with `dso_local_equivalent`
+    /// looked through. Returns the target global, the base global and the
+    /// offset; `None` for any other constant.
+    pub fn relative_entry<'m>(&'m self, v: Value<'m>) -> Option<RelativeEntry<'m>> {
+        let (mut target, mut base, mut offset) = (std::ptr::null_mut(), std::ptr::null_mut(), 0i64);
+        // SAFETY: `v` belongs to this module (same lifetime); the shim only
+        // reads it and writes the three out-pointers only when it returns 1.
+        let found = unsafe { ffi::wpd_relative_entry(self.raw, v.raw(), &mut target, &mut base, &mut offset) };
+        (found == 1).then(|| RelativeEntry { target: Value::new(target), base: Value::new(base), offset })
     }
 }

@@ -281,10 +281,24 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
     // SAFETY: the name is a C string the linker owns.
     let name = unsafe { CStr::from_ptr(file.name) }.to_string_lossy().into_owned();
     let result = with_state(|state| -> Result<bool, String> {
-        let bytes = read_at(file.fd, file.offset, file.filesize)
+        let mut bytes = read_at(file.fd, file.offset, file.filesize)
             .map_err(|e| format!("{name} (at offset {}): {e}", file.offset))?;
         if !wpd::input::is_bitcode(&bytes) {
-            return Ok(false);
+            // A fat LTO object is claimed as its bitcode when asked
+            // (`-plugin-opt=fat-lto-objects`), left to the linker as the
+            // native object it also is with `no-fat-lto-objects`, and
+            // refused otherwise: clang says neither, so the plugin cannot
+            // tell which half the user meant.
+            let Some(r) = wpd_link::file_kind::fat_lto_bitcode(&bytes) else { return Ok(false) };
+            match state.options.fat_lto_objects {
+                Some(true) => bytes = bytes[r].to_vec(),
+                Some(false) => return Ok(false),
+                None => {
+                    return Err(format!(
+                        "{name}: a fat LTO object (bitcode in .llvm.lto beside native code): pass -plugin-opt=fat-lto-objects to link its bitcode, or -plugin-opt=no-fat-lto-objects to link its native code"
+                    ));
+                }
+            }
         }
         let shown = if file.offset > 0 {
             // `archive(member)`, as wpd-ld and lld's --trace name members.
@@ -531,7 +545,7 @@ fn link(state: &mut State) -> Result<(), String> {
         cpu: o.cpu.clone(),
         verify: false,
         lto_verify: true,
-        sections: wpd_llvm::Sections { functions: true, data: true },
+        sections: wpd_llvm::Sections { functions: o.function_sections, data: o.data_sections },
         machine: wpd::codegen::MachineFlags::default(),
         profile: wpd::codegen::Profile {
             sample: o.sample_profile.clone(),

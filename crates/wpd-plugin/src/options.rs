@@ -32,6 +32,14 @@ pub struct Options {
     pub validate: bool,
     pub known_safe: Vec<String>,
     pub open: Vec<String>,
+    /// `fat-lto-objects` (`Some(true)`: claim fat LTO objects as their
+    /// bitcode) and `no-fat-lto-objects` (`Some(false)`: leave them to the
+    /// linker as native objects); neither: a fat object is an error.
+    pub fat_lto_objects: Option<bool>,
+    /// `-function-sections[=0|1]`, `-data-sections[=0|1]`: one section per
+    /// function / data object (LLVMgold's and lld's default: on).
+    pub function_sections: bool,
+    pub data_sections: bool,
 }
 
 impl Default for Options {
@@ -53,6 +61,9 @@ impl Default for Options {
             validate: true,
             known_safe: Vec::new(),
             open: Vec::new(),
+            fat_lto_objects: None,
+            function_sections: true,
+            data_sections: true,
         }
     }
 }
@@ -102,6 +113,15 @@ impl Options {
             self.known_safe.push(value(g)?);
         } else if let Some(g) = opt.strip_prefix("wpd-open=") {
             self.open.push(value(g)?);
+        } else if opt == "fat-lto-objects" {
+            self.fat_lto_objects = Some(true);
+        } else if opt == "no-fat-lto-objects" {
+            self.fat_lto_objects = Some(false);
+        } else if let Some((sections, on)) = section_option(opt)? {
+            match sections {
+                "function-sections" => self.function_sections = on,
+                _ => self.data_sections = on,
+            }
         } else if let Some(llvm) = opt.strip_prefix('-') {
             // LLVM's parser checks these when the link runs (all at once).
             self.llvm_options.push(format!("-{}", llvm.trim_start_matches('-')));
@@ -110,6 +130,23 @@ impl Options {
         }
         Ok(())
     }
+}
+
+/// `-function-sections` or `-data-sections` (any number of leading dashes,
+/// `=1`/`=true` or `=0`/`=false`), which become code generation options
+/// as lld maps them, not LLVM options: the option's name and value.
+fn section_option(opt: &str) -> Result<Option<(&str, bool)>, String> {
+    let body = opt.trim_start_matches('-');
+    let (name, value) = body.split_once('=').map_or((body, None), |(n, v)| (n, Some(v)));
+    if !opt.starts_with('-') || !matches!(name, "function-sections" | "data-sections") {
+        return Ok(None);
+    }
+    let on = match value {
+        None | Some("1" | "true" | "TRUE" | "True") => true,
+        Some("0" | "false" | "FALSE" | "False") => false,
+        Some(_) => return Err(format!("invalid value in plugin option {opt}")),
+    };
+    Ok(Some((name, on)))
 }
 
 #[cfg(test)]
@@ -130,7 +167,23 @@ mod tests {
         assert_eq!((o.speculate, o.llvm_options.as_slice()), (0, &["-x86-asm-syntax=intel".to_string()][..]));
         o.take("--mcpu=haswell").unwrap();
         assert_eq!((o.cpu.as_str(), o.llvm_options.len()), ("haswell", 1));
-        for bad in ["wpd-bogus", "cache-dir=x", "jobs=0", "wpd-speculate=3", "wpd-report=", "opt-remarks-filename=x"] {
+        assert!(o.function_sections && o.data_sections && o.fat_lto_objects.is_none());
+        for opt in ["-function-sections=0", "--data-sections=false", "fat-lto-objects"] {
+            o.take(opt).unwrap();
+        }
+        assert!(!o.function_sections && !o.data_sections && o.fat_lto_objects == Some(true));
+        assert_eq!(o.llvm_options.len(), 1, "section options are not LLVM options");
+        o.take("-function-sections").unwrap();
+        assert!(o.function_sections);
+        for bad in [
+            "-function-sections=2",
+            "wpd-bogus",
+            "cache-dir=x",
+            "jobs=0",
+            "wpd-speculate=3",
+            "wpd-report=",
+            "opt-remarks-filename=x",
+        ] {
             assert!(Options::default().take(bad).unwrap_err().contains(bad.split('=').next().unwrap()), "{bad}");
         }
     }

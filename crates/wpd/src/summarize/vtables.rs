@@ -1,5 +1,6 @@
 //! Globals carrying `!type` metadata (vtables and vtable groups): their
-//! type ids, vcall visibility and every pointer-sized slot.
+//! type ids, vcall visibility and every pointer-sized slot (or, in a
+//! relative vtable, every 32-bit entry that is an offset to a global).
 
 use super::{MdKinds, TypeIdNamer};
 use wpd_llvm::{MdOperand, Module, Opcode, TypeKind, Value};
@@ -49,7 +50,7 @@ pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) 
             .unwrap_or(VcallVisibility::Public);
         let mut slots = Vec::new();
         if let Some(init) = g.initializer() {
-            flatten(module, init, 0, ptr_size, &mut slots);
+            flatten(module, g, init, 0, ptr_size, &mut slots);
         }
         let linkage = g.linkage();
         out.push(Vtable {
@@ -69,14 +70,16 @@ pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) 
     out
 }
 
-/// Walks a constant initializer, recording each pointer-sized leaf.
-fn flatten(module: &Module<'_>, c: Value<'_>, base: u64, ptr_size: u64, out: &mut Vec<Slot>) {
+/// Walks the constant initializer of `global`, recording each
+/// pointer-sized leaf and each relative entry (a 32-bit offset from a
+/// place in `global` to another global).
+fn flatten<'m>(module: &'m Module<'_>, global: Value<'m>, c: Value<'m>, base: u64, ptr_size: u64, out: &mut Vec<Slot>) {
     let ty = c.ty();
     match ty.kind() {
         TypeKind::LLVMStructTypeKind => {
             for i in 0..ty.struct_len().unwrap_or(0) {
                 if let Some(e) = c.aggregate_element(i) {
-                    flatten(module, e, base + module.struct_offset(ty, i), ptr_size, out);
+                    flatten(module, global, e, base + module.struct_offset(ty, i), ptr_size, out);
                 }
             }
         }
@@ -85,12 +88,21 @@ fn flatten(module: &Module<'_>, c: Value<'_>, base: u64, ptr_size: u64, out: &mu
             let size = module.abi_size(elem);
             for i in 0..n.min(u64::from(u32::MAX)) {
                 match c.aggregate_element(i as u32) {
-                    Some(e) => flatten(module, e, base + i * size, ptr_size, out),
+                    Some(e) => flatten(module, global, e, base + i * size, ptr_size, out),
                     None => break,
                 }
             }
         }
         TypeKind::LLVMPointerTypeKind => out.push(pointer_slot(module, c, base)),
+        TypeKind::LLVMIntegerTypeKind if ty.int_width() == Some(32) && ptr_size != 4 => {
+            match (relative_slot(module, global, c, base), c.as_const_int()) {
+                (Some(slot), _) => out.push(slot),
+                // Offset-to-top, and 0 for a pure virtual function.
+                (None, Some(0)) => out.push(slot(base, SlotKind::Null, None, None, 0)),
+                (None, Some(v)) => out.push(slot(base, SlotKind::Int, None, None, i64::from(v as u32 as i32))),
+                (None, None) => {}
+            }
+        }
         TypeKind::LLVMIntegerTypeKind if u64::from(ty.int_width().unwrap_or(0)) == ptr_size * 8 => {
             let slot = match c.as_const_int() {
                 Some(0) => slot(base, SlotKind::Null, None, None, 0),
@@ -104,7 +116,7 @@ fn flatten(module: &Module<'_>, c: Value<'_>, base: u64, ptr_size: u64, out: &mu
 }
 
 fn slot(offset: u64, kind: SlotKind, symbol: Option<String>, function: Option<String>, value: i64) -> Slot {
-    Slot { offset, kind, symbol, function, value }
+    Slot { offset, kind, symbol, function, value, relative_to: None }
 }
 
 /// Classifies a pointer constant stored in a vtable.
@@ -131,6 +143,28 @@ fn pointer_slot(module: &Module<'_>, c: Value<'_>, offset: u64) -> Slot {
         }
         _ => slot(offset, SlotKind::Global, Some(symbol), None, addend),
     }
+}
+
+/// Classifies an entry of a relative vtable: an offset from a place in
+/// `global` itself (the address point, for clang's vtables) to a function
+/// (`dso_local_equivalent` looked through), or to a typeinfo through its
+/// proxy (a constant holding the typeinfo's address, which the slot then
+/// names). `None` for anything else (offset-to-top and other integers).
+fn relative_slot<'m>(module: &'m Module<'_>, global: Value<'m>, c: Value<'m>, offset: u64) -> Option<Slot> {
+    let entry = module.relative_entry(c)?;
+    let relative_to = u64::try_from(entry.offset).ok().filter(|_| entry.base == global)?;
+    let mut slot = pointer_slot(module, entry.target, offset);
+    if slot.kind == SlotKind::Global
+        && let Some(held) = entry.target.initializer().filter(|_| entry.target.is_global_constant())
+    {
+        let (pointee, addend) = module.strip_const_offset(held);
+        if pointee.is_global_value() {
+            slot.symbol = Some(pointee.name());
+            slot.value = addend;
+        }
+    }
+    slot.relative_to = Some(relative_to);
+    Some(slot)
 }
 
 /// Looks through aliases (and casts) to the function a global denotes.
