@@ -24,9 +24,12 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 
 /// The seeds, each with the shapes it must produce (besides the random
 /// hierarchy every seed has). The first twelve together cover every shape of
-/// gen.py; then, for each of the bugs the fuzzer found in wpd-ld (listed in
-/// fuzz/hierarchies/README.md, "Bugs the shapes found"), seeds that hit it
-/// (two or three each, K2 is hit by most of them); then seeds that passed,
+/// gen.py but the last four; then, for each of the bugs the fuzzer found in
+/// wpd-ld (listed in fuzz/hierarchies/README.md, "Bugs the shapes found"),
+/// seeds that hit it (two or three each, K2 is hit by most of them); two
+/// seeds for each of the shapes where the body that runs is not the
+/// bitcode's (muldefs, interposed) or the build differs (fat, relative);
+/// then seeds that passed,
 /// over the build choices (split or not, hidden, native, shared, archive,
 /// linker, -O level, speculation, -fno-rtti). About 75 seconds on two
 /// cores; `fuzz/hierarchies/run.sh` runs any number more.
@@ -71,6 +74,17 @@ const SEEDS: &[(u64, &[&str])] = &[
     (112, &["const-vtable"]),
     (259, &["merged-calls", "multi-base", "const-vtable", "trap-uncalled"]),
     (440, &["const-vtable"]),
+    // the body that runs is not the bitcode's (issue 42): each catches a
+    // wpd-ld that folds or calls the bitcode body anyway; fat objects and
+    // relative vtables are build shapes
+    (563, &["merged-calls", "muldefs"]),
+    (588, &["merged-calls", "muldefs"]),
+    (549, &["interposed"]),
+    (552, &["multi-base", "const-vtable", "placement-dtor", "muldefs", "interposed"]),
+    (517, &["unicode", "fat"]),
+    (529, &["const-vtable", "untyped", "interposed", "fat"]),
+    (516, &["const-vtable", "placement-dtor", "unicode", "relative"]),
+    (560, &["const-vtable", "placement-dtor", "fat", "relative"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
@@ -92,6 +106,10 @@ const ALL_SHAPES: &[&str] = &[
     "trap-uncalled",
     "unicode",
     "untyped",
+    "muldefs",
+    "interposed",
+    "fat",
+    "relative",
 ];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
@@ -118,6 +136,10 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
         "trap-uncalled" => sources.contains("__builtin_trap()") && config.contains("TRAP=0"),
         "unicode" => !sources.is_ascii() && sources.contains("::*"),
         "untyped" => config.contains("untyped:"),
+        "muldefs" => config.contains("patch:") && config.contains("MULDEFS=1") && sources.contains("-z muldefs keeps"),
+        "interposed" => config.contains("ishared:") && config.contains("IPEXPORT=\"_ZNK") && sources.contains("ip_run"),
+        "fat" => config.contains("FAT=1"),
+        "relative" => config.contains("RELATIVE=1"),
         _ => false,
     }
 }

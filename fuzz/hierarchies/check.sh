@@ -10,7 +10,13 @@
 #   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
 #
 # Reads config.sh (TUS="mode:file ...", mode lto, native, shared or untyped:
-# bitcode without type metadata, -emit-llvm -fno-rtti without -flto; SPLIT,
+# bitcode without type metadata, -emit-llvm -fno-rtti without -flto; patch: a
+# native object first on every link line, linked with -z muldefs (MULDEFS=1);
+# ishared: bitcode built into libfzip.so by a link of its own (wpd-ld's,
+# lld's, -O0 for the reference), whose members the executable defines again
+# and exports (IPEXPORT, --export-dynamic-symbol); FAT=1: bitcode objects are
+# fat (-ffat-lto-objects, linked with --fat-lto-objects); RELATIVE=1: every
+# non-reference compile uses relative vtables; SPLIT,
 # HIDDEN, NATIVE, SHARED, ARCHIVE: non-main TUs go into libfzar.a, linked as
 # -L. -lfzar; OPT: -O level of every non-reference compile and link; DEBUG:
 # -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
@@ -40,7 +46,13 @@ VIS=()   # flags of every non-reference compile
 [ "$HIDDEN" = 1 ] && VIS+=(-fvisibility=hidden)
 [ "${DEBUG:-0}" = 1 ] && VIS+=(-g)
 [ "${NORTTI:-0}" = 1 ] && VIS+=(-fno-rtti)
+[ "${RELATIVE:-0}" = 1 ] && VIS+=(-fexperimental-relative-c++-abi-vtables)
+LINKX=() # flags of every link (the reference's too)
+[ "${MULDEFS:-0}" = 1 ] && LINKX+=(-Wl,-z,muldefs)
+for s in ${IPEXPORT:-}; do LINKX+=("-Wl,--export-dynamic-symbol=$s"); done
+LLDX=()  # flags of the lld links
 WPDX=()  # per-seed wpd-ld options
+if [ "${FAT:-0}" = 1 ]; then LTOF+=(-ffat-lto-objects); WPDX+=(-Wl,--fat-lto-objects); LLDX+=(-Wl,--fat-lto-objects); fi
 case ${LINKER:-lld} in bfd) WPDX+=(-Wl,--wpd-linker=/usr/bin/ld.bfd) ;; gold) WPDX+=(-Wl,--wpd-linker=/usr/bin/ld.gold) ;; esac
 [ -n "${SPECULATE:-}" ] && WPDX+=("-Wl,--wpd-speculate=$SPECULATE")
 
@@ -59,11 +71,11 @@ same() { # name: stdout and exit status equal to ref's
     cmp -s ref.out "$1.out" && cmp -s ref.rc "$1.rc"
 }
 
-srcs=() objs=() libs=() members=()
+srcs=() objs=() libs=() members=() ishared=()
 ARCHIVE=${ARCHIVE:-0}
 for tu in $TUS; do
     mode=${tu%%:*} f=${tu#*:}
-    srcs+=("$f")
+    [ "$mode" = ishared ] || srcs+=("$f")
     case $mode in
     lto)    say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
@@ -74,11 +86,35 @@ for tu in $TUS; do
     native) say "+ $CXX $STD $OPT ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "$OPT" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
             if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;
+    patch)  say "+ $CXX $STD $OPT ${VIS[*]} -c $f -o ${f%.cpp}.o"
+            $CXX $STD "$OPT" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
+            objs+=("${f%.cpp}.o") ;;
+    ishared) say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -fPIC -c $f -o ${f%.cpp}.o"
+            $CXX $STD "${LTOF[@]}" "${VIS[@]}" -fPIC -c "$f" -o "${f%.cpp}.o" || exit 2
+            ishared+=("$f") ;;
     shared) say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o libfz.so"
             $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o libfz.so || exit 2
             libs=(-L. -lfz '-Wl,-rpath,$ORIGIN') ;;
     esac
 done
+
+# The interposed shape's library, per link: -O0 for the reference, wpd-ld
+# (default mode) for both wpd links, lld's ThinLTO for the lld link.
+iplib() { # dir -> link flags naming dir/libfzip.so
+    [ ${#ishared[@]} = 0 ] || echo "-L$1 -lfzip -Wl,-rpath,\$ORIGIN/$1"
+}
+if [ ${#ishared[@]} != 0 ]; then
+    ipobjs=("${ishared[@]/%.cpp/.o}")
+    mkdir -p ref_ip wpd_ip lld_ip
+    say "+ $CXX $STD -O0 -fPIC -shared ${ishared[*]} -o ref_ip/libfzip.so"
+    $CXX $STD -O0 -fPIC -shared "${ishared[@]}" -o ref_ip/libfzip.so || exit 2
+    say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD ${WPDX[*]} -shared -fPIC ${ipobjs[*]} -o wpd_ip/libfzip.so"
+    $CXX "$OPT" -flto=thin --ld-path="$WPD_LD" "${WPDX[@]}" -shared -fPIC "${ipobjs[@]}" -o wpd_ip/libfzip.so \
+        2>wpd_ip.link.err || { cat wpd_ip.link.err >&2; rm -f wpd_ip/libfzip.so; }
+    if [ "$LLD" = 1 ]; then
+        $CXX "$OPT" -flto=thin -fuse-ld=lld "${LLDX[@]}" -shared -fPIC "${ipobjs[@]}" -o lld_ip/libfzip.so 2>/dev/null
+    fi
+fi
 
 if [ ${#members[@]} != 0 ]; then
     say "+ llvm-ar-19 rcs libfzar.a ${members[*]}"
@@ -86,8 +122,9 @@ if [ ${#members[@]} != 0 ]; then
     libs=(-L. -lfzar "${libs[@]}")
 fi
 
-say "+ $CXX $STD -O0 ${srcs[*]} -o ref"
-$CXX $STD -O0 "${srcs[@]}" -o ref || exit 2
+say "+ $CXX $STD -O0 ${srcs[*]} ${LINKX[*]} $(iplib ref_ip) -o ref"
+# shellcheck disable=SC2046
+$CXX $STD -O0 "${srcs[@]}" "${LINKX[@]}" $(iplib ref_ip) -o ref || exit 2
 run ref
 if [ "$TRAP" = 1 ]; then
     [ "$(cat ref.rc)" = 132 ] || { say "reference should die of SIGILL (rc 132), got rc $(cat ref.rc)"; exit 2; }
@@ -95,10 +132,13 @@ elif [ "$(cat ref.rc)" -ge 124 ]; then say "reference timed out or crashed (rc $
 
 link_wpd() { # name, extra flags...
     local name=$1; shift
-    say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD $* ${WPDX[*]} ${WPD_FLAGS:-} -Wl,--wpd-report=r_${name#p_}.json -Wl,--wpd-remarks ${objs[*]} ${libs[*]} -o $name"
-    # shellcheck disable=SC2086
+    if [ ${#ishared[@]} != 0 ] && [ ! -f wpd_ip/libfzip.so ]; then
+        cp wpd_ip.link.err "$name.link.err"; return 1
+    fi
+    say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD $* ${WPDX[*]} ${WPD_FLAGS:-} -Wl,--wpd-report=r_${name#p_}.json -Wl,--wpd-remarks ${objs[*]} ${libs[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
+    # shellcheck disable=SC2086,SC2046
     $CXX "$OPT" -flto=thin --ld-path="$WPD_LD" "$@" "${WPDX[@]}" ${WPD_FLAGS:-} -Wl,--wpd-report="r_${name#p_}.json" -Wl,--wpd-remarks \
-        "${objs[@]}" "${libs[@]}" -o "$name" 2>"$name.link.err"
+        "${objs[@]}" "${libs[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" 2>"$name.link.err"
 }
 status() { # name, link status
     if [ "$2" != 0 ]; then echo LINKFAIL; return; fi
@@ -113,16 +153,18 @@ st_lld=skip
 if [ "$LLD" = 1 ]; then
     val=()
     [ "$NATIVE" != 0 ] || [ "$SHARED" != 0 ] && val=(-Wl,--lto-validate-all-vtables-have-type-infos)
-    say "+ $CXX $OPT -flto=thin -fuse-ld=lld -Wl,--lto-whole-program-visibility ${val[*]} ${objs[*]} ${libs[*]} -o p_lld"
-    $CXX "$OPT" -flto=thin -fuse-ld=lld -Wl,--lto-whole-program-visibility "${val[@]}" \
-        "${objs[@]}" "${libs[@]}" -o p_lld 2>p_lld.link.err
+    say "+ $CXX $OPT -flto=thin -fuse-ld=lld -Wl,--lto-whole-program-visibility ${val[*]} ${LLDX[*]} ${objs[*]} ${libs[*]} ${LINKX[*]} $(iplib lld_ip) -o p_lld"
+    # shellcheck disable=SC2046
+    $CXX "$OPT" -flto=thin -fuse-ld=lld -Wl,--lto-whole-program-visibility "${val[@]}" "${LLDX[@]}" \
+        "${objs[@]}" "${libs[@]}" "${LINKX[@]}" $(iplib lld_ip) -o p_lld 2>p_lld.link.err
     st_lld=$(status p_lld $?)
 fi
 
 st_san=skip
 if [ "$SAN" = 1 ] || { [ "$SAN" != never ] && { [ "$st_wpv" != ok ] || [ "$st_nowpv" != ok ]; }; }; then
-    say "+ $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all ${srcs[*]} -o ref_san"
-    if $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all "${srcs[@]}" -o ref_san; then
+    say "+ $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all ${srcs[*]} ${LINKX[*]} $(iplib ref_ip) -o ref_san"
+    # shellcheck disable=SC2046
+    if $CXX $STD -O0 -g -fsanitize=address,undefined -fno-sanitize-recover=all "${srcs[@]}" "${LINKX[@]}" $(iplib ref_ip) -o ref_san; then
         ASAN_OPTIONS=detect_leaks=0 run ref_san
         if same ref_san && ! [ -s ref_san.err ]; then st_san=ok; else st_san=MISMATCH; fi
     else

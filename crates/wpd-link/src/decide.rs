@@ -78,7 +78,7 @@ fn slot_members<'a>(
                     return Err(format!("vtable {} holds no function at byte {at}", vt.symbol));
                 };
                 let key = link.key(vref.module, name);
-                if !never_callable(link.function_facts(key), name, vt) {
+                if !never_callable(link, key, vt) {
                     out.push(SlotMember { vtable: vref, address_point, function: key });
                 }
             }
@@ -95,12 +95,15 @@ fn slot_members<'a>(
 /// ever deleted). Any other trapping body, a user's `__builtin_trap()`
 /// override included, has behaviour and stays a target (LLVM 19 drops it,
 /// and the program then runs another override instead of trapping).
-fn never_callable(facts: Option<&FunctionFacts>, name: &str, vt: &Vtable) -> bool {
-    match facts.map(|f| f.body) {
-        Some(Body::Unreachable) => true,
-        Some(Body::TrapOnly) => is_deleting_destructor(name) && vt.slots.iter().any(|s| is_pure_virtual(s, vt)),
-        Some(Body::Code) | None => false,
+/// The abstract class's destructor is recognized from the bitcode copy even
+/// where another may run (a preemptible one): no vtable call reaches any.
+fn never_callable(link: &Link<'_>, key: SymKey<'_>, vt: &Vtable) -> bool {
+    if link.function_facts(key).is_some_and(|f| f.body == Body::Unreachable) {
+        return true;
     }
+    link.bitcode_facts(key).is_some_and(|f| f.body == Body::TrapOnly)
+        && is_deleting_destructor(key.name)
+        && vt.slots.iter().any(|s| is_pure_virtual(s, vt))
 }
 
 /// Whether a slot of `vt` is a pure virtual function's: `__cxa_pure_virtual`,
@@ -144,7 +147,7 @@ pub fn members<'a>(
 /// [`Link::unknown_body`]). `None` when the slot has no well-formed
 /// members or a target must not be called speculatively (cold or
 /// noreturn).
-fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<(usize, Vec<SymKey<'a>>)> {
+fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<VisibleTargets<'a>> {
     let mut count: BTreeMap<SymKey<'a>, u32> = BTreeMap::new();
     for m in slot_members(link, type_id, offset, |_| Ok(())).ok()? {
         if link.function_facts(m.function).is_some_and(|f| f.cold || f.noreturn) {
@@ -153,9 +156,20 @@ fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<(u
         *count.entry(m.function).or_default() += 1;
     }
     let all = count.len();
+    let unknown = count.keys().find_map(|k| link.unknown_body(*k)).map(str::to_string);
     let mut v: Vec<(SymKey<'a>, u32)> = count.into_iter().filter(|(k, _)| link.unknown_body(*k).is_none()).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    Some((all, v.into_iter().map(|(k, _)| k).collect()))
+    Some(VisibleTargets { all, known: v.into_iter().map(|(k, _)| k).collect(), unknown })
+}
+
+/// A slot's functions for guarded speculation ([`visible_targets`]).
+struct VisibleTargets<'a> {
+    /// How many distinct functions the slot holds.
+    all: usize,
+    /// Those whose body the program runs, most common first.
+    known: Vec<SymKey<'a>>,
+    /// Why one of the others is not, when one is not.
+    unknown: Option<String>,
 }
 
 /// Name used for a local symbol once promoted to a hidden global.
@@ -274,11 +288,23 @@ impl<'a> Decider<'_, 'a> {
         if left == 0 {
             return;
         }
-        let Some((all, targets)) = visible_targets(self.link, type_id, offset) else { return };
-        if targets.is_empty() || all > limit {
+        let Some(t) = visible_targets(self.link, type_id, offset) else { return };
+        if t.all > limit {
             return;
         }
-        d.speculative = targets.into_iter().map(|k| self.export_local(k, false)).collect();
+        if let Some(why) = &t.unknown {
+            // The report says why a call that could have been guarded was
+            // not (or was guarded for fewer targets).
+            let note = format!("not guarded for a target whose body is not known: {why}");
+            d.reason = Some(match d.reason.take() {
+                Some(r) => format!("{r}; {note}"),
+                None => note,
+            });
+        }
+        if t.known.is_empty() {
+            return;
+        }
+        d.speculative = t.known.into_iter().map(|k| self.export_local(k, false)).collect();
         d.speculated = left;
         self.stats.speculative += left;
     }

@@ -55,8 +55,9 @@ pub struct Link<'a> {
     pub vtables: Vec<(SymKey<'a>, VtableRef)>,
     /// Type id → (vtable, address point offset), in input order.
     pub by_type_id: HashMap<&'a str, Vec<(VtableRef, u64)>>,
-    /// Function facts by symbol: of the copy the link keeps, and only where
-    /// that copy's body is the one the program runs.
+    /// Function facts by symbol: of the copy the link keeps
+    /// ([`Link::function_facts`] gives them only where the program runs
+    /// that body).
     facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
     /// Non-local functions with a bitcode body that the program does not
     /// (or may not) run, with why (see [`Link::unknown_body`]).
@@ -105,9 +106,6 @@ impl<'a> Link<'a> {
             }
         }
         link.unknown_bodies = link.unknown_bodies(facts);
-        for name in link.unknown_bodies.keys() {
-            link.facts.remove(&SymKey { module: None, name });
-        }
         link.live = link.liveness(facts);
         link
     }
@@ -207,7 +205,20 @@ impl<'a> Link<'a> {
         self.kept.get(name).copied()
     }
 
+    /// The facts about `key`'s body, where the program runs the body they
+    /// describe (never for a function [`Link::unknown_body`] names).
     pub fn function_facts(&self, key: SymKey<'a>) -> Option<&'a FunctionFacts> {
+        if self.unknown_body(key).is_some() {
+            return None;
+        }
+        self.facts.get(&key).copied()
+    }
+
+    /// The facts of the bitcode copy the link keeps, whether or not the
+    /// program runs that body: only for what holds of every definition of
+    /// the name (that it is clang's deleting destructor of an abstract
+    /// class, which no vtable call can reach whatever its body).
+    pub fn bitcode_facts(&self, key: SymKey<'a>) -> Option<&'a FunctionFacts> {
         self.facts.get(&key).copied()
     }
 
