@@ -196,6 +196,28 @@ impl Front {
         }
     }
 
+    /// The driver arguments of a link through this front end, with a
+    /// report, with or without whole-program visibility.
+    fn link_args(self, wpd_ld: &Path, plugin: &Path, report: &Path, wpv: bool) -> Vec<String> {
+        let (mut args, report_flag, wpv_flag) = match self {
+            Front::WpdLd => (
+                vec!["-flto=thin".to_string(), format!("--ld-path={}", wpd_ld.display())],
+                "-Wl,--wpd-report=",
+                "-Wl,--lto-whole-program-visibility",
+            ),
+            Front::Plugin => (
+                vec!["-fuse-ld=bfd".to_string(), format!("-Wl,-plugin,{}", plugin.display())],
+                "-Wl,-plugin-opt=wpd-report=",
+                "-Wl,-plugin-opt=whole-program-visibility",
+            ),
+        };
+        args.push(format!("{report_flag}{}", report.display()));
+        if wpv {
+            args.push(wpv_flag.to_string());
+        }
+        args
+    }
+
     /// The linker of the `-O0` build this front end's link is compared with.
     fn reference_linker(self) -> &'static str {
         match self {
@@ -327,30 +349,7 @@ fn check(case: &Case) -> Check {
         for wpv in [false, true] {
             let label = format!("{}{}", front.name(), if wpv { "-wpv" } else { "" });
             let report = b.dir.join(format!("{label}.json"));
-            let how: Vec<String> = match front {
-                Front::WpdLd => {
-                    let mut h = vec![
-                        "-flto=thin".to_string(),
-                        format!("--ld-path={}", wpd_ld.display()),
-                        format!("-Wl,--wpd-report={}", report.display()),
-                    ];
-                    if wpv {
-                        h.push("-Wl,--lto-whole-program-visibility".into());
-                    }
-                    h
-                }
-                Front::Plugin => {
-                    let mut h = vec![
-                        "-fuse-ld=bfd".to_string(),
-                        format!("-Wl,-plugin,{}", plugin.display()),
-                        format!("-Wl,-plugin-opt=wpd-report={}", report.display()),
-                    ];
-                    if wpv {
-                        h.push("-Wl,-plugin-opt=whole-program-visibility".into());
-                    }
-                    h
-                }
-            };
+            let how = front.link_args(&wpd_ld, &plugin, &report, wpv);
             let prog = link(case, &b, &b.dir.join(&label), &how, &lto_objects)?;
             let got = [run_prog(&prog, None)?, run_prog(&prog, Some(&preload))?];
             for (k, run) in ["plain", "preempted"].iter().enumerate() {
