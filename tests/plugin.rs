@@ -154,6 +154,64 @@ fn code_generation_flags() -> Check {
     Ok(())
 }
 
+/// `-plugin-opt=-function-sections=0` (and `-data-sections=0`) reach the
+/// plugin's code generation as wpd-ld's: the objects it keeps
+/// (`save-temps`) have a `.text.<function>` section per function outside a
+/// comdat group by default, and none with the option.
+fn section_options() -> Check {
+    let t = temp_dir("plugin-sections")?;
+    let objects = demo_objects(t.path())?;
+    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
+    let want = demo_output(t.path())?;
+    // The `.text.<name>` sections of the objects the link kept, counted.
+    let function_sections = |extra: &[&str], label: &str| -> Check<usize> {
+        let prog = t.path().join(label);
+        // The plugin keeps its temporary folder in TMPDIR, here its own.
+        let scratch = t.path().join(format!("tmp-{label}"));
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let mut args = vec!["-Wl,-plugin-opt=save-temps"];
+        args.extend(extra);
+        let o = plugin_link("bfd", &scratch, &args, &inputs, &prog)?;
+        if !o.status.success() || run(&mut Command::new(&prog))?.stdout != want {
+            let err = String::from_utf8_lossy(&o.stderr);
+            return Err(format!("{label}: the link failed or its program differs from -O0: {err}"));
+        }
+        let mut n = 0;
+        let mut objects = 0;
+        let mut dirs = vec![scratch];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
+                let path = entry.map_err(|e| e.to_string())?.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "o") {
+                    // Sections of functions that are not in a comdat group
+                    // (an inline function has a section of its own anyway).
+                    let sections = run(Command::new("readelf").arg("-SW").arg(&path))?.stdout;
+                    n += String::from_utf8_lossy(&sections)
+                        .lines()
+                        .filter(|l| l.contains(" .text._Z"))
+                        .filter(|l| {
+                            !l.split_whitespace().any(|w| w.len() <= 4 && w.starts_with("AX") && w.contains('G'))
+                        })
+                        .count();
+                    objects += 1;
+                }
+            }
+        }
+        if objects == 0 {
+            return Err(format!("{label}: save-temps kept no object"));
+        }
+        Ok(n)
+    };
+    let on = function_sections(&[], "sections-default")?;
+    let off = function_sections(&["-Wl,-plugin-opt=-function-sections=0", "-Wl,-plugin-opt=-data-sections=0"], "off")?;
+    if on == 0 || off != 0 {
+        return Err(format!(".text.<function> sections: {on} by default, {off} with -function-sections=0"));
+    }
+    Ok(())
+}
+
 fn refused() -> Check {
     let t = temp_dir("plugin-refused")?;
     let objects = demo_objects(t.path())?;
@@ -182,6 +240,7 @@ fn main() {
         libtest_mimic::Trial::test("clean_links", || clean_links().map_err(Into::into)),
         libtest_mimic::Trial::test("split_units_kept_in_two", || split_units_kept_in_two().map_err(Into::into)),
         libtest_mimic::Trial::test("code_generation_flags", || code_generation_flags().map_err(Into::into)),
+        libtest_mimic::Trial::test("section_options", || section_options().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
