@@ -21,7 +21,7 @@ out=$root/bench-out
 work=$out/link-work
 cflags=(-O2 -flto=thin -fwhole-program-vtables)
 
-[[ -x $wpd_ld ]] || { echo "link.sh: $wpd_ld not found; run 'cargo build --release -p wpd-ld' first" >&2; exit 1; }
+[[ -x $wpd_ld ]] || { echo "link.sh: $wpd_ld not found; run 'cargo build --release -p linker-shim' first" >&2; exit 1; }
 wpd_ld=$(cd "$(dirname "$wpd_ld")" && pwd)/$(basename "$wpd_ld")
 for tool in clang++-19 ld.lld-19 python3; do
   command -v "$tool" >/dev/null || { echo "link.sh: $tool not found" >&2; exit 1; }

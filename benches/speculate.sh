@@ -22,7 +22,7 @@ work=$out/speculate-work
 src=$root/benches/speculate
 cflags=(-O2 -flto=thin -fwhole-program-vtables)
 
-[[ -x $wpd_ld ]] || { echo "speculate.sh: $wpd_ld not found; run 'cargo build --release -p wpd-ld' first" >&2; exit 1; }
+[[ -x $wpd_ld ]] || { echo "speculate.sh: $wpd_ld not found; run 'cargo build --release -p linker-shim' first" >&2; exit 1; }
 wpd_ld=$(cd "$(dirname "$wpd_ld")" && pwd)/$(basename "$wpd_ld")
 for tool in clang++-19 ld.lld-19 python3; do
   command -v "$tool" >/dev/null || { echo "speculate.sh: $tool not found" >&2; exit 1; }

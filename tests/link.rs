@@ -65,7 +65,7 @@ pub fn wpd_ld_bin() -> Check<PathBuf> {
         Ok(p)
     } else {
         Err(format!(
-            "wpd-ld binary not found at {}: run `make test` (or `cargo build --release -p wpd-ld`), or set WPD_LD_BIN",
+            "wpd-ld binary not found at {}: run `make test` (or `cargo build --release -p linker-shim`), or set WPD_LD_BIN",
             p.display()
         ))
     }
