@@ -8,7 +8,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use wpd_tests::link::wpd_plugin_so;
+use wpd_tests::link::{wpd_ld_bin, wpd_plugin_so};
 use wpd_tests::{CLANGXX, Check, demo_objects, repo_root, run, run_raw, temp_dir};
 
 const LINKERS: [&str; 3] = ["bfd", "gold", "mold"];
@@ -212,6 +212,63 @@ fn section_options() -> Check {
     Ok(())
 }
 
+/// wpd-ld and the plugin read `-plugin-opt=` with one parser: the same
+/// options (code generation flags, sections, wpd's own) give the same
+/// settings in both reports, and a link whose programs print what -O0
+/// prints.
+fn same_settings() -> Check {
+    let t = temp_dir("plugin-same-settings")?;
+    let objects = demo_objects(t.path())?;
+    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
+    let want = demo_output(t.path())?;
+    let opts = [
+        "O1",
+        "mcpu=x86-64-v2",
+        "-function-sections=0",
+        "-data-sections=0",
+        "-emulated-tls",
+        "-debugger-tune=gdb",
+        "-align-loops=32",
+        "whole-program-visibility",
+        "wpd-speculate=2",
+        "wpd-open=_ZTV6Circle",
+        "wpd-remarks=none",
+    ];
+    let flags: Vec<String> = opts.iter().map(|o| format!("-Wl,-plugin-opt={o}")).collect();
+    let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
+    let plugin = checked_link("bfd", t.path(), &flags, &inputs, &t.path().join("via-plugin"), &want)?;
+    let report = t.path().join("via-wpd-ld.json");
+    let prog = t.path().join("via-wpd-ld");
+    run(Command::new(CLANGXX)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .args(&flags)
+        .arg(format!("-Wl,--wpd-report={}", report.display()))
+        .args(&inputs)
+        .arg("-o")
+        .arg(&prog))?;
+    if run(&mut Command::new(&prog))?.stdout != want {
+        return Err("wpd-ld's program differs from -O0".into());
+    }
+    let wpd_ld: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+    // The reports' own paths differ; clang adds `thinlto` and `mcpu=` for
+    // wpd-ld, which the options above set alike.
+    let settings = |r: &serde_json::Value| {
+        let mut s = r["settings"].clone();
+        s["report"] = serde_json::Value::Null;
+        s
+    };
+    let (a, b) = (settings(&plugin), settings(&wpd_ld));
+    if a.is_null() || a != b {
+        return Err(format!("settings differ:\n  plugin: {a}\n  wpd-ld: {b}"));
+    }
+    if a["function_sections"] != false || a["machine"]["debugger_tuning"] != "gdb" || a["speculate"] != 2 {
+        return Err(format!("the options did not reach the settings: {a}"));
+    }
+    Ok(())
+}
+
 fn refused() -> Check {
     let t = temp_dir("plugin-refused")?;
     let objects = demo_objects(t.path())?;
@@ -227,7 +284,7 @@ fn refused() -> Check {
         }
         let o = plugin_link(linker, t.path(), &["-Wl,-plugin-opt=wpd-frobnicate"], &[&objects[0], &objects[1]], &out)?;
         let err = String::from_utf8_lossy(&o.stderr);
-        if o.status.success() || !err.contains("unsupported plugin option wpd-frobnicate") || out.exists() {
+        if o.status.success() || !err.contains("unsupported plugin option -plugin-opt=wpd-frobnicate") || out.exists() {
             return Err(format!("[{linker}] an unknown plugin option: {:?}, stderr {err}", o.status));
         }
     }
@@ -241,6 +298,7 @@ fn main() {
         libtest_mimic::Trial::test("split_units_kept_in_two", || split_units_kept_in_two().map_err(Into::into)),
         libtest_mimic::Trial::test("code_generation_flags", || code_generation_flags().map_err(Into::into)),
         libtest_mimic::Trial::test("section_options", || section_options().map_err(Into::into)),
+        libtest_mimic::Trial::test("same_settings", || same_settings().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();

@@ -9,7 +9,6 @@
 
 use crate::options::{self, Action, Arity, Spec};
 use std::path::PathBuf;
-use wpd::codegen::{DebuggerTuning, MachineFlags, Profile};
 use wpd_link::resolve::{StateChange, StateStack};
 use wpd_link::{Item as LineItem, LinkLine};
 
@@ -35,13 +34,10 @@ pub enum UnknownOptions {
     UnknownRefs,
 }
 
-/// wpd's own options (`--wpd-*`).
+/// wpd-ld's own options (`--wpd-*`) beyond the link's settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WpdOptions {
     pub linker: Option<String>,
-    pub report: Option<PathBuf>,
-    /// Which remarks go to stderr (`--wpd-remarks[=passed|missed|all]`).
-    pub remarks: wpd::report::Remarks,
     /// `--wpd-remarks-file=`: every remark as LLVM optimization records.
     pub remarks_file: Option<PathBuf>,
     /// `--wpd-size-baseline`: the report also gets the sizes of the same
@@ -49,18 +45,9 @@ pub struct WpdOptions {
     pub size_baseline: bool,
     /// `--wpd-quiet`: no progress line on a terminal.
     pub quiet: bool,
-    pub save_temps: bool,
     /// `--wpd-spawn-linker`: run the real linker as its own process even
     /// when it is the lld wpd-ld links as a library.
     pub spawn_linker: bool,
-    /// Look for open hierarchies on the native side (default on).
-    pub validate: bool,
-    /// Vtable symbol globs never opened by validation.
-    pub known_safe: Vec<String>,
-    /// Vtable symbol globs always open.
-    pub open: Vec<String>,
-    /// Most targets per guarded speculative call (0: off).
-    pub speculate: u8,
     pub unknown_options: UnknownOptions,
     /// `--wpd-index-only=DIR`: distributed backends (see
     /// `wpd::distributed`).
@@ -70,7 +57,7 @@ pub struct WpdOptions {
 }
 
 /// A scanned command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LinkArgs {
     pub items: Vec<Item>,
     /// The link line for resolution: inputs with their state, groups, and
@@ -82,71 +69,26 @@ pub struct LinkArgs {
     pub relocatable: bool,
     /// `-pie`: a position-independent executable.
     pub pie: bool,
-    /// `--disable-verify`: the ThinLTO backends do not verify modules.
-    pub disable_verify: bool,
     pub export_dynamic: bool,
     /// `--dynamic-list`, `--export-dynamic-symbol(-list)` (and, outside
     /// `-shared`, `--version-script`): some symbols are exported; wpd
     /// treats the link as exporting (conservative).
     pub partial_export: bool,
-    pub whole_program_visibility: bool,
-    /// `--fat-lto-objects` (`Some(true)`) or `--no-fat-lto-objects`
-    /// (`Some(false)`): whether fat LTO objects are linked as their bitcode
-    /// or as their native code. Neither: a loaded fat object is an error
-    /// that says to pass one (`inputs::resolve`).
-    pub fat_lto_objects: Option<bool>,
-    pub opt_level: u8,
-    pub cpu: String,
-    pub jobs: Option<usize>,
-    /// Options for LLVM itself (`-mllvm`, `-plugin-opt=-...`).
-    pub llvm_options: Vec<String>,
-    /// `-function-sections` / `-data-sections` code generation options
-    /// (lld's LTO defaults: on).
-    pub function_sections: bool,
-    pub data_sections: bool,
-    /// LLVM's tool-only code generation flags (`-plugin-opt=-emulated-tls`,
-    /// `-mllvm -debugger-tune=gdb`).
-    pub machine: MachineFlags,
-    /// `-plugin-opt=sample-profile=`, `cs-profile-generate`,
-    /// `cs-profile-path=` (and lld's `--lto-` spellings).
-    pub profile: Profile,
-    /// `-plugin-opt=dwo_dir=` (`-gsplit-dwarf`): write split DWARF there.
-    pub dwo_dir: Option<PathBuf>,
-    /// The link cache (`--wpd-cache-dir=`, `--thinlto-cache-dir=`,
-    /// `-plugin-opt=cache-dir=`).
-    pub cache_dir: Option<PathBuf>,
-    /// Its pruning policy (`--thinlto-cache-policy=`,
-    /// `-plugin-opt=cache-policy=`; lld's syntax, checked when parsed).
-    pub cache_policy: String,
+    /// What the link asks of wpd, by the parser the linker plugin uses too
+    /// (`-plugin-opt=`, `-mllvm`, and the lld and `--wpd-` spellings of the
+    /// same settings).
+    pub settings: wpd::settings::LinkSettings,
     pub wpd: WpdOptions,
 }
 
-impl Default for LinkArgs {
-    fn default() -> Self {
-        LinkArgs {
-            items: Vec::new(),
-            line: LinkLine::default(),
-            output: None,
-            shared: false,
-            relocatable: false,
-            pie: false,
-            disable_verify: false,
-            export_dynamic: false,
-            partial_export: false,
-            whole_program_visibility: false,
-            fat_lto_objects: None,
-            opt_level: 2,
-            cpu: "x86-64".into(),
-            jobs: None,
-            llvm_options: Vec::new(),
-            function_sections: true,
-            data_sections: true,
-            machine: MachineFlags::default(),
-            profile: Profile::default(),
-            dwo_dir: None,
-            cache_dir: None,
-            cache_policy: String::new(),
-            wpd: WpdOptions { validate: true, speculate: 1, ..WpdOptions::default() },
+impl LinkArgs {
+    /// What the link makes, for the policy and code generation.
+    pub fn output_kind(&self) -> wpd::settings::Output {
+        wpd::settings::Output {
+            shared: self.shared,
+            relocatable: self.relocatable,
+            pic: self.pie,
+            export_dynamic: self.export_dynamic || self.partial_export,
         }
     }
 }
@@ -326,102 +268,6 @@ fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned, String> {
     Ok(Scanned::Unknown(arg.clone()))
 }
 
-/// Handles one `-plugin-opt=` value (gold plugin style, as clang passes).
-/// Every option clang 19 passes is either honoured or refused with an error
-/// naming it (docs/cli.md lists them); none is dropped silently.
-fn plugin_opt(out: &mut LinkArgs, v: &str) -> Result<(), String> {
-    if let Some(level) = v.strip_prefix('O').and_then(|l| l.parse::<u8>().ok()) {
-        out.opt_level = level.min(3);
-    } else if let Some(cpu) = v.strip_prefix("mcpu=") {
-        out.cpu = cpu.to_string();
-    } else if let Some(j) = v.strip_prefix("jobs=") {
-        out.jobs = Some(wpd::parse_jobs(j)?);
-    } else if v == "whole-program-visibility" {
-        out.whole_program_visibility = true;
-    } else if v == "save-temps" {
-        out.wpd.save_temps = true;
-    } else if v == "thinlto" {
-        // "Use ThinLTO": wpd always works on ThinLTO bitcode.
-    } else if let Some(dir) = v.strip_prefix("cache-dir=") {
-        out.cache_dir = Some(PathBuf::from(nonempty(dir, v)?));
-    } else if let Some(policy) = v.strip_prefix("cache-policy=") {
-        out.cache_policy = cache_policy(policy, &format!("-plugin-opt={v}"))?;
-    } else if let Some(dir) = v.strip_prefix("dwo_dir=") {
-        out.dwo_dir = Some(PathBuf::from(nonempty(dir, v)?));
-    } else if let Some(file) = v.strip_prefix("sample-profile=") {
-        out.profile.sample = Some(PathBuf::from(nonempty(file, v)?));
-    } else if v == "cs-profile-generate" {
-        out.profile.cs_generate = true;
-    } else if let Some(file) = v.strip_prefix("cs-profile-path=") {
-        out.profile.cs_profile = Some(PathBuf::from(nonempty(file, v)?));
-    } else if let Some(rest) = v.strip_prefix('-') {
-        llvm_option(out, rest, &format!("-plugin-opt={v}"))?;
-    } else if let Some(from) = REFUSED_PLUGIN_OPTIONS.iter().find_map(|(p, from)| v.starts_with(p).then_some(from)) {
-        return Err(format!("plugin option -plugin-opt={v} ({from}) is not supported by wpd-ld"));
-    } else {
-        return Err(format!("unsupported plugin option -plugin-opt={v}"));
-    }
-    Ok(())
-}
-
-/// Plugin options clang 19 passes that wpd-ld refuses, with the clang flag
-/// that makes them.
-const REFUSED_PLUGIN_OPTIONS: &[(&str, &str)] = &[
-    ("opt-remarks-", "from -fsave-optimization-record or -fdiagnostics-show-hotness"),
-    ("stats-file=", "from -save-stats"),
-];
-
-/// A cache pruning policy, checked by LLVM's own parser.
-fn cache_policy(policy: &str, shown: &str) -> Result<String, String> {
-    wpd::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {e}"))?;
-    Ok(policy.to_string())
-}
-
-fn nonempty<'a>(value: &'a str, option: &str) -> Result<&'a str, String> {
-    if value.is_empty() { Err(format!("-plugin-opt={option} needs a value")) } else { Ok(value) }
-}
-
-/// An LLVM option (`-plugin-opt=-<opt>` or `-mllvm -<opt>`, leading dashes
-/// removed). The code generation flags LLVM registers only in its tools
-/// become typed options, as lld maps them onto `TargetOptions`; the rest go
-/// to LLVM's own option parser, which refuses options it does not know.
-fn llvm_option(out: &mut LinkArgs, opt: &str, shown: &str) -> Result<(), String> {
-    let opt = opt.trim_start_matches('-');
-    let (name, value) = match opt.split_once('=') {
-        Some((n, v)) => (n, Some(v)),
-        None => (opt, None),
-    };
-    let flag = |value: Option<&str>| -> Result<bool, String> {
-        match value {
-            None | Some("1" | "true" | "TRUE" | "True") => Ok(true),
-            Some("0" | "false" | "FALSE" | "False") => Ok(false),
-            Some(_) => Err(format!("invalid value in {shown}")),
-        }
-    };
-    let m = &mut out.machine;
-    match name {
-        // lld turns -plugin-opt=mcpu= into this very option: the last of
-        // the two spellings wins.
-        "mcpu" => {
-            out.cpu = value.filter(|v| !v.is_empty()).ok_or_else(|| format!("{shown} needs a value"))?.to_string()
-        }
-        "function-sections" => out.function_sections = flag(value)?,
-        "data-sections" => out.data_sections = flag(value)?,
-        "emulated-tls" => m.emulated_tls = flag(value)?,
-        "enable-tlsdesc" => m.tls_descriptors = flag(value)?,
-        "stack-size-section" => m.stack_size_section = flag(value)?,
-        "split-machine-functions" => m.split_machine_functions = flag(value)?,
-        "enable-jmc-instrument" => m.jmc_instrument = flag(value)?,
-        "debugger-tune" => {
-            let tuning = value.and_then(DebuggerTuning::from_llvm);
-            m.debugger_tuning =
-                Some(tuning.ok_or_else(|| format!("invalid value in {shown} (gdb, lldb, sce or dbx)"))?);
-        }
-        _ => out.llvm_options.push(format!("-{opt}")),
-    }
-    Ok(())
-}
-
 /// Scans an ld command line (response files already expanded).
 pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
     let mut out = LinkArgs::default();
@@ -503,7 +349,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             Action::ExportDynamic(on) => out.export_dynamic = on,
             Action::Symbolic(kind) => out.line.exports.symbolic = kind,
             Action::FatLtoObjects(on) => {
-                out.fat_lto_objects = Some(on);
+                out.settings.fat_lto_objects = Some(on);
                 pass = false;
             }
             Action::DynamicList(binds) => {
@@ -531,60 +377,61 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             }
             Action::Plugin => pass = false,
             Action::PluginOpt => {
-                plugin_opt(&mut out, &v)?;
+                out.settings.plugin_opt(&v)?;
                 pass = false;
             }
             Action::Mllvm => {
                 // lld parses -mllvm and -plugin-opt=- options alike.
-                llvm_option(&mut out, &v, &format!("-mllvm {v}"))?;
+                out.settings.llvm_option(&v, &format!("-mllvm {v}"))?;
                 pass = false;
             }
             Action::LtoO => {
-                out.opt_level = v.parse::<u8>().map_err(|_| format!("invalid optimization level {shown}"))?.min(3);
+                out.settings.opt_level =
+                    v.parse::<u8>().map_err(|_| format!("invalid optimization level {shown}"))?.min(3);
                 pass = false;
             }
             Action::LtoWholeProgramVisibility(on) => {
-                out.whole_program_visibility = on;
+                out.settings.whole_program_visibility = on;
                 pass = false;
             }
             Action::LtoValidate(on) => {
-                out.wpd.validate = on;
+                out.settings.validate = on;
                 pass = false;
             }
             Action::LtoKnownSafe | Action::WpdKnownSafe => {
-                out.wpd.known_safe.push(v);
+                out.settings.known_safe.push(v);
                 pass = false;
             }
             Action::LtoSampleProfile => {
-                out.profile.sample = Some(PathBuf::from(v));
+                out.settings.profile.sample = Some(PathBuf::from(v));
                 pass = false;
             }
             Action::LtoCsGenerate => {
-                out.profile.cs_generate = true;
+                out.settings.profile.cs_generate = true;
                 pass = false;
             }
             Action::LtoCsFile => {
-                out.profile.cs_profile = Some(PathBuf::from(v));
+                out.settings.profile.cs_profile = Some(PathBuf::from(v));
                 pass = false;
             }
             Action::ThinltoJobs | Action::WpdJobs => {
-                out.jobs = Some(wpd::parse_jobs(&v)?);
+                out.settings.jobs = Some(wpd::parse_jobs(&v)?);
                 pass = false;
             }
             Action::CacheDir => {
                 if v.is_empty() {
                     return Err(format!("{shown} needs a directory"));
                 }
-                out.cache_dir = Some(PathBuf::from(&v));
+                out.settings.cache_dir = Some(PathBuf::from(&v));
                 pass = false;
             }
             Action::CachePolicy => {
-                out.cache_policy = cache_policy(&v, &shown)?;
+                out.settings.set_cache_policy(&v, &shown)?;
                 pass = false;
             }
             Action::LtoIgnored => pass = false,
             Action::LtoDisableVerify => {
-                out.disable_verify = true;
+                out.settings.disable_verify = true;
                 pass = false;
             }
             Action::WpdLinker => {
@@ -592,16 +439,15 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::WpdReport => {
-                out.wpd.report = Some(PathBuf::from(v));
+                out.settings.report = Some(PathBuf::from(v));
                 pass = false;
             }
             Action::WpdRemarks => {
-                out.wpd.remarks = if v.is_empty() {
-                    wpd::report::Remarks::Passed
+                if v.is_empty() {
+                    out.settings.remarks = wpd::report::Remarks::Passed;
                 } else {
-                    wpd::report::Remarks::parse(&v)
-                        .ok_or_else(|| format!("invalid --wpd-remarks={v} (passed, missed, all or none)"))?
-                };
+                    out.settings.set_remarks(&v, &format!("--wpd-remarks={v}"))?;
+                }
                 pass = false;
             }
             Action::WpdRemarksFile => {
@@ -617,7 +463,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::WpdSaveTemps => {
-                out.wpd.save_temps = true;
+                out.settings.save_temps = true;
                 pass = false;
             }
             Action::WpdSpawnLinker => {
@@ -625,7 +471,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::WpdNoValidate => {
-                out.wpd.validate = false;
+                out.settings.validate = false;
                 pass = false;
             }
             Action::WpdIndexOnly | Action::WpdFromIndex => {
@@ -641,12 +487,11 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 pass = false;
             }
             Action::WpdOpen => {
-                out.wpd.open.push(v);
+                out.settings.open.push(v);
                 pass = false;
             }
             Action::WpdSpeculate => {
-                out.wpd.speculate =
-                    wpd::parse_speculate(&v).ok_or_else(|| format!("invalid --wpd-speculate={v} (off, 1 or 2)"))?;
+                out.settings.set_speculate(&v, &format!("--wpd-speculate={v}"))?;
                 pass = false;
             }
             Action::WpdUnknownOptions => {
@@ -684,6 +529,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wpd::codegen::{DebuggerTuning, Profile};
     use wpd_link::Item as LineItem;
 
     fn p(args: &[&str]) -> LinkArgs {
@@ -714,9 +560,9 @@ mod tests {
             "start",
         ]);
         assert_eq!(a.output.as_deref(), Some("prog"));
-        assert_eq!(a.cpu, "znver3");
-        assert_eq!(a.opt_level, 3);
-        assert!(a.whole_program_visibility);
+        assert_eq!(a.settings.cpu, "znver3");
+        assert_eq!(a.settings.opt_level, 3);
+        assert!(a.settings.whole_program_visibility);
         assert_eq!(a.line.lib_paths, vec!["/usr/lib"]);
         assert_eq!(a.line.entry.as_deref(), Some("start"));
         let inputs: Vec<_> = a
@@ -747,37 +593,37 @@ mod tests {
     #[test]
     fn lld_style_and_wpd_options() {
         let a = p(&["--lto-O1", "--thinlto-jobs=3", "--wpd-report=r.json", "--wpd-remarks", "--wpd-linker", "ld.bfd"]);
-        assert_eq!(a.opt_level, 1);
-        assert_eq!(a.jobs, Some(3));
-        assert_eq!(a.wpd.report, Some(PathBuf::from("r.json")));
-        assert_eq!(a.wpd.remarks, wpd::report::Remarks::Passed);
+        assert_eq!(a.settings.opt_level, 1);
+        assert_eq!(a.settings.jobs, Some(3));
+        assert_eq!(a.settings.report, Some(PathBuf::from("r.json")));
+        assert_eq!(a.settings.remarks, wpd::report::Remarks::Passed);
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));
         assert!(a.items.is_empty());
         assert!(parse(&["--wpd-bogus".to_string()]).unwrap_err().contains("--wpd-bogus"));
         let c = p(&["--wpd-no-validate", "--wpd-known-safe=_ZTV3Foo", "--wpd-open", "_ZTV*Bar", "--wpd-speculate=2"]);
-        assert!(!c.wpd.validate);
-        assert_eq!(c.wpd.known_safe, vec!["_ZTV3Foo"]);
-        assert_eq!(c.wpd.open, vec!["_ZTV*Bar"]);
-        assert_eq!(c.wpd.speculate, 2);
-        assert_eq!(p(&["--wpd-speculate=off"]).wpd.speculate, 0);
+        assert!(!c.settings.validate);
+        assert_eq!(c.settings.known_safe, vec!["_ZTV3Foo"]);
+        assert_eq!(c.settings.open, vec!["_ZTV*Bar"]);
+        assert_eq!(c.settings.speculate, 2);
+        assert_eq!(p(&["--wpd-speculate=off"]).settings.speculate, 0);
         assert!(parse(&["--wpd-speculate=3".to_string()]).is_err());
         assert!(parse(&["-plugin-opt=bogus".to_string()]).unwrap_err().contains("-plugin-opt=bogus"));
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
-        assert!(!b.whole_program_visibility);
+        assert!(!b.settings.whole_program_visibility);
     }
 
     #[test]
     fn cache_options_in_every_spelling() {
         for spelling in [&["--wpd-cache-dir=c"][..], &["--thinlto-cache-dir=c"], &["-plugin-opt=cache-dir=c"]] {
             let a = p(spelling);
-            assert_eq!(a.cache_dir, Some(PathBuf::from("c")), "{spelling:?}");
+            assert_eq!(a.settings.cache_dir, Some(PathBuf::from("c")), "{spelling:?}");
             assert!(a.items.is_empty(), "{spelling:?} was passed on");
         }
         assert_eq!(
-            p(&["--thinlto-cache-policy=prune_after=24h:cache_size=10%"]).cache_policy,
+            p(&["--thinlto-cache-policy=prune_after=24h:cache_size=10%"]).settings.cache_policy,
             "prune_after=24h:cache_size=10%"
         );
-        assert_eq!(p(&["-plugin-opt=cache-policy=prune_interval=1h"]).cache_policy, "prune_interval=1h");
+        assert_eq!(p(&["-plugin-opt=cache-policy=prune_interval=1h"]).settings.cache_policy, "prune_interval=1h");
         let e = parse(&["--thinlto-cache-policy=prune_after=forever".to_string()]).unwrap_err();
         assert!(e.contains("--thinlto-cache-policy"), "{e}");
         assert!(parse(&["-plugin-opt=cache-dir=".to_string()]).is_err());
@@ -869,8 +715,8 @@ mod tests {
     #[test]
     fn section_flags() {
         let a = p(&["-plugin-opt=-function-sections=0", "-plugin-opt=-data-sections=1"]);
-        assert!(!a.function_sections && a.data_sections);
-        assert!(a.llvm_options.is_empty());
+        assert!(!a.settings.function_sections && a.settings.data_sections);
+        assert!(a.settings.llvm_options.is_empty());
         assert!(parse(&["-plugin-opt=-function-sections=x".to_string()]).is_err());
     }
 
@@ -888,30 +734,30 @@ mod tests {
             "-enable-jmc-instrument=1",
             "-plugin-opt=-pass-remarks=inline",
         ]);
-        let m = &a.machine;
+        let m = &a.settings.machine;
         assert_eq!(m.debugger_tuning, Some(DebuggerTuning::Lldb));
         assert!(m.emulated_tls && m.stack_size_section && m.split_machine_functions);
         assert!(m.tls_descriptors && m.jmc_instrument);
-        assert_eq!(a.llvm_options, vec!["-pass-remarks=inline"]);
-        assert_eq!(p(&["-mllvm", "--debugger-tune=sce"]).machine.debugger_tuning, Some(DebuggerTuning::Sce));
-        assert!(!p(&["-plugin-opt=-emulated-tls=false"]).machine.emulated_tls);
+        assert_eq!(a.settings.llvm_options, vec!["-pass-remarks=inline"]);
+        assert_eq!(p(&["-mllvm", "--debugger-tune=sce"]).settings.machine.debugger_tuning, Some(DebuggerTuning::Sce));
+        assert!(!p(&["-plugin-opt=-emulated-tls=false"]).settings.machine.emulated_tls);
         for bad in ["-plugin-opt=-debugger-tune=vi", "-plugin-opt=-debugger-tune", "-plugin-opt=-emulated-tls=2"] {
             assert!(parse(&[bad.to_string()]).unwrap_err().contains(bad), "{bad}");
         }
         // A longer name is another option, for LLVM to judge.
-        assert_eq!(p(&["-plugin-opt=-emulated-tls-x"]).llvm_options, vec!["-emulated-tls-x"]);
+        assert_eq!(p(&["-plugin-opt=-emulated-tls-x"]).settings.llvm_options, vec!["-emulated-tls-x"]);
     }
 
     #[test]
     fn mcpu_under_either_spelling_is_one_setting() {
         // lld turns -plugin-opt=mcpu= into -mcpu=: the last one wins.
-        assert_eq!(p(&["-plugin-opt=mcpu=x86-64", "-mllvm", "-mcpu=znver3"]).cpu, "znver3");
-        assert_eq!(p(&["-mllvm", "-mcpu=znver3", "-plugin-opt=mcpu=haswell"]).cpu, "haswell");
-        assert_eq!(p(&["-plugin-opt=--mcpu=native"]).cpu, "native");
-        assert!(p(&["-mllvm", "-mcpu=znver3"]).llvm_options.is_empty());
+        assert_eq!(p(&["-plugin-opt=mcpu=x86-64", "-mllvm", "-mcpu=znver3"]).settings.cpu, "znver3");
+        assert_eq!(p(&["-mllvm", "-mcpu=znver3", "-plugin-opt=mcpu=haswell"]).settings.cpu, "haswell");
+        assert_eq!(p(&["-plugin-opt=--mcpu=native"]).settings.cpu, "native");
+        assert!(p(&["-mllvm", "-mcpu=znver3"]).settings.llvm_options.is_empty());
         assert!(parse(&["-mllvm".to_string(), "-mcpu=".to_string()]).unwrap_err().contains("needs a value"));
         // Other code generation flags go to LLVM's parser, which knows them.
-        assert_eq!(p(&["-mllvm", "-align-loops=32"]).llvm_options, vec!["-align-loops=32"]);
+        assert_eq!(p(&["-mllvm", "-align-loops=32"]).settings.llvm_options, vec!["-align-loops=32"]);
     }
 
     #[test]
@@ -922,12 +768,15 @@ mod tests {
             "-plugin-opt=cs-profile-generate",
             "-plugin-opt=cs-profile-path=d/default_%m.profraw",
         ]);
-        assert_eq!(a.dwo_dir, Some(PathBuf::from("out_dwo")));
-        assert_eq!(a.profile.sample, Some(PathBuf::from("s.prof")));
-        assert!(a.profile.cs_generate);
-        assert_eq!(a.profile.cs_profile, Some(PathBuf::from("d/default_%m.profraw")));
+        assert_eq!(a.settings.dwo_dir, Some(PathBuf::from("out_dwo")));
+        assert_eq!(a.settings.profile.sample, Some(PathBuf::from("s.prof")));
+        assert!(a.settings.profile.cs_generate);
+        assert_eq!(a.settings.profile.cs_profile, Some(PathBuf::from("d/default_%m.profraw")));
         let b = p(&["--lto-sample-profile=x", "--lto-cs-profile-generate", "--lto-cs-profile-file=y"]);
-        assert_eq!(b.profile, Profile { sample: Some("x".into()), cs_profile: Some("y".into()), cs_generate: true });
+        assert_eq!(
+            b.settings.profile,
+            Profile { sample: Some("x".into()), cs_profile: Some("y".into()), cs_generate: true }
+        );
         assert!(b.items.is_empty());
         assert!(parse(&["-plugin-opt=dwo_dir=".to_string()]).is_err());
         for refused in ["-plugin-opt=opt-remarks-filename=x.yaml", "-plugin-opt=stats-file=x.stats"] {
@@ -1073,8 +922,8 @@ mod tests {
     #[test]
     fn verify_pie_and_remarks_options() {
         let a = p(&["--disable-verify", "-pie", "--wpd-remarks=missed", "--wpd-quiet", "--wpd-size-baseline", "a.o"]);
-        assert!(a.disable_verify && a.pie && a.wpd.quiet && a.wpd.size_baseline);
-        assert_eq!(a.wpd.remarks, wpd::report::Remarks::Missed);
+        assert!(a.settings.disable_verify && a.pie && a.wpd.quiet && a.wpd.size_baseline);
+        assert_eq!(a.settings.remarks, wpd::report::Remarks::Missed);
         assert!(!p(&["-pie", "-no-pie", "a.o"]).pie);
         assert!(parse(&["--wpd-remarks=loud".to_string()]).is_err());
     }

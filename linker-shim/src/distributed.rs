@@ -105,7 +105,7 @@ pub fn write_jobs(
     codegen: &wpd::codegen::CodegenOptions,
     report: &serde_json::Value,
 ) -> Result<(), String> {
-    let mut options = BackendOptions::new(codegen, &link.llvm_options);
+    let mut options = BackendOptions::new(codegen, &link.settings.llvm_options);
     // The profiles the backends read travel with the jobs; the split DWARF
     // directory stays the link's own (the objects name their .dwo files).
     if let Some(p) = &options.sample_profile {

@@ -66,7 +66,7 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable, String> {
 
 /// Resolves the link line and scans the loaded native units.
 pub fn resolve(args: &LinkArgs) -> Result<Resolution<'static>, String> {
-    let fat = if args.fat_lto_objects == Some(true) { FatLto::Bitcode } else { FatLto::Native };
+    let fat = if args.settings.fat_lto_objects == Some(true) { FatLto::Bitcode } else { FatLto::Native };
     let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
         .with_demangler(wpd_llvm::demangle)
         .with_fat_lto(fat);
@@ -75,7 +75,7 @@ pub fn resolve(args: &LinkArgs) -> Result<Resolution<'static>, String> {
     // pass -ffat-lto-objects on through --ld-path, so wpd-ld cannot tell
     // which half the user meant (lld takes the native code unless told,
     // and a split unit's native code may lack its vtables).
-    if args.fat_lto_objects.is_none()
+    if args.settings.fat_lto_objects.is_none()
         && let Some(l) =
             model.loaded.iter().find(|l| l.kind == LoadedKind::Object && source.fat_objects().contains(&l.name))
     {

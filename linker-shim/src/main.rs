@@ -18,12 +18,10 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use wpd::codegen::CodegenOptions;
-use wpd::hierarchy::LinkFacts;
 use wpd::input::{BitcodeInput, SplitPlacement};
-use wpd::policy::{Policy, Validation};
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
-use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId, OutsideRefs};
+use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId};
 
 /// The process's allocator: mimalloc, for Rust (this global allocator) and,
 /// through its `override` feature, for C and C++ too: the executable
@@ -94,12 +92,13 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let linker = real_linker(&link)?;
     link.line.flavor = linker_flavor(&linker.path);
     // Before any LLVM work, on any thread.
-    wpd_llvm::Context::set_llvm_options(&link.llvm_options)?;
+    wpd_llvm::Context::set_llvm_options(&link.settings.llvm_options)?;
     // Bitcode the line names is summarized on the other core while the line
     // is resolved (not with a cache, whose summaries cost a read, nor when
     // the summaries were made by an earlier link).
     // (`helper` lives to the end of `run`: its drop waits for the thread.)
-    let helper = (link.cache_dir.is_none() && link.wpd.from_index.is_none()).then(|| ahead::Ahead::start(&link.line));
+    let helper =
+        (link.settings.cache_dir.is_none() && link.wpd.from_index.is_none()).then(|| ahead::Ahead::start(&link.line));
     let mut res = timings.phase("inputs", || inputs::resolve(&link))?;
     let (ahead, ahead_busy) = helper.as_ref().map(|a| a.take()).unwrap_or_default();
     if !ahead.is_empty() {
@@ -132,14 +131,14 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             let codegen = CodegenOptions::default();
             distributed::write_jobs(dir, &argv, &link, &[], &[], &codegen, &serde_json::Value::Null)?;
             pending.finished();
-            keep_temps(tmp, link.wpd.save_temps);
+            keep_temps(tmp, link.settings.save_temps);
             return Ok(0);
         }
         if let Some(dir) = &link.wpd.from_index {
             distributed::objects(dir, &[])?;
         }
         let code = run_linker(&linker, &final_args(&link, &[]), tmp.path())?;
-        keep_temps(tmp, link.wpd.save_temps);
+        keep_temps(tmp, link.settings.save_temps);
         return Ok(code);
     }
     if let Some(dir) = &link.wpd.from_index {
@@ -148,58 +147,19 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         let report = (!report.is_null()).then_some(report);
         let natives = wpd::thinlto::Natives { objects, ..Default::default() };
         let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
-        keep_temps(tmp, link.wpd.save_temps);
+        keep_temps(tmp, link.settings.save_temps);
         return Ok(code);
     }
-    check_profiles(&link.profile)?;
+    check_profiles(&link.settings.profile)?;
 
     // The bitcode modules the link loads, in load order (the linker's
     // order, and lld's ThinLTO task order).
     let modules = bitcode_modules(&link, &mut res)?;
     let model = &res.model;
 
-    let unknown = match &model.outside_refs {
-        OutsideRefs::Known(_) => None,
-        OutsideRefs::Unknown(reason) => Some(reason.clone()),
-    };
-    let mut validation = Validation::from_native(&res.scan, unknown);
-    // A relocatable output is linked again later, with classes wpd cannot
-    // see: nothing about its hierarchies or references is final.
-    validation.always = link.relocatable;
-    validation.enabled = link.wpd.validate;
-    validation.known_safe = link.wpd.known_safe.clone();
-    validation.force_open = link.wpd.open.clone();
-    let policy = Policy {
-        whole_program_visibility: link.whole_program_visibility,
-        facts: LinkFacts {
-            shared: link.shared,
-            export_dynamic: link.export_dynamic || link.partial_export,
-            exported: Some(model.exported.clone()),
-            external_refs: model.outside_refs.known().cloned(),
-            preemptible: Some(model.preemptible.clone()),
-            kept_elsewhere: model.kept_elsewhere(),
-        },
-        validation,
-        speculate: link.wpd.speculate,
-    };
-    let codegen = CodegenOptions {
-        opt_level: link.opt_level,
-        cpu: link.cpu.clone(),
-        verify: false,
-        lto_verify: !link.disable_verify,
-        sections: wpd_llvm::Sections { functions: link.function_sections, data: link.data_sections },
-        machine: link.machine.clone(),
-        profile: link.profile.clone(),
-        dwo_dir: link.dwo_dir.clone(),
-        split_dwarf_file: None,
-        reloc: if link.relocatable {
-            wpd_llvm::LtoReloc::Module
-        } else if link.pie || link.shared {
-            wpd_llvm::LtoReloc::Pic
-        } else {
-            wpd_llvm::LtoReloc::Static
-        },
-    };
+    let kind = link.output_kind();
+    let policy = link.settings.policy(model, &res.scan, &kind);
+    let codegen = link.settings.codegen(&kind);
     // LLVM's ThinLTO gets the resolutions of the same model.
     let output = wpd_link::lto::OutputKind {
         shared: link.shared,
@@ -211,8 +171,8 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let progress =
         wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
     // The cache's entries also depend on the -mllvm options, which no key names.
-    let cache = match &link.cache_dir {
-        Some(dir) => Some(wpd::cache::Cache::open(dir, &link.llvm_options).map_err(|e| e.to_string())?),
+    let cache = match &link.settings.cache_dir {
+        Some(dir) => Some(wpd::cache::Cache::open(dir, &link.settings.llvm_options).map_err(|e| e.to_string())?),
         None => None,
     };
     let out = wpd::devirtualize_and_compile(
@@ -225,13 +185,13 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             Some(dir) => wpd::Backends::IndexOnly(dir),
             None => wpd::Backends::InProcess,
         },
-        link.jobs,
+        link.settings.jobs,
         cache.as_ref(),
         &mut timings,
         &progress,
     )
     .map_err(|e| e.to_string())?;
-    for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.wpd.remarks) {
+    for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.settings.remarks) {
         eprintln!("{r}");
     }
     if let Some(file) = &link.wpd.remarks_file {
@@ -251,6 +211,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, timings, None, None);
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
+        json["settings"] = serde_json::to_value(&link.settings).map_err(|e| e.to_string())?;
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
         json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
         json["prevailing_copies"] = serde_json::to_value(&out.natives.prevailing).map_err(|e| e.to_string())?;
@@ -266,12 +227,12 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         distributed::write_jobs(dir, &argv, &link, &out.summaries, &out.job_modules, &codegen, &report(&timings)?)?;
         pending.finished();
         if let Some(c) = &cache {
-            c.prune(&link.cache_policy).map_err(|e| e.to_string())?;
+            c.prune(&link.settings.cache_policy).map_err(|e| e.to_string())?;
         }
-        keep_temps(tmp, link.wpd.save_temps);
+        keep_temps(tmp, link.settings.save_temps);
         return Ok(0);
     }
-    let report = link.wpd.report.as_ref().map(|_| report(&timings)).transpose()?;
+    let report = link.settings.report.as_ref().map(|_| report(&timings)).transpose()?;
     // The same link without devirtualization (--wpd-size-baseline): every
     // hierarchy open, no speculation. Same summaries, another policy: only
     // the plan and the backends run again.
@@ -287,7 +248,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             &codegen,
             &symbols,
             wpd::Backends::InProcess,
-            link.jobs,
+            link.settings.jobs,
             None,
             &mut Timings::default(),
             &wpd::progress::Progress::off(),
@@ -303,9 +264,9 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     if let Some(c) = &cache
         && code == 0
     {
-        c.prune(&link.cache_policy).map_err(|e| e.to_string())?;
+        c.prune(&link.settings.cache_policy).map_err(|e| e.to_string())?;
     }
-    keep_temps(tmp, link.wpd.save_temps);
+    keep_temps(tmp, link.settings.save_temps);
     Ok(code)
 }
 
@@ -333,7 +294,7 @@ fn final_link(
     let code = run_linker(linker, &final_argv, tmp)?;
     timings.phases.push(("link", link_start.elapsed()));
     timings.phases.push(("total", start.elapsed()));
-    let (Some(path), Some(mut json), 0) = (&link.wpd.report, report, code) else { return Ok(code) };
+    let (Some(path), Some(mut json), 0) = (&link.settings.report, report, code) else { return Ok(code) };
     let output = link.output.clone().unwrap_or_else(|| "a.out".into());
     let sizes = wpd::report::sizes::of_file(Path::new(&output)).ok();
     let baseline = match baseline {

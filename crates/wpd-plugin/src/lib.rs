@@ -24,14 +24,12 @@
 
 pub mod api;
 pub mod model;
-pub mod options;
 
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use wpd::input::BitcodeInput;
-use wpd::policy::{Policy, Validation};
 use wpd_llvm::BitcodeSymbol;
 
 /// How the linker gives back resolutions.
@@ -69,7 +67,7 @@ struct Claimed {
 
 struct State {
     linker: Linker,
-    options: options::Options,
+    options: wpd::settings::LinkSettings,
     files: Vec<Claimed>,
     /// Member names of the archives the linker read members from, by the
     /// offset of each member's data (the linker gives offsets, not names).
@@ -117,7 +115,7 @@ fn say(message: Option<api::Message>, level: c_int, text: &str) {
 /// `tv` is the linker's transfer vector, ended by `LDPT_NULL`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
-    let mut options = options::Options::default();
+    let mut options = wpd::settings::LinkSettings::default();
     let mut errors = Vec::new();
     let (mut register_claim, mut register_all, mut register_cleanup) = (None, None, None);
     let (mut add_symbols, mut add_input_file, mut message, mut wraps) = (None, None, None, None);
@@ -135,7 +133,7 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
             match e.tag {
                 api::tag::OPTION => {
                     let opt = CStr::from_ptr(e.value.string).to_string_lossy().into_owned();
-                    if let Err(err) = options.take(&opt) {
+                    if let Err(err) = options.plugin_opt(&opt) {
                         errors.push(err);
                     }
                 }
@@ -183,6 +181,14 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
             }
             p = p.add(1);
         }
+    }
+    // The plugin has no link cache (wpd-ld has): a cache option would be
+    // parsed and ignored.
+    if options.cache_dir.is_some() || !options.cache_policy.is_empty() {
+        errors.push(
+            "plugin options -plugin-opt=cache-dir= and cache-policy= are not supported by the plugin (wpd-ld has a link cache)"
+                .into(),
+        );
     }
     if let Some(e) = errors.first() {
         say(message, api::level::FATAL, e);
@@ -522,44 +528,9 @@ fn link(state: &mut State) -> Result<(), String> {
     wpd_llvm::Context::set_llvm_options(&o.llvm_options)?;
     let relocatable = output == model::Output::Relocatable;
     let shared = output == model::Output::Shared;
-    let mut validation = Validation::from_native(&from.native, None);
-    validation.always = relocatable;
-    validation.enabled = o.validate;
-    validation.known_safe = o.known_safe.clone();
-    validation.force_open = o.open.clone();
-    let policy = Policy {
-        whole_program_visibility: o.whole_program_visibility,
-        facts: wpd::hierarchy::LinkFacts {
-            shared,
-            export_dynamic: false,
-            exported: Some(from.model.exported.clone()),
-            external_refs: from.model.outside_refs.known().cloned(),
-            preemptible: Some(from.model.preemptible.clone()),
-            kept_elsewhere: from.model.kept_elsewhere(),
-        },
-        validation,
-        speculate: o.speculate,
-    };
-    let codegen = wpd::codegen::CodegenOptions {
-        opt_level: o.opt_level,
-        cpu: o.cpu.clone(),
-        verify: false,
-        lto_verify: true,
-        sections: wpd_llvm::Sections { functions: o.function_sections, data: o.data_sections },
-        machine: wpd::codegen::MachineFlags::default(),
-        profile: wpd::codegen::Profile {
-            sample: o.sample_profile.clone(),
-            cs_profile: o.cs_profile.clone(),
-            cs_generate: o.cs_generate,
-        },
-        dwo_dir: o.dwo_dir.clone(),
-        split_dwarf_file: None,
-        reloc: match output {
-            model::Output::Relocatable => wpd_llvm::LtoReloc::Module,
-            model::Output::Pie | model::Output::Shared => wpd_llvm::LtoReloc::Pic,
-            model::Output::Executable => wpd_llvm::LtoReloc::Static,
-        },
-    };
+    let made = wpd::settings::Output { shared, relocatable, pic: output == model::Output::Pie, export_dynamic: false };
+    let policy = o.policy(&from.model, &from.native, &made);
+    let codegen = o.codegen(&made);
     let kind = wpd_link::lto::OutputKind { shared, relocatable, export_dynamic: false };
     let symbols = wpd_link::lto::LtoSymbols::new(&from.model, kind);
     let out = wpd::devirtualize_and_compile(
@@ -611,6 +582,7 @@ fn link(state: &mut State) -> Result<(), String> {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);
         json["linker"] = serde_json::Value::String(format!("{:?} (plugin)", state.linker.flavor));
+        json["settings"] = serde_json::to_value(o).map_err(|e| e.to_string())?;
         json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
         json["prevailing_copies"] = serde_json::to_value(&out.natives.prevailing).map_err(|e| e.to_string())?;
         json["link_model"] = serde_json::json!({

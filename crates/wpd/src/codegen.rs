@@ -56,7 +56,7 @@ impl Default for CodegenOptions {
 /// `-mllvm -<flag>`). LLVM registers them only in its tools
 /// (`codegen::RegisterCodeGenFlags`), so wpd maps them onto the target
 /// machine itself, as lld does through `initTargetOptionsFromCodeGenFlags`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MachineFlags {
     /// `-debugger-tune=` (`-ggdb`, `-glldb`, `-gsce`, `-gdbx`); `None`: the
     /// target's default.
@@ -74,7 +74,8 @@ pub struct MachineFlags {
 }
 
 /// The debugger that debug information is tuned for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DebuggerTuning {
     Gdb,
     Lldb,
@@ -106,7 +107,7 @@ impl DebuggerTuning {
 }
 
 /// The profile the backends optimize with, as lld's LTO `Config` has it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Profile {
     /// `-plugin-opt=sample-profile=` (`-fprofile-sample-use=`).
     pub sample: Option<PathBuf>,

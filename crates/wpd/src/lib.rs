@@ -30,6 +30,7 @@ pub mod input;
 pub mod progress;
 pub mod report;
 pub mod rewrite;
+pub mod settings;
 pub mod spread;
 pub mod summarize;
 pub mod thinlto;

@@ -72,7 +72,8 @@ fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str, missed: boo
 }
 
 /// Which remarks to print.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Remarks {
     #[default]
     None,
