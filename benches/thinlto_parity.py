@@ -49,7 +49,7 @@ are the given order's.
 
 The header names the wpd-ld binary and whether BOLT laid out its code
 (`make build` does; a plain `cargo build` links the same programs more
-slowly: docs/design.md, "Code layout").
+slowly: docs/performance.md, "Code layout").
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo big box2d"),

@@ -12,7 +12,7 @@
 # functions together and each function's hot blocks first (ext-tsp, hot/cold
 # splitting). It changes where the code is, never what it does: the objects
 # and programs wpd-ld writes are byte-identical (tests/link_options.rs
-# `optimized_layout_same_output` checks it). docs/design.md, "Code layout"
+# `optimized_layout_same_output` checks it). docs/performance.md, "Code layout"
 # and the dated entry "wpd-ld's code layout", has the measurements.
 #
 # The binary is rewritten in place (the file cargo hard-links to

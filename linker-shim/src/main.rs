@@ -31,7 +31,7 @@ use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId};
 /// and free small objects at a high rate from every backend thread: with
 /// glibc's malloc 5.3% of the backends' instructions were in it (Box2D,
 /// 386 M of 7,302 M). With mimalloc the same links take 3–5% less CPU and
-/// wall time and produce the same bytes (docs/design.md, "The
+/// wall time and produce the same bytes (docs/performance.md, "The
 /// allocator"). Version 2 (`v2`), whose freed pages go back to the system
 /// after 10 ms (version 3 waits a second: the generated 9-object program's
 /// peak went from 81 to 95 MB), and `no_thp`: no transparent huge pages

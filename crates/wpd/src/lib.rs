@@ -1,6 +1,6 @@
 //! wpd: a link-time whole-program devirtualizer for C++.
 //!
-//! The pipeline (DESIGN.md §1); the phases that need LLVM are modules of
+//! The pipeline (docs/design.md); the phases that need LLVM are modules of
 //! this crate, the thin link is the LLVM-free crate `wpd-link`:
 //!
 //! ```text

@@ -51,7 +51,8 @@ pub struct LinkSettings {
     pub fat_lto_objects: Option<bool>,
     /// `save-temps`: keep the native objects.
     pub save_temps: bool,
-    /// `wpd-report=FILE`.
+    /// `wpd-report=FILE` (not in the report itself, which is that file).
+    #[serde(skip)]
     pub report: Option<PathBuf>,
     /// `wpd-remarks[=passed|missed|all|none]`: which remarks go to stderr.
     pub remarks: Remarks,

@@ -1,4 +1,4 @@
-//! Prevailing copies go where the backends have least to do (docs/design.md,
+//! Prevailing copies go where the backends have least to do (docs/performance.md,
 //! "Prevailing copies go where the backends have least to do").
 //!
 //! A linker keeps the first copy of a comdat group, so the first object on

@@ -1,5 +1,5 @@
-//! The link's backends through LLVM's ThinLTO (DESIGN.md §7, docs/design.md
-//! "What wpd owns and what it reuses"): wpd's rewritten modules go to
+//! The link's backends through LLVM's ThinLTO (docs/design.md, "What wpd
+//! owns and what it reuses"): wpd's rewritten modules go to
 //! `lto::LTO` with the symbol resolutions of wpd's link model
 //! (`wpd_link::lto`), and LLVM's thin link and backends do what lld's do:
 //! one prevailing copy of each linkonce/weak definition, dead stripping,
@@ -215,8 +215,8 @@ pub fn compile(
     let (parts, spread) = add_modules(&mut lto, inputs, rewritten, summaries, &names, symbols)?;
     // A split unit kept in two is compiled into one object: its regular
     // part by its thin part's backend, after LLVM's thin link decided for
-    // each part as the module it is (docs/design.md, "A split unit kept in
-    // two, compiled as one"). No other module imports from that part.
+    // each part as the module it is (docs/performance.md, "A split unit kept
+    // in two, compiled as one"). No other module imports from that part.
     // (add_modules adds a regular part right after its thin part.)
     for (j, part) in parts.iter().enumerate().filter(|(_, p)| p.vtables) {
         lto.join(j, j - 1).map_err(|e| Error::at(&inputs[part.input].name, e))?;

@@ -1,5 +1,5 @@
 //! Resolution: the link as the real linker will make it, decided before
-//! anything is summarized (DESIGN.md §1, §5).
+//! anything is summarized (docs/design.md, "Resolve").
 //!
 //! [`resolve`] takes the link line as data ([`LinkLine`]: inputs in order
 //! with their `-Bstatic`/`--as-needed`/`--whole-archive` state, groups,

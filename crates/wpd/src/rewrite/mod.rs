@@ -21,8 +21,8 @@ pub mod unique_ret;
 pub mod virtual_const_prop;
 pub mod vtable_layout;
 
-use crate::backend::Outcome;
 use crate::policy::Policy;
+use wpd_link::outcome::Outcome;
 use wpd_llvm::{Module, RewriteError, VirtualCall};
 use wpd_summary::{CallSite, Plan};
 
