@@ -88,7 +88,8 @@ impl LinkArgs {
             shared: self.shared,
             relocatable: self.relocatable,
             pic: self.pie,
-            export_dynamic: self.export_dynamic || self.partial_export,
+            export_dynamic: self.export_dynamic,
+            partial_export: self.partial_export,
         }
     }
 }

@@ -10,7 +10,7 @@ use wpd_link::resolve::{Comdat, Definition, DiskSource, FatLto, InputKind, Symbo
 use wpd_link::{LinkModel, LoadedKind};
 
 /// The resolved link: the model, the files' bytes, and the native side.
-pub struct Resolution<'a> {
+pub struct ResolvedLink<'a> {
     pub model: LinkModel,
     pub source: DiskSource<'a>,
     /// References, classes and typeinfos of the native units the link
@@ -18,7 +18,7 @@ pub struct Resolution<'a> {
     pub scan: NativeScan,
 }
 
-impl Resolution<'_> {
+impl ResolvedLink<'_> {
     /// Whether any input holds bitcode (loaded or not).
     pub fn has_bitcode(&self) -> bool {
         self.model.inputs.iter().any(|i| match &i.kind {
@@ -65,7 +65,7 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable, String> {
 }
 
 /// Resolves the link line and scans the loaded native units.
-pub fn resolve(args: &LinkArgs) -> Result<Resolution<'static>, String> {
+pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>, String> {
     let fat = if args.settings.fat_lto_objects == Some(true) { FatLto::Bitcode } else { FatLto::Native };
     let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
         .with_demangler(wpd_llvm::demangle)
@@ -113,5 +113,5 @@ pub fn resolve(args: &LinkArgs) -> Result<Resolution<'static>, String> {
         let bytes = bytes.ok_or_else(|| format!("{}: input changed while linking", l.name))?;
         scan.scan(bytes, &l.name).map_err(|e| e.to_string())?;
     }
-    Ok(Resolution { model, source, scan })
+    Ok(ResolvedLink { model, source, scan })
 }

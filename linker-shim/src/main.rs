@@ -157,16 +157,6 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let modules = bitcode_modules(&link, &mut res)?;
     let model = &res.model;
 
-    let kind = link.output_kind();
-    let policy = link.settings.policy(model, &res.scan, &kind);
-    let codegen = link.settings.codegen(&kind);
-    // LLVM's ThinLTO gets the resolutions of the same model.
-    let output = wpd_link::lto::OutputKind {
-        shared: link.shared,
-        relocatable: link.relocatable,
-        export_dynamic: link.export_dynamic,
-    };
-    let symbols = wpd_link::lto::LtoSymbols::new(model, output);
     // Progress on a terminal, unless --wpd-quiet or remarks go there.
     let progress =
         wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
@@ -175,22 +165,21 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         Some(dir) => Some(wpd::cache::Cache::open(dir, &link.settings.llvm_options).map_err(|e| e.to_string())?),
         None => None,
     };
-    let out = wpd::devirtualize_and_compile(
-        &modules,
-        &ahead,
-        &policy,
-        &codegen,
-        &symbols,
-        match &index_dir {
+    let request = wpd::LinkRequest {
+        modules: &modules,
+        ahead: &ahead,
+        settings: &link.settings,
+        model,
+        native: &res.scan,
+        output: link.output_kind(),
+        backends: match &index_dir {
             Some(dir) => wpd::Backends::IndexOnly(dir),
             None => wpd::Backends::InProcess,
         },
-        link.settings.jobs,
-        cache.as_ref(),
-        &mut timings,
-        &progress,
-    )
-    .map_err(|e| e.to_string())?;
+        cache: cache.as_ref(),
+        progress: &progress,
+    };
+    let wpd::Linked { out, policy, codegen, symbols } = wpd::link(&request, &mut timings).map_err(|e| e.to_string())?;
     for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.settings.remarks) {
         eprintln!("{r}");
     }
@@ -280,7 +269,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
 fn final_link(
     link: &LinkArgs,
     linker: &RealLinker,
-    res: &inputs::Resolution<'_>,
+    res: &inputs::ResolvedLink<'_>,
     natives: &wpd::thinlto::Natives,
     report: Option<serde_json::Value>,
     timings: &mut Timings,
@@ -352,7 +341,7 @@ fn link_model_json(model: &LinkModel) -> serde_json::Value {
 
 /// The loaded bitcode modules in load order. A member name repeated in one
 /// archive gets `@<n>` in the module's name, so every module is distinct.
-fn bitcode_modules(link: &LinkArgs, res: &mut inputs::Resolution<'_>) -> Result<Vec<BitcodeInput>, String> {
+fn bitcode_modules(link: &LinkArgs, res: &mut inputs::ResolvedLink<'_>) -> Result<Vec<BitcodeInput>, String> {
     let model = &res.model;
     let regular = placement::regular_lto_inputs(&link.line, model);
     let mut modules = Vec::new();
@@ -396,7 +385,7 @@ fn bitcode_modules(link: &LinkArgs, res: &mut inputs::Resolution<'_>) -> Result<
 fn write_natives(
     dir: &Path,
     link: &LinkArgs,
-    res: &inputs::Resolution<'_>,
+    res: &inputs::ResolvedLink<'_>,
     natives: &wpd::thinlto::Natives,
 ) -> Result<Vec<Option<Vec<PathBuf>>>, String> {
     let model = &res.model;
@@ -438,7 +427,7 @@ type NativeObjects<'a> = HashMap<(InputId, Option<MemberId>), &'a [u8]>;
 /// folder of the temporary directory.
 struct Writer<'a> {
     dir: &'a Path,
-    res: &'a inputs::Resolution<'a>,
+    res: &'a inputs::ResolvedLink<'a>,
     native: NativeObjects<'a>,
     /// The link's regular LTO object and the bitcode file it goes right
     /// before (`placement`).
@@ -525,7 +514,7 @@ fn absolute(path: &Path) -> String {
 /// linker extracts the same members), with a symbol index.
 fn rebuild_archive(
     work: &Path,
-    res: &inputs::Resolution<'_>,
+    res: &inputs::ResolvedLink<'_>,
     id: InputId,
     native: &NativeObjects<'_>,
 ) -> Result<PathBuf, String> {
@@ -628,7 +617,7 @@ fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String
 /// program, 1.5 ms instead of 4–5 ms. Room to spare: four times the bytes
 /// of the bitcode the link loads, plus 256 MiB (a container's default
 /// 64 MiB /dev/shm never qualifies).
-fn private_temp_dir(res: &inputs::Resolution<'_>) -> Result<tempfile::TempDir, String> {
+fn private_temp_dir(res: &inputs::ResolvedLink<'_>) -> Result<tempfile::TempDir, String> {
     let mut builder = tempfile::Builder::new();
     builder.prefix("wpd-ld-");
     let shm = Path::new("/dev/shm");
@@ -646,7 +635,7 @@ fn private_temp_dir(res: &inputs::Resolution<'_>) -> Result<tempfile::TempDir, S
 /// `dir` is a tmpfs whose free space can take the link's objects (see
 /// [`private_temp_dir`]). The bitcode's size is that of the bytes the
 /// resolver read.
-fn tmpfs_has_room(dir: &Path, res: &inputs::Resolution<'_>) -> bool {
+fn tmpfs_has_room(dir: &Path, res: &inputs::ResolvedLink<'_>) -> bool {
     const TMPFS_MAGIC: u64 = 0x0102_1994;
     let Ok(fs) = rustix::fs::statfs(dir) else { return false };
     if u64::try_from(fs.f_type).ok() != Some(TMPFS_MAGIC) {

@@ -361,7 +361,7 @@ fn thin_link(
     let summaries = timings.phase("read", || wpd::read_summaries(paths, jobs))?;
     // The thin link in its two steps, timed apart for --time: merging the
     // summaries (symbols, liveness, type id index), then deciding.
-    let link = timings.phase("hierarchy", || wpd::hierarchy::Link::new(&summaries, &policy.facts));
+    let link = timings.phase("hierarchy", || wpd::hierarchy::Hierarchy::new(&summaries, &policy.facts));
     let plan = timings.phase("decide", || wpd::decide::decide(&link, policy));
     timings.phase("write", || wpd_summary::write_file_atomic(Kind::Plan, &plan, out))?;
     if remarks {

@@ -7,7 +7,7 @@
 //! expression and try a uniform return value, a unique return value (1-bit
 //! results), then virtual constant propagation into bytes beside the vtables.
 
-use crate::hierarchy::{Link, SymKey, VtableRef};
+use crate::hierarchy::{Hierarchy, SymKey, VtableRef};
 use crate::layout::{Layout, Member};
 use crate::policy::Policy;
 use rustc_hash::FxHashMap as HashMap;
@@ -36,7 +36,7 @@ pub struct SlotMember<'a> {
 /// a function at the slot; `__cxa_pure_virtual` and never-callable functions
 /// (see [`never_callable`]) are not members.
 fn slot_members<'a>(
-    link: &Link<'a>,
+    link: &Hierarchy<'a>,
     type_id: &str,
     offset: u64,
     check: impl Fn(&Vtable) -> Result<(), String>,
@@ -97,7 +97,7 @@ fn slot_members<'a>(
 /// and the program then runs another override instead of trapping).
 /// The abstract class's destructor is recognized from the bitcode copy even
 /// where another may run (a preemptible one): no vtable call reaches any.
-fn never_callable(link: &Link<'_>, key: SymKey<'_>, vt: &Vtable) -> bool {
+fn never_callable(link: &Hierarchy<'_>, key: SymKey<'_>, vt: &Vtable) -> bool {
     if link.function_facts(key).is_some_and(|f| f.body == Body::Unreachable) {
         return true;
     }
@@ -122,7 +122,7 @@ fn is_deleting_destructor(name: &str) -> bool {
 /// type id is not open, and no live vtable carrying it is public after the
 /// policy (see [`slot_members`] for the rest).
 pub fn members<'a>(
-    link: &Link<'a>,
+    link: &Hierarchy<'a>,
     policy: &Policy,
     open: &BTreeMap<&'a str, String>,
     type_id: &str,
@@ -144,10 +144,10 @@ pub fn members<'a>(
 /// and how many of them a guarded speculative call may test for: those
 /// first ones whose body the program runs (a direct call to any other
 /// could be inlined or folded with a body that is not the one that runs;
-/// [`Link::unknown_body`]). `None` when the slot has no well-formed
+/// [`Hierarchy::unknown_body`]). `None` when the slot has no well-formed
 /// members or a target must not be called speculatively (cold or
 /// noreturn).
-fn visible_targets<'a>(link: &Link<'a>, type_id: &str, offset: u64) -> Option<VisibleTargets<'a>> {
+fn visible_targets<'a>(link: &Hierarchy<'a>, type_id: &str, offset: u64) -> Option<VisibleTargets<'a>> {
     let mut count: BTreeMap<SymKey<'a>, u32> = BTreeMap::new();
     for m in slot_members(link, type_id, offset, |_| Ok(())).ok()? {
         if link.function_facts(m.function).is_some_and(|f| f.cold || f.noreturn) {
@@ -210,7 +210,7 @@ fn vcp_alignment(vt: &Vtable) -> u64 {
 
 /// State shared by every slot of one decision run.
 struct Decider<'l, 'a> {
-    link: &'l Link<'a>,
+    link: &'l Hierarchy<'a>,
     policy: &'l Policy,
     layout: Layout,
     /// Position of each vtable in `link.vtables` (layout key).
@@ -502,7 +502,7 @@ impl<'a> Decider<'_, 'a> {
 }
 
 /// Makes the plan of one link.
-pub fn decide(link: &Link<'_>, policy: &Policy) -> Plan {
+pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     let summaries = link.summaries;
     // Decisions are made for the program's call sites only. A call site in
     // code the link discards (dead, or a copy another module's copy

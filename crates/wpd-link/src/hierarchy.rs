@@ -48,7 +48,7 @@ pub struct LinkFacts {
 }
 
 /// All summaries of one link, indexed.
-pub struct Link<'a> {
+pub struct Hierarchy<'a> {
     pub summaries: &'a [ModuleSummary],
     locals: Vec<HashSet<&'a str>>,
     /// One representative definition per vtable symbol.
@@ -56,27 +56,27 @@ pub struct Link<'a> {
     /// Type id → (vtable, address point offset), in input order.
     pub by_type_id: HashMap<&'a str, Vec<(VtableRef, u64)>>,
     /// Function facts by symbol: of the copy the link keeps
-    /// ([`Link::function_facts`] gives them only where the program runs
+    /// ([`Hierarchy::function_facts`] gives them only where the program runs
     /// that body).
     facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
     /// Non-local functions with a bitcode body that the program does not
-    /// (or may not) run, with why (see [`Link::unknown_body`]).
+    /// (or may not) run, with why (see [`Hierarchy::unknown_body`]).
     unknown_bodies: HashMap<&'a str, String>,
     /// Live symbols.
     live: HashSet<SymKey<'a>>,
     /// For each non-local name, the module (and linkage) of the copy the
-    /// link keeps (see [`Link::kept_copy`]).
+    /// link keeps (see [`Hierarchy::kept_copy`]).
     kept: HashMap<&'a str, (u32, Linkage)>,
 }
 
-impl<'a> Link<'a> {
+impl<'a> Hierarchy<'a> {
     /// Indexes `summaries` and computes liveness from the link's roots.
-    pub fn new(summaries: &'a [ModuleSummary], facts: &LinkFacts) -> Link<'a> {
+    pub fn new(summaries: &'a [ModuleSummary], facts: &LinkFacts) -> Hierarchy<'a> {
         let locals: Vec<HashSet<&str>> = summaries
             .iter()
             .map(|s| s.globals.iter().filter(|g| g.linkage.is_local()).map(|g| g.name.as_str()).collect())
             .collect();
-        let mut link = Link {
+        let mut link = Hierarchy {
             summaries,
             locals,
             vtables: Vec::new(),
@@ -206,7 +206,7 @@ impl<'a> Link<'a> {
     }
 
     /// The facts about `key`'s body, where the program runs the body they
-    /// describe (never for a function [`Link::unknown_body`] names).
+    /// describe (never for a function [`Hierarchy::unknown_body`] names).
     pub fn function_facts(&self, key: SymKey<'a>) -> Option<&'a FunctionFacts> {
         if self.unknown_body(key).is_some() {
             return None;

@@ -35,6 +35,6 @@ pub use resolve::{
 
 /// The thin link: merge the summaries, apply the policy, decide every slot.
 pub fn thin_link(summaries: &[wpd_summary::ModuleSummary], policy: &policy::Policy) -> wpd_summary::Plan {
-    let link = hierarchy::Link::new(summaries, &policy.facts);
+    let link = hierarchy::Hierarchy::new(summaries, &policy.facts);
     decide::decide(&link, policy)
 }

@@ -12,7 +12,7 @@
 //! type id its vtable carries (its bases': a class deriving from it derives
 //! from them too).
 
-use crate::hierarchy::{Link, LinkFacts};
+use crate::hierarchy::{Hierarchy, LinkFacts};
 use crate::native::NativeScan;
 pub use crate::resolve::glob_match;
 use std::collections::BTreeMap;
@@ -123,7 +123,7 @@ impl Policy {
     /// from those. An untyped vtable whose typeinfo no bitcode module
     /// defines (`-fno-rtti`) hides its bases: then the whole link is
     /// unknown, and the reason is returned.
-    fn untyped_classes(&self, link: &Link<'_>, classes: &mut BTreeMap<String, String>) -> Option<String> {
+    fn untyped_classes(&self, link: &Hierarchy<'_>, classes: &mut BTreeMap<String, String>) -> Option<String> {
         let mut typeinfo_refs: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for s in link.summaries {
             for g in &s.globals {
@@ -165,7 +165,7 @@ impl Policy {
     }
 
     /// Open type ids of the link with the reason for each.
-    pub fn open_type_ids<'a>(&self, link: &Link<'a>) -> BTreeMap<&'a str, String> {
+    pub fn open_type_ids<'a>(&self, link: &Hierarchy<'a>) -> BTreeMap<&'a str, String> {
         let mut open: BTreeMap<&'a str, String> = BTreeMap::new();
         if !self.validation.enabled && !self.validation.always && self.validation.force_open.is_empty() {
             return open;

@@ -21,7 +21,7 @@ pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use lazy::{FunctionSummary, LazyModule};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use lto::{
-    LtoInput, LtoLayout, LtoObjects, LtoOptions, LtoReloc, LtoSymbol, ObjectCache, Resolution, TaskRun, ThinLto,
+    LtoInput, LtoLayout, LtoObjects, LtoOptions, LtoReloc, LtoResolution, LtoSymbol, ObjectCache, TaskRun, ThinLto,
     parse_cache_policy, prune_cache, split_thin_part, thin_backend, thinlto_layout,
 };
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};

@@ -180,7 +180,7 @@ pub struct LtoSymbol {
 /// What the link decided about one symbol of one input (lld's
 /// `lto::SymbolResolution`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Resolution {
+pub struct LtoResolution {
     /// This input's definition is the one the link keeps.
     pub prevailing: bool,
     /// The definition the program uses is in this linkage unit (dso_local).
@@ -195,7 +195,7 @@ pub struct Resolution {
     pub linker_redefined: bool,
 }
 
-impl Resolution {
+impl LtoResolution {
     fn bits(self) -> u8 {
         (self.prevailing as u8)
             | (self.final_definition as u8) << 1
@@ -372,7 +372,7 @@ impl<'b> ThinLto<'b> {
 
     /// Adds `input` with one resolution per symbol (in
     /// [`LtoInput::symbols`] order).
-    pub fn add(&mut self, mut input: LtoInput<'b>, resolutions: &[Resolution]) -> Result<(), String> {
+    pub fn add(&mut self, mut input: LtoInput<'b>, resolutions: &[LtoResolution]) -> Result<(), String> {
         let bits: Vec<u8> = resolutions.iter().map(|r| r.bits()).collect();
         let raw = std::mem::replace(&mut input.raw, std::ptr::null_mut());
         let mut err = std::ptr::null_mut();

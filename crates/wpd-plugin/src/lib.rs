@@ -526,26 +526,28 @@ fn link(state: &mut State) -> Result<(), String> {
     }
     let o = &state.options;
     wpd_llvm::Context::set_llvm_options(&o.llvm_options)?;
-    let relocatable = output == model::Output::Relocatable;
-    let shared = output == model::Output::Shared;
-    let made = wpd::settings::Output { shared, relocatable, pic: output == model::Output::Pie, export_dynamic: false };
-    let policy = o.policy(&from.model, &from.native, &made);
-    let codegen = o.codegen(&made);
-    let kind = wpd_link::lto::OutputKind { shared, relocatable, export_dynamic: false };
-    let symbols = wpd_link::lto::LtoSymbols::new(&from.model, kind);
-    let out = wpd::devirtualize_and_compile(
-        &modules,
-        &wpd::SummariesAhead::default(),
-        &policy,
-        &codegen,
-        &symbols,
-        wpd::Backends::InProcess,
-        o.jobs,
-        None,
-        &mut timings,
-        &wpd::progress::Progress::off(),
-    )
-    .map_err(|e| e.to_string())?;
+    let made = wpd::settings::Output {
+        shared: output == model::Output::Shared,
+        relocatable: output == model::Output::Relocatable,
+        pic: output == model::Output::Pie,
+        // The linker says what it exports through the resolutions
+        // (`PREVAILING_DEF_IRONLY_EXP`), not through a flag.
+        export_dynamic: false,
+        partial_export: false,
+    };
+    let progress = wpd::progress::Progress::off();
+    let request = wpd::LinkRequest {
+        modules: &modules,
+        ahead: &wpd::SummariesAhead::default(),
+        settings: o,
+        model: &from.model,
+        native: &from.native,
+        output: made,
+        backends: wpd::Backends::InProcess,
+        cache: None,
+        progress: &progress,
+    };
+    let wpd::Linked { out, policy, .. } = wpd::link(&request, &mut timings).map_err(|e| e.to_string())?;
     for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, o.remarks) {
         eprintln!("{r}");
     }

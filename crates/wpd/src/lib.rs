@@ -15,8 +15,10 @@
 //! report      backend outcomes + Plan ──► remarks and the JSON report
 //! ```
 //!
-//! [`devirtualize_and_compile`] runs summarize → thin link → backend as the
-//! linker shim does; the CLI runs the phases one at a time.
+//! [`link`] is the one entry of both front ends (wpd-ld and the linker
+//! plugin): settings and a link model in, objects out, through
+//! [`devirtualize_and_compile`] (summarize → thin link → backend); the CLI
+//! runs the phases one at a time.
 
 pub mod backend;
 pub mod cache;
@@ -116,6 +118,57 @@ fn each_input<T: Send>(
     })?;
     done.sort_unstable_by_key(|(k, _)| *k);
     done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// What a front end gives the pipeline: the bitcode the link loads, in
+/// load order; the link model (wpd-ld's resolution of its command line, or
+/// the linker's own resolutions through the plugin) and the native side it
+/// saw; what the link asks of wpd and what it makes.
+pub struct LinkRequest<'a> {
+    pub modules: &'a [BitcodeInput],
+    /// Summaries made before the link (wpd-ld's helper thread).
+    pub ahead: &'a SummariesAhead,
+    pub settings: &'a settings::LinkSettings,
+    pub model: &'a wpd_link::LinkModel,
+    pub native: &'a native::NativeScan,
+    pub output: settings::Output,
+    pub backends: Backends<'a>,
+    pub cache: Option<&'a cache::Cache>,
+    pub progress: &'a progress::Progress,
+}
+
+/// A link's result, with what it was decided under (for reports and a
+/// second link of the same summaries).
+pub struct Linked<'a> {
+    pub out: LinkOutput,
+    pub policy: policy::Policy,
+    pub codegen: codegen::CodegenOptions,
+    /// The symbol resolutions LLVM's ThinLTO got.
+    pub symbols: wpd_link::lto::LtoSymbols<'a>,
+}
+
+/// The one pipeline entry of every front end (wpd-ld, the linker plugin):
+/// the policy and the code generation options from the settings, LLVM's
+/// symbol resolutions from the link model, then summarize, thin link,
+/// rewrite and backends ([`devirtualize_and_compile`]). The front end only
+/// supplies the model and places the objects that come back.
+pub fn link<'a>(req: &LinkRequest<'a>, timings: &mut Timings) -> Result<Linked<'a>> {
+    let policy = req.settings.policy(req.model, req.native, &req.output);
+    let codegen = req.settings.codegen(&req.output);
+    let symbols = wpd_link::lto::LtoSymbols::new(req.model, req.output.lto());
+    let out = devirtualize_and_compile(
+        req.modules,
+        req.ahead,
+        &policy,
+        &codegen,
+        &symbols,
+        req.backends,
+        req.settings.jobs,
+        req.cache,
+        timings,
+        req.progress,
+    )?;
+    Ok(Linked { out, policy, codegen, symbols })
 }
 
 /// Where the link's backends run.

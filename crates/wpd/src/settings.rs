@@ -271,7 +271,7 @@ impl LinkSettings {
             whole_program_visibility: self.whole_program_visibility,
             facts: LinkFacts {
                 shared: output.shared,
-                export_dynamic: output.export_dynamic,
+                export_dynamic: output.export_dynamic || output.partial_export,
                 exported: Some(model.exported.clone()),
                 external_refs: model.outside_refs.known().cloned(),
                 preemptible: Some(model.preemptible.clone()),
@@ -292,9 +292,23 @@ pub struct Output {
     pub relocatable: bool,
     /// Position-independent code (`-pie`).
     pub pic: bool,
-    /// Everything is exported (`--export-dynamic`, or a front end that
-    /// exports some symbols and records it as exporting).
+    /// `-E`/`--export-dynamic`: every definition is exported.
     pub export_dynamic: bool,
+    /// Some definitions are exported (`--dynamic-list`,
+    /// `--export-dynamic-symbol`, ...): the policy records the link as
+    /// exporting (conservative); LLVM's resolutions say exactly which.
+    pub partial_export: bool,
+}
+
+impl Output {
+    /// LLVM's view of the output, for the symbol resolutions.
+    pub fn lto(&self) -> wpd_link::lto::OutputKind {
+        wpd_link::lto::OutputKind {
+            shared: self.shared,
+            relocatable: self.relocatable,
+            export_dynamic: self.export_dynamic,
+        }
+    }
 }
 
 #[cfg(test)]

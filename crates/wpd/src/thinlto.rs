@@ -15,7 +15,7 @@ use crate::spread::{PrevailingCopies, Spread};
 use std::collections::HashSet;
 use std::path::Path;
 use wpd_link::lto::{LtoSymbols, SymbolView};
-use wpd_llvm::{LtoInput, LtoOptions, Resolution, ThinLto};
+use wpd_llvm::{LtoInput, LtoOptions, LtoResolution, ThinLto};
 use wpd_summary::ModuleSummary;
 
 /// LLVM's ThinLTO options of the link (`jobs`: backend threads, `None`:
@@ -105,7 +105,7 @@ fn add_modules<'b>(
     for (part, lto_input) in opened {
         let (k, input, module) = (part.input, &inputs[part.input], &rewritten[part.input]);
         // Both parts of a split unit are the one unit of the link model.
-        let resolutions: Vec<Resolution> = lto_input
+        let resolutions: Vec<LtoResolution> = lto_input
             .symbols()
             .iter()
             .map(|s| {
@@ -120,7 +120,7 @@ fn add_modules<'b>(
                         introduced: module.introduced.contains(&s.name),
                     },
                 );
-                Resolution {
+                LtoResolution {
                     prevailing: r.prevailing,
                     final_definition: r.final_definition,
                     visible_to_regular_obj: r.visible_to_regular_obj,
