@@ -43,17 +43,10 @@ pub fn classify(bytes: &[u8]) -> FileKind {
 /// in it: the bytes of its `.llvm.lto` section. `None` for anything else
 /// (a plain object, bitcode, a malformed file).
 pub fn fat_lto_bitcode(bytes: &[u8]) -> Option<std::ops::Range<usize>> {
-    use object::{Object, ObjectSection};
     if classify(bytes) != FileKind::Elf {
         return None;
     }
-    let file = object::File::parse(bytes).ok()?;
-    if file.kind() != object::ObjectKind::Relocatable {
-        return None;
-    }
-    let (start, size) = file.section_by_name(".llvm.lto")?.file_range()?;
-    let range = usize::try_from(start).ok()?..usize::try_from(start.checked_add(size)?).ok()?;
-    (range.end <= bytes.len() && is_bitcode(&bytes[range.clone()])).then_some(range)
+    crate::resolve::fat_lto_bitcode(bytes)
 }
 
 /// Whether the bytes are bitcode (plain or wrapped).

@@ -5,14 +5,20 @@
 
 use super::symbols::{Comdat, Definition, Symbol, SymbolTable, Visibility};
 use object::elf;
-use object::read::elf::{ElfFile32, ElfFile64, FileHeader, SectionHeader, Sym};
+use object::read::elf::{ElfFile32, ElfFile64, FileHeader, SectionHeader, SectionTable, Sym};
 use object::{Endianness, SectionIndex, SymbolIndex};
 use std::collections::HashMap;
+use std::ops::Range;
 
 /// What an ELF file is to the linker.
 #[derive(Debug)]
 pub enum ElfInput {
-    Relocatable(SymbolTable),
+    /// A relocatable object, and where the bitcode of a fat LTO object
+    /// (`-ffat-lto-objects`: its `.llvm.lto` section) lies in it.
+    Relocatable {
+        symbols: SymbolTable,
+        fat_lto: Option<std::ops::Range<usize>>,
+    },
     Shared {
         soname: Option<String>,
         symbols: SymbolTable,
@@ -32,6 +38,37 @@ pub fn read(data: &[u8]) -> Result<ElfInput, String> {
         let file = ElfFile32::<Endianness>::parse(data).map_err(|e| format!("malformed ELF file: {e}"))?;
         read_file(file.elf_header(), file.endian(), data)
     }
+}
+
+/// Where the bitcode of a fat LTO object lies in it (its `.llvm.lto`
+/// section), without reading its symbols; `None` for anything else.
+pub fn fat_lto_bitcode(data: &[u8]) -> Option<Range<usize>> {
+    fn of<Elf: FileHeader<Endian = Endianness>>(header: &Elf, endian: Endianness, data: &[u8]) -> Option<Range<usize>> {
+        if header.e_type(endian) != elf::ET_REL {
+            return None;
+        }
+        llvm_lto(&header.sections(endian, data).ok()?, endian, data)
+    }
+    if data.get(4) == Some(&elf::ELFCLASS64) {
+        let file = ElfFile64::<Endianness>::parse(data).ok()?;
+        of(file.elf_header(), file.endian(), data)
+    } else {
+        let file = ElfFile32::<Endianness>::parse(data).ok()?;
+        of(file.elf_header(), file.endian(), data)
+    }
+}
+
+/// The byte range of a relocatable object's `.llvm.lto` section, when it
+/// holds bitcode.
+fn llvm_lto<Elf: FileHeader<Endian = Endianness>>(
+    sections: &SectionTable<'_, Elf>,
+    endian: Endianness,
+    data: &[u8],
+) -> Option<Range<usize>> {
+    let (start, size) = sections.section_by_name(endian, b".llvm.lto")?.1.file_range(endian)?;
+    let start = usize::try_from(start).ok()?;
+    let range = start..start.checked_add(usize::try_from(size).ok()?)?;
+    data.get(range.clone()).is_some_and(crate::file_kind::is_bitcode).then_some(range)
 }
 
 fn read_file<Elf: FileHeader<Endian = Endianness>>(
@@ -91,7 +128,8 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     comdat,
                 });
             }
-            Ok(ElfInput::Relocatable(SymbolTable { symbols, comdats }))
+            let fat_lto = llvm_lto(&sections, endian, data);
+            Ok(ElfInput::Relocatable { symbols: SymbolTable { symbols, comdats }, fat_lto })
         }
         elf::ET_DYN => {
             let dynsym = sections.symbols(endian, data, elf::SHT_DYNSYM).map_err(bad)?;

@@ -204,22 +204,22 @@ impl<'a> DiskSource<'a> {
                 }
                 MemberBytes::File(p) => &files[p],
             };
-            let fat = crate::file_kind::fat_lto_bitcode(data);
-            let kind = match (classify(data), fat.clone()) {
-                (Kind::Elf, Some(r)) if self.fat_lto == FatLto::Bitcode => {
-                    let table = bitcode(&shown_member, &data[r.clone()]).map_err(|e| Error::at(&shown_member, e))?;
-                    embedded.push((j, r));
-                    MemberKind::Bitcode(Rc::new(table))
-                }
-                (Kind::Bitcode, _) => {
+            let kind = match classify(data) {
+                Kind::Bitcode => {
                     MemberKind::Bitcode(Rc::new(bitcode(&shown_member, data).map_err(|e| Error::at(&shown_member, e))?))
                 }
-                (Kind::Elf, _) => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
-                    ElfInput::Relocatable(t) => {
-                        if fat.is_some() {
+                Kind::Elf => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
+                    ElfInput::Relocatable { fat_lto: Some(r), .. } if self.fat_lto == FatLto::Bitcode => {
+                        let table =
+                            bitcode(&shown_member, &data[r.clone()]).map_err(|e| Error::at(&shown_member, e))?;
+                        embedded.push((j, r));
+                        MemberKind::Bitcode(Rc::new(table))
+                    }
+                    ElfInput::Relocatable { symbols, fat_lto } => {
+                        if fat_lto.is_some() {
                             self.fat_objects.insert(shown_member);
                         }
-                        MemberKind::Object(Rc::new(t))
+                        MemberKind::Object(Rc::new(symbols))
                     }
                     _ => MemberKind::Other,
                 },
@@ -273,15 +273,7 @@ impl DiskSource<'_> {
                 Ok(Content::Bitcode(Rc::new((self.bitcode)(&shown, bytes).map_err(|e| Error::at(&shown, e))?)))
             }
             Kind::Archive | Kind::ThinArchive => self.archive(path),
-            Kind::Elf => match crate::file_kind::fat_lto_bitcode(bytes) {
-                Some(r) if self.fat_lto == FatLto::Bitcode => {
-                    let bitcode = &self.files[path][r.clone()];
-                    let table = (self.bitcode)(&shown, bitcode).map_err(|e| Error::at(&shown, e))?;
-                    self.embedded.insert(path.to_path_buf(), r);
-                    Ok(Content::Bitcode(Rc::new(table)))
-                }
-                fat => self.elf(path, fat.is_some()),
-            },
+            Kind::Elf => self.elf(path),
             Kind::Empty => Err(Error::at(shown, "empty input file")),
             Kind::Other => match std::str::from_utf8(bytes) {
                 Ok(text) => Ok(Content::Script(text.to_string())),
@@ -292,16 +284,22 @@ impl DiskSource<'_> {
 }
 
 impl DiskSource<'_> {
-    /// An ELF file read as what it is (`fat`: a fat LTO object, which
-    /// [`DiskSource::fat_objects`] remembers).
-    fn elf(&mut self, path: &Path, fat: bool) -> Result<Content, Error> {
+    /// An ELF file: a native object or shared library, or (a fat LTO object
+    /// with [`FatLto::Bitcode`]) the bitcode it embeds. A fat object read
+    /// as native code is remembered ([`DiskSource::fat_objects`]).
+    fn elf(&mut self, path: &Path) -> Result<Content, Error> {
         let shown = path.display().to_string();
         match elf::read(&self.files[path]).map_err(|e| Error::at(&shown, e))? {
-            ElfInput::Relocatable(t) => {
-                if fat {
+            ElfInput::Relocatable { fat_lto: Some(r), .. } if self.fat_lto == FatLto::Bitcode => {
+                let table = (self.bitcode)(&shown, &self.files[path][r.clone()]).map_err(|e| Error::at(&shown, e))?;
+                self.embedded.insert(path.to_path_buf(), r);
+                Ok(Content::Bitcode(Rc::new(table)))
+            }
+            ElfInput::Relocatable { symbols, fat_lto } => {
+                if fat_lto.is_some() {
                     self.fat_objects.insert(shown);
                 }
-                Ok(Content::Object(Rc::new(t)))
+                Ok(Content::Object(Rc::new(symbols)))
             }
             ElfInput::Shared { soname, symbols } => Ok(Content::Shared { soname, symbols: Rc::new(symbols) }),
             ElfInput::Other(what) => Ok(Content::Opaque(what.to_string())),
