@@ -31,8 +31,8 @@ mod symtab;
 #[cfg(test)]
 mod tests;
 
-pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
 pub(crate) use elf::fat_lto_bitcode;
+pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
 pub use load::expression_symbols;
 pub use model::{
     Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, MovableGroup, OutsideRefs, Refs,

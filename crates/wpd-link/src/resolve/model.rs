@@ -245,13 +245,21 @@ impl LinkModel {
             bitcode_defined.extend(l.defined.iter().map(String::as_str));
             prevailing.extend(l.prevailing.iter().map(String::as_str));
         }
+        let elsewhere: BTreeSet<&str> = bitcode_defined.difference(&prevailing).copied().collect();
+        // The first native object defining each (one pass over the units).
+        let mut native: BTreeMap<&str, &str> = BTreeMap::new();
+        for l in self.loaded.iter().filter(|l| l.kind == LoadedKind::Object) {
+            for name in l.defined.iter().filter(|n| elsewhere.contains(n.as_str())) {
+                native.entry(name.as_str()).or_insert(l.name.as_str());
+            }
+        }
         let mut out = BTreeMap::new();
-        for name in bitcode_defined.difference(&prevailing) {
-            let keeper = if self.defined_by_command_line.contains(*name) {
+        for name in elsewhere {
+            let keeper = if self.defined_by_command_line.contains(name) {
                 "the command line (--defsym)".to_string()
             } else {
-                match self.loaded.iter().find(|l| l.kind == LoadedKind::Object && l.defined.contains(*name)) {
-                    Some(l) => format!("the native object {}", l.name),
+                match native.get(name) {
+                    Some(unit) => format!("the native object {unit}"),
                     None => "a definition outside the bitcode".to_string(),
                 }
             };

@@ -156,7 +156,7 @@ fn visible_targets<'a>(link: &Hierarchy<'a>, type_id: &str, offset: u64) -> Opti
         *count.entry(m.function).or_default() += 1;
     }
     let all = count.len();
-    let unknown = count.keys().find_map(|k| link.unknown_body(*k)).map(str::to_string);
+    let unknown = count.keys().find_map(|k| link.unknown_body(*k)).map(|u| u.to_string());
     let mut v: Vec<(SymKey<'a>, u32)> = count.into_iter().filter(|(k, _)| link.unknown_body(*k).is_none()).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     Some(VisibleTargets { all, known: v.into_iter().map(|(k, _)| k).collect(), unknown })

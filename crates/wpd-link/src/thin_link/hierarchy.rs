@@ -47,6 +47,45 @@ pub struct LinkFacts {
     pub kept_elsewhere: BTreeMap<String, String>,
 }
 
+impl LinkFacts {
+    /// Whether the output exports the non-local definition `name` to the
+    /// dynamic linker: as the link model says, or, when it does not know,
+    /// every definition that is not hidden in a shared or
+    /// `--export-dynamic` output.
+    pub fn exports(&self, name: &str, visibility: Visibility) -> bool {
+        match &self.exported {
+            Some(set) => set.contains(name),
+            None => (self.shared || self.export_dynamic) && visibility != Visibility::Hidden,
+        }
+    }
+}
+
+/// Why the program may run another body than the bitcode's for a
+/// function ([`Hierarchy::unknown_body`]); the reason reports give is its
+/// `Display`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownBody<'a> {
+    /// The link keeps a copy that is not bitcode, in this unit or option
+    /// (`LinkModel::kept_elsewhere`).
+    KeptElsewhere { name: &'a str, keeper: &'a str },
+    /// The dynamic linker may preempt it at run time.
+    Preemptible { name: &'a str },
+}
+
+impl std::fmt::Display for UnknownBody<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UnknownBody::KeptElsewhere { name, keeper } => {
+                write!(f, "the link keeps the definition of {name} in {keeper}, not the bitcode one")
+            }
+            UnknownBody::Preemptible { name } => write!(
+                f,
+                "{name} may be preempted at run time (a default-visibility definition a shared library exports; -Bsymbolic-functions or hidden or protected visibility binds it)"
+            ),
+        }
+    }
+}
+
 /// All summaries of one link, indexed.
 pub struct Hierarchy<'a> {
     pub summaries: &'a [ModuleSummary],
@@ -61,7 +100,7 @@ pub struct Hierarchy<'a> {
     facts: HashMap<SymKey<'a>, &'a FunctionFacts>,
     /// Non-local functions with a bitcode body that the program does not
     /// (or may not) run, with why (see [`Hierarchy::unknown_body`]).
-    unknown_bodies: HashMap<&'a str, String>,
+    unknown_bodies: HashMap<&'a str, UnknownBody<'a>>,
     /// Live symbols.
     live: HashSet<SymKey<'a>>,
     /// For each non-local name, the module (and linkage) of the copy the
@@ -71,7 +110,7 @@ pub struct Hierarchy<'a> {
 
 impl<'a> Hierarchy<'a> {
     /// Indexes `summaries` and computes liveness from the link's roots.
-    pub fn new(summaries: &'a [ModuleSummary], facts: &LinkFacts) -> Hierarchy<'a> {
+    pub fn new(summaries: &'a [ModuleSummary], facts: &'a LinkFacts) -> Hierarchy<'a> {
         let locals: Vec<HashSet<&str>> = summaries
             .iter()
             .map(|s| s.globals.iter().filter(|g| g.linkage.is_local()).map(|g| g.name.as_str()).collect())
@@ -117,53 +156,34 @@ impl<'a> Hierarchy<'a> {
     /// which the language makes interchangeable with any other). Nothing about such a function's body
     /// may be used: not its result, not its purity, not a direct call
     /// that LLVM could inline or fold with the bitcode body.
-    pub fn unknown_body(&self, key: SymKey<'a>) -> Option<&str> {
+    pub fn unknown_body(&self, key: SymKey<'a>) -> Option<UnknownBody<'a>> {
         if key.module.is_some() {
             return None;
         }
-        self.unknown_bodies.get(key.name).map(String::as_str)
+        self.unknown_bodies.get(key.name).copied()
     }
 
-    fn unknown_bodies(&self, facts: &LinkFacts) -> HashMap<&'a str, String> {
+    fn unknown_bodies(&self, facts: &'a LinkFacts) -> HashMap<&'a str, UnknownBody<'a>> {
         let mut out = HashMap::default();
-        for s in self.summaries {
-            for f in s.functions.iter().filter(|f| !f.linkage.is_local()) {
-                let name = f.name.as_str();
-                if out.contains_key(name) {
-                    continue;
-                }
-                // ODR copies (inline functions, templates) are the same
-                // function wherever they come from, native or preempting.
-                let odr =
-                    self.kept_copy(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
-                if odr {
-                    continue;
-                }
-                if let Some(keeper) = facts.kept_elsewhere.get(name) {
-                    out.insert(
-                        name,
-                        format!("the link keeps the definition of {name} in {keeper}, not the bitcode one"),
-                    );
-                    continue;
-                }
+        for f in self.summaries.iter().flat_map(|s| &s.functions).filter(|f| !f.linkage.is_local()) {
+            let name = f.name.as_str();
+            // ODR copies (inline functions, templates) are the same
+            // function wherever they come from, native or preempting.
+            let odr = self.kept_copy(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
+            if odr || out.contains_key(name) {
+                continue;
+            }
+            let why = if let Some((name, keeper)) = facts.kept_elsewhere.get_key_value(name) {
+                Some(UnknownBody::KeptElsewhere { name, keeper })
+            } else {
                 let preemptible = match &facts.preemptible {
                     Some(set) => set.contains(name),
-                    None => {
-                        let exported = match &facts.exported {
-                            Some(set) => set.contains(name),
-                            None => f.visibility != Visibility::Hidden,
-                        };
-                        facts.shared && exported && f.visibility == Visibility::Default
-                    }
+                    None => facts.shared && f.visibility == Visibility::Default && facts.exports(name, f.visibility),
                 };
-                if preemptible {
-                    out.insert(
-                        name,
-                        format!(
-                            "{name} may be preempted at run time (a default-visibility definition a shared library exports; -Bsymbolic-functions or hidden or protected visibility binds it)"
-                        ),
-                    );
-                }
+                preemptible.then_some(UnknownBody::Preemptible { name })
+            };
+            if let Some(why) = why {
+                out.insert(name, why);
             }
         }
         out
@@ -291,10 +311,7 @@ impl<'a> Hierarchy<'a> {
                 let from = self.key(m, &g.name);
                 edges.entry(from).or_default().extend(g.refs.iter().map(|r| self.key(m, r)));
                 if !g.linkage.is_local() {
-                    let exported = match &facts.exported {
-                        Some(set) => set.contains(&g.name),
-                        None => (facts.shared || facts.export_dynamic) && g.visibility != Visibility::Hidden,
-                    };
+                    let exported = facts.exports(&g.name, g.visibility);
                     let external = match &facts.external_refs {
                         None => true,
                         Some(refs) => refs.contains(&g.name),

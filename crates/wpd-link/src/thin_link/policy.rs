@@ -83,13 +83,7 @@ impl Policy {
     /// Whether the vtable's symbol is exported to the dynamic linker, where
     /// other modules may derive from it or replace it.
     pub fn dynamically_exported(&self, v: &Vtable) -> bool {
-        if v.linkage.is_local() || v.visibility == Visibility::Hidden {
-            return false;
-        }
-        match &self.facts.exported {
-            Some(set) => set.contains(&v.symbol),
-            None => self.facts.shared || self.facts.export_dynamic,
-        }
+        !v.linkage.is_local() && v.visibility != Visibility::Hidden && self.facts.exports(&v.symbol, v.visibility)
     }
 
     /// The vtable's vcall visibility after the policy: whole-program
