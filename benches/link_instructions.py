@@ -43,11 +43,11 @@ import thinlto_parity as parity
 WPD_PHASES = [
     ('backends', r'WpdThinBackend::run\('),
     ('summarize', r'wpd::summarize::summarize_reading$'),
-    ('rewrite devirtualized modules', r'wpd::backend::rewrite_to_bitcode$'),
-    ('regular parts as modules', r'wpd::backend::vtables_module$'),
+    ('rewrite devirtualized modules', r'wpd::backends::rewrite_to_bitcode$'),
+    ('regular parts as modules', r'wpd::backends::vtables_module$'),
     ('module layouts', r'wpd_llvm::lto::thinlto_layout$'),
     ('resolve the line', r'wpd_ld::inputs::resolve$'),
-    ("LLVM's add of the modules", r'wpd::thinlto::add_modules$'),
+    ("LLVM's add of the modules", r'wpd::backends::thinlto::add_modules$'),
     ("LLVM's thin link", r'llvm::lto::LTO::run\('),
     ('final link', r'wpd_ld::final_link$'),
 ]

@@ -1,5 +1,5 @@
 //! The link cache (`--wpd-cache-dir`, `--thinlto-cache-dir`,
-//! `-plugin-opt=cache-dir=`; `crates/wpd/src/cache.rs`): a relink with
+//! `-plugin-opt=cache-dir=`; `crates/wpd/src/backends/cache.rs`): a relink with
 //! nothing changed takes every summary, rewritten module and native object
 //! from the cache and writes the same program; a changed object misses
 //! only what depends on it; a corrupt entry is detected, rebuilt and never

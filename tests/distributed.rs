@@ -1,5 +1,5 @@
 //! Distributed backends (`wpd-ld --wpd-index-only=DIR`,
-//! `crates/wpd/src/distributed.rs`): a real CMake + Ninja project linked in
+//! `crates/wpd/src/backends/distributed.rs`): a real CMake + Ninja project linked in
 //! one process and as distributed jobs gives the same program, byte for
 //! byte, and the same report; a job runs anywhere its listed files are; the
 //! final link refuses objects of other inputs and jobs that have not run.

@@ -1,5 +1,5 @@
 //! What LLVM's ThinLTO does to wpd-ld's links beyond devirtualization
-//! (`fixtures/thinlto`, `crates/wpd/src/thinlto.rs`): the devirtualized
+//! (`fixtures/thinlto`, `crates/wpd/src/backends/thinlto.rs`): the devirtualized
 //! callee in another object is imported and inlined, one copy of a template instantiated in every object is compiled,
 //! dead external code is dropped unless exported, and functions only
 //! their own module calls are internalized. Every program prints what its -O0 build
@@ -464,7 +464,7 @@ fn vtables_placement() -> Check {
 }
 
 /// The real linker extracts the archive members the original link
-/// extracted, where it did (`wpd::extraction`): `main.o libx.a factory.o`,
+/// extracted, where it did (`wpd::final_link::extraction`): `main.o libx.a factory.o`,
 /// libx.a's impl.o loaded for factory.o's reference (lld resolves it
 /// backwards, after factory.o) and util.o for main.o's call to util(),
 /// which LTO inlines away. wpd devirtualizes main's call to Impl::f, a new

@@ -50,7 +50,7 @@ pub struct WpdOptions {
     pub spawn_linker: bool,
     pub unknown_options: UnknownOptions,
     /// `--wpd-index-only=DIR`: distributed backends (see
-    /// `wpd::distributed`).
+    /// `wpd::backends::distributed`).
     pub index_only: Option<PathBuf>,
     /// `--wpd-from-index=DIR`: the final link on the objects of DIR's jobs.
     pub from_index: Option<PathBuf>,
@@ -530,7 +530,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wpd::codegen::{DebuggerTuning, Profile};
+    use wpd::backends::codegen::{DebuggerTuning, Profile};
     use wpd_link::Item as LineItem;
 
     fn p(args: &[&str]) -> LinkArgs {

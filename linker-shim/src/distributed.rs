@@ -1,12 +1,12 @@
 //! wpd-ld's distributed mode (docs/cli.md "Distributed backends"):
 //! `--wpd-index-only=DIR` stops after the thin link and writes the link's
-//! backend jobs into DIR (`wpd::distributed`); `--wpd-from-index=DIR` is
+//! backend jobs into DIR (`wpd::backends::distributed`); `--wpd-from-index=DIR` is
 //! the final link, on the objects those jobs wrote.
 
 use crate::args::LinkArgs;
 use crate::options::Action;
 use std::path::{Path, PathBuf};
-use wpd::distributed::{
+use wpd::backends::distributed::{
     BackendOptions, FinalLink, JOBS_FILE, JobList, LINK_ARGS_FILE, NINJA_FILE, OPTIONS_FILE, REPORT_FILE,
 };
 use wpd::input::BitcodeInput;
@@ -102,7 +102,7 @@ pub fn write_jobs(
     link: &LinkArgs,
     summaries: &[wpd_summary::ModuleSummary],
     job_modules: &[String],
-    codegen: &wpd::codegen::CodegenOptions,
+    codegen: &wpd::backends::codegen::CodegenOptions,
     report: &serde_json::Value,
 ) -> Result<(), String> {
     let mut options = BackendOptions::new(codegen, &link.settings.llvm_options);

@@ -1,5 +1,5 @@
 //! Keeps the real linker's archive extraction as the original link had it
-//! ([`wpd::extraction`]): every native object that replaces a bitcode unit
+//! ([`wpd::final_link::extraction`]): every native object that replaces a bitcode unit
 //! keeps the strong references its bitcode made (a member extracted for
 //! one of them alone still loads, with its static initializers), and its
 //! new references are weak (a member the original link extracted later
@@ -7,8 +7,8 @@
 //! defines, global or weak.
 
 use std::collections::HashSet;
-use wpd::extraction::{References, keep_references};
-use wpd::thinlto::Natives;
+use wpd::backends::thinlto::Natives;
+use wpd::final_link::extraction::{References, keep_references};
 use wpd_link::{LinkModel, LoadedKind};
 
 /// Edits every native object of `natives` (one per loaded bitcode unit of
@@ -27,7 +27,7 @@ pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Optio
         compiled.push((&r.object, "the regular LTO object"));
     }
     for (object, name) in compiled {
-        defined.extend(wpd::extraction::global_definitions(object, name).map_err(|e| e.to_string())?);
+        defined.extend(wpd::final_link::extraction::global_definitions(object, name).map_err(|e| e.to_string())?);
     }
     let defined_in_link = |name: &str| defined.contains(name);
     let mut out = Vec::with_capacity(natives.objects.len());

@@ -17,7 +17,7 @@ use args::{Item, LinkArgs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use wpd::codegen::CodegenOptions;
+use wpd::backends::codegen::CodegenOptions;
 use wpd::input::{BitcodeInput, SplitPlacement};
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
@@ -145,7 +145,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         let modules = bitcode_modules(&link, &mut res)?;
         let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules))?;
         let report = (!report.is_null()).then_some(report);
-        let natives = wpd::thinlto::Natives { objects, ..Default::default() };
+        let natives = wpd::backends::thinlto::Natives { objects, ..Default::default() };
         let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
         keep_temps(tmp, link.settings.save_temps);
         return Ok(code);
@@ -162,7 +162,9 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
     // The cache's entries also depend on the -mllvm options, which no key names.
     let cache = match &link.settings.cache_dir {
-        Some(dir) => Some(wpd::cache::Cache::open(dir, &link.settings.llvm_options).map_err(|e| e.to_string())?),
+        Some(dir) => {
+            Some(wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options).map_err(|e| e.to_string())?)
+        }
         None => None,
     };
     let request = wpd::LinkRequest {
@@ -225,7 +227,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // The same link without devirtualization (--wpd-size-baseline): every
     // hierarchy open, no speculation. Same summaries, another policy: only
     // the plan and the backends run again.
-    let baseline = || -> Result<wpd::thinlto::Natives, String> {
+    let baseline = || -> Result<wpd::backends::thinlto::Natives, String> {
         let mut plain = policy.clone();
         plain.validation.force_open = vec!["*".into()];
         plain.validation.enabled = true;
@@ -245,7 +247,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         .map_err(|e| e.to_string())?;
         Ok(base.natives)
     };
-    let baseline: Option<&dyn Fn() -> Result<wpd::thinlto::Natives, String>> =
+    let baseline: Option<&dyn Fn() -> Result<wpd::backends::thinlto::Natives, String>> =
         link.wpd.size_baseline.then_some(&baseline);
     let code = final_link(&link, &linker, &res, &out.natives, report, &mut timings, start, baseline, tmp.path())?;
     // As lld: the cache is pruned after a link (when its policy's interval
@@ -270,11 +272,11 @@ fn final_link(
     link: &LinkArgs,
     linker: &RealLinker,
     res: &inputs::ResolvedLink<'_>,
-    natives: &wpd::thinlto::Natives,
+    natives: &wpd::backends::thinlto::Natives,
     report: Option<serde_json::Value>,
     timings: &mut Timings,
     start: std::time::Instant,
-    baseline: Option<&dyn Fn() -> Result<wpd::thinlto::Natives, String>>,
+    baseline: Option<&dyn Fn() -> Result<wpd::backends::thinlto::Natives, String>>,
     tmp: &Path,
 ) -> Result<u8, String> {
     let replacements = timings.phase("write", || write_natives(tmp, link, res, natives))?;
@@ -386,7 +388,7 @@ fn write_natives(
     dir: &Path,
     link: &LinkArgs,
     res: &inputs::ResolvedLink<'_>,
-    natives: &wpd::thinlto::Natives,
+    natives: &wpd::backends::thinlto::Natives,
 ) -> Result<Vec<Option<Vec<PathBuf>>>, String> {
     let model = &res.model;
     // The native objects must make the linker extract what the bitcode
@@ -668,7 +670,7 @@ fn keep_temps(tmp: tempfile::TempDir, save: bool) {
 
 /// Profiles the backends read must be readable: a one-line error naming the
 /// option now, not LLVM's diagnostic from a backend later.
-fn check_profiles(profile: &wpd::codegen::Profile) -> Result<(), String> {
+fn check_profiles(profile: &wpd::backends::codegen::Profile) -> Result<(), String> {
     let inputs = [
         (profile.sample.as_ref(), "sample-profile"),
         (profile.cs_profile.as_ref().filter(|_| !profile.cs_generate), "cs-profile-path"),

@@ -1,7 +1,7 @@
 //! Where the link's regular LTO object may stand. A split LTO unit the plan
 //! leaves alone is kept in two: its thin part compiled where the unit stood,
 //! its regular part (the vtables) either compiled with it, by its backend
-//! (`wpd::thinlto::compile`), or linked with the other units' regular parts
+//! (`wpd::backends::thinlto::compile`), or linked with the other units' regular parts
 //! into LLVM's one regular LTO module, as lld's LTO links them. That
 //! module's object stands in one place, so moving a unit's vtables there
 //! must not change what the real linker does.

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use wpd::codegen::CodegenOptions;
+use wpd::backends::codegen::CodegenOptions;
 use wpd::error::{Error, Result};
 use wpd::hierarchy::LinkFacts;
 use wpd::native::NativeScan;
@@ -252,7 +252,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Backend { input, link_options: Some(options), task, out, time, .. } => {
             let mut timings = Timings::default();
-            timings.phase("backend", || wpd::distributed::run_job(&input, &options, task, &out))?;
+            timings.phase("backend", || wpd::backends::distributed::run_job(&input, &options, task, &out))?;
             if time {
                 eprint!("{}", timings.render());
             }
@@ -388,7 +388,7 @@ fn backend(
     let (Some(input), None) = (inputs.first().filter(|i| i.member.is_none()), inputs.get(1)) else {
         return Err(Error::at(input.display().to_string(), "wpd backend takes one bitcode object, not an archive"));
     };
-    let (object, _) = timings.phase("backend", || wpd::backend::backend(input, &plan, opts))?;
+    let (object, _) = timings.phase("backend", || wpd::backends::backend(input, &plan, opts))?;
     timings.phase("write", || wpd_summary::container::write_bytes_atomic(&object, out))?;
     if time {
         eprint!("{}", timings.render());

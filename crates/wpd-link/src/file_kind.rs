@@ -39,16 +39,6 @@ pub fn classify(bytes: &[u8]) -> FileKind {
     }
 }
 
-/// Where the bitcode of a fat LTO object (`clang -ffat-lto-objects`) lies
-/// in it: the bytes of its `.llvm.lto` section. `None` for anything else
-/// (a plain object, bitcode, a malformed file).
-pub fn fat_lto_bitcode(bytes: &[u8]) -> Option<std::ops::Range<usize>> {
-    if classify(bytes) != FileKind::Elf {
-        return None;
-    }
-    crate::resolve::fat_lto_bitcode(bytes)
-}
-
 /// Whether the bytes are bitcode (plain or wrapped).
 pub fn is_bitcode(bytes: &[u8]) -> bool {
     matches!(classify(bytes), FileKind::Bitcode | FileKind::WrappedBitcode)

@@ -295,7 +295,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
             // native object it also is with `no-fat-lto-objects`, and
             // refused otherwise: clang says neither, so the plugin cannot
             // tell which half the user meant.
-            let Some(r) = wpd_link::file_kind::fat_lto_bitcode(&bytes) else { return Ok(false) };
+            let Some(r) = wpd_link::resolve::fat_lto_bitcode(&bytes) else { return Ok(false) };
             match state.options.fat_lto_objects {
                 Some(true) => bytes = bytes[r].to_vec(),
                 Some(false) => return Ok(false),

@@ -15,7 +15,7 @@ pub struct BitcodeInput {
     pub member: Option<String>,
     pub bytes: Vec<u8>,
     /// Where the caller can put the native code of this input when it is a
-    /// split LTO unit the plan leaves alone ([`crate::backend::split_apart`]).
+    /// split LTO unit the plan leaves alone ([`crate::backends::split_apart`]).
     pub split: SplitPlacement,
 }
 
@@ -29,12 +29,12 @@ pub enum SplitPlacement {
     /// One object where it stood, from two modules: its thin part as
     /// clang wrote it and its vtables, two modules for LLVM's thin link
     /// that the thin part's backend compiles as one
-    /// ([`crate::thinlto::compile`], which needs in-process backends).
+    /// ([`crate::backends::thinlto::compile`], which needs in-process backends).
     Joined,
     /// Its thin part as one object where it stood, its vtables in the
     /// link's one regular LTO object (LLVM's regular LTO links the regular
     /// parts of all such units, as lld's does), which the caller places
-    /// right before the first such input ([`crate::thinlto::Natives`]). For
+    /// right before the first such input ([`crate::backends::thinlto::Natives`]). For
     /// inputs that the linker loads at their place whatever comes before
     /// them: wpd-ld gives it to plain bitcode files standing together on the
     /// command line.

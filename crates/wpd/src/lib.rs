@@ -20,22 +20,16 @@
 //! [`devirtualize_and_compile`] (summarize → thin link → backend); the CLI
 //! runs the phases one at a time.
 
-pub mod backend;
-pub mod cache;
-pub mod codegen;
+pub mod backends;
 pub mod demangle;
-pub mod distributed;
-mod elf_symbols;
 pub mod error;
-pub mod extraction;
+pub mod final_link;
 pub mod input;
 pub mod progress;
 pub mod report;
 pub mod rewrite;
 pub mod settings;
-pub mod spread;
 pub mod summarize;
-pub mod thinlto;
 pub mod timing;
 
 pub use object;
@@ -43,6 +37,7 @@ pub use object;
 /// them; they live in the LLVM-free crate `wpd-link`.
 pub use wpd_link::{decide, hierarchy, layout, native, policy};
 
+use backends::{cache, codegen, thinlto};
 use error::{Error, Result};
 use input::BitcodeInput;
 use rayon::prelude::*;
@@ -188,7 +183,7 @@ pub enum Backends<'a> {
 /// LLVM's ThinLTO with the link's symbol resolutions (`symbols`), here or
 /// (`backends`) as distributed jobs. Objects come back in input order,
 /// byte-identical whatever `jobs` is. (`wpd backend --plan` compiles one
-/// module on its own: [`backend::backend`].)
+/// module on its own: [`backends::backend`].)
 #[allow(clippy::too_many_arguments)]
 pub fn devirtualize_and_compile(
     inputs: &[BitcodeInput],
@@ -266,22 +261,22 @@ pub fn compile_summarized(
         })?;
     }
     let in_process = matches!(backends, Backends::InProcess);
-    let rewritten = timings.phase("rewrite", || -> Result<Vec<backend::Rewritten>> {
+    let rewritten = timings.phase("rewrite", || -> Result<Vec<backends::Rewritten>> {
         let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
             wpd_llvm::thinlto_layout(&i.bytes, &i.name).map_err(|e| Error::at(&i.name, format!("invalid bitcode: {e}")))
         })?;
-        let split_flag = backend::link_split_flag(&layouts);
+        let split_flag = backends::link_split_flag(&layouts);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {
-            let index = backend::planned_index(&plan, &summaries[k], k)?;
+            let index = backends::planned_index(&plan, &summaries[k], k)?;
             // Modules the plan leaves alone go to ThinLTO as they are.
-            let apart = backend::split_apart(i, in_process, split_flag);
+            let apart = backends::split_apart(i, in_process, split_flag);
             if let Some(layout) = layouts[k].filter(|l| l.split_flag == split_flag)
-                && let Some(stats) = backend::passthrough(layout, &summaries[k], &plan, index, apart)
-                && let Some(as_is) = backend::unrewritten(i, layout, stats)?
+                && let Some(stats) = backends::passthrough(layout, &summaries[k], &plan, index, apart)
+                && let Some(as_is) = backends::unrewritten(i, layout, stats)?
             {
                 return Ok(as_is);
             }
-            let make = || backend::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify, split_flag);
+            let make = || backends::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify, split_flag);
             match (cache, plan_hash) {
                 (Some(c), Some(h)) => c.rewrite(i, &summaries[k], h, index, codegen.verify, split_flag, make),
                 _ => make(),
@@ -302,7 +297,7 @@ pub fn compile_summarized(
             (thinlto::Natives { prevailing, ..thinlto::Natives::default() }, modules)
         }
     };
-    let stats: Vec<backend::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
+    let stats: Vec<backends::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
     progress.finish();
     // Calls were rewritten to load bytes beside this vtable: a layout that
     // no module applied would make them read whatever lies there.
@@ -328,7 +323,7 @@ pub struct LinkOutput {
     /// Distributed backends: the file in the index directory that each
     /// input's job compiles, in input order.
     pub job_modules: Vec<String>,
-    pub stats: Vec<backend::BackendStats>,
+    pub stats: Vec<backends::BackendStats>,
 }
 
 /// Reads every input file (archives expand to their bitcode members).

@@ -7,7 +7,7 @@
 //! code generation options and the policy from these settings alone
 //! ([`LinkSettings::codegen`], [`LinkSettings::policy`]).
 
-use crate::codegen::{CodegenOptions, DebuggerTuning, MachineFlags, Profile};
+use crate::backends::codegen::{CodegenOptions, DebuggerTuning, MachineFlags, Profile};
 use crate::report::Remarks;
 use std::path::PathBuf;
 use wpd_link::hierarchy::LinkFacts;
@@ -213,7 +213,7 @@ impl LinkSettings {
     /// `cache-policy=` (lld's `--thinlto-cache-policy=`), checked by LLVM's
     /// own parser now: an invalid policy names the option.
     pub fn set_cache_policy(&mut self, policy: &str, shown: &str) -> Result<(), String> {
-        crate::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {e}"))?;
+        crate::backends::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {e}"))?;
         self.cache_policy = policy.to_string();
         Ok(())
     }

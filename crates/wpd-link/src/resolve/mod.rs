@@ -31,7 +31,7 @@ mod symtab;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use elf::fat_lto_bitcode;
+pub use elf::fat_lto_bitcode;
 pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
 pub use load::expression_symbols;
 pub use model::{

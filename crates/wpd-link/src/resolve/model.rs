@@ -98,7 +98,7 @@ pub struct Loaded {
     pub defined: BTreeSet<String>,
     /// For bitcode: the symbols its symbol table references, which decided
     /// what the link extracted. Filled by the link-line resolver (wpd-ld,
-    /// whose relink must extract the same, `wpd::extraction`); the
+    /// whose relink must extract the same, `wpd::final_link::extraction`); the
     /// linker plugin's model, which never relinks, leaves it empty.
     pub refs: Refs,
 }
@@ -184,7 +184,7 @@ pub struct LinkModel {
 /// holds changes neither what the link loads nor in which order, nor what
 /// any reference binds to. The thin link may therefore take it from
 /// another of these modules (when the members are ODR functions, whose
-/// copies are interchangeable: `wpd::spread`).
+/// copies are interchangeable: `wpd::backends::spread`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MovableGroup {
     /// The group's signature.

@@ -15,7 +15,7 @@ pub mod sizes;
 pub mod view;
 pub mod yaml;
 
-use crate::backend::{BackendStats, CallOutcome, Outcome};
+use crate::backends::{BackendStats, CallOutcome, Outcome};
 use crate::policy::Policy;
 use crate::timing::Timings;
 use serde_json::{Value, json};

@@ -21,10 +21,168 @@ pub mod unique_ret;
 pub mod virtual_const_prop;
 pub mod vtable_layout;
 
+use crate::error::{Error, Result};
+use crate::input::BitcodeInput;
 use crate::policy::Policy;
+use crate::summarize;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use wpd_link::outcome::Outcome;
-use wpd_llvm::{Module, RewriteError, VirtualCall};
-use wpd_summary::{CallSite, Plan};
+use wpd_llvm::{Context, Module, RewriteError, VirtualCall};
+use wpd_summary::{CallSite, Linkage, Plan};
+
+/// One call site and what the backend did to it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallOutcome {
+    /// The call site as the summarizer recorded it.
+    pub site: CallSite,
+    pub outcome: Outcome,
+}
+
+/// What the backend did to one module.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackendStats {
+    /// Every call site, in the order of the module's summary.
+    pub calls: Vec<CallOutcome>,
+    /// Plan layouts (indices into `Plan::layouts`) this module rebuilt.
+    pub layouts_rebuilt: Vec<u32>,
+    /// Type tests removed before codegen.
+    pub type_tests_dropped: u32,
+    /// The plan changed nothing here: the module went to ThinLTO as it was
+    /// ([`passthrough`]).
+    pub unchanged: bool,
+    /// An unchanged split unit kept in two ([`split_apart`]): its thin part
+    /// as clang wrote it, its vtables a module of their own.
+    pub kept_in_two: bool,
+    /// Of those, one whose vtables went to the link's regular LTO module
+    /// ([`SplitPlacement::RegularLto`]) rather than being compiled with
+    /// its thin part.
+    pub vtables_in_regular_lto: bool,
+}
+
+impl BackendStats {
+    /// Call sites with `outcome`.
+    pub fn count(&self, outcome: Outcome) -> u32 {
+        self.calls.iter().filter(|c| c.outcome == outcome).count() as u32
+    }
+}
+
+/// One input with the plan applied ([`module`]).
+pub struct Applied<'c> {
+    /// Both parts of a split unit linked into one module.
+    pub module: Module<'c>,
+    pub stats: BackendStats,
+    /// The names the plan gave this module's definitions (promotions,
+    /// vtable aliases).
+    pub introduced: BTreeSet<String>,
+    /// The definitions a split unit's regular part brought, by name
+    /// ([`definition_names`], taken before the parts are linked: a local
+    /// vtable given its alias's name afterwards is not among them, and
+    /// stays importable); none for a module that is not split.
+    pub regular_part: Vec<String>,
+}
+
+/// The rewrite of one input, every pass in its order: parses the input,
+/// applies the plan to both parts of a split unit, links them and drops
+/// leftover type tests; the module the backends optimize. `index` is the
+/// input's module in the plan, `hash` its content hash.
+pub fn module<'c>(
+    ctx: &'c Context,
+    input: &BitcodeInput,
+    plan: &Plan,
+    index: usize,
+    hash: &str,
+) -> Result<Applied<'c>> {
+    let mut modules = ctx
+        .parse_bitcode(&input.bytes, &input.name)
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+    let policy = call_policy(plan);
+    let mut stats = BackendStats::default();
+    let planned = &plan.modules[index];
+    let introduced = planned.promotions.iter().chain(&planned.vtable_aliases).map(|p| p.promoted.clone()).collect();
+
+    promote::apply(&modules, &planned.promotions, &input.name)?;
+    promote::keep(&modules, &planned.keep, &input.name)?;
+    // Aliases first: a unique-return comparison in this very module names
+    // the alias, and must not declare that name before it exists. Rebuilding
+    // the vtable later retargets the alias (replaceAllUsesWith).
+    promote::aliases(&modules, &planned.vtable_aliases, &input.name)?;
+    {
+        let parts: Vec<&Module<'_>> = modules.iter().collect();
+        for c in summarize::scan(&parts, hash) {
+            let part = &modules[c.part];
+            let outcome = match c.call {
+                Some(call) => apply(part, call, &c.site, plan, &policy).map_err(|e| {
+                    Error::at(&input.name, format!("cannot apply the plan to a call in {}: {e}", c.site.function))
+                })?,
+                None => Outcome::Indirect,
+            };
+            stats.calls.push(CallOutcome { site: c.site, outcome });
+        }
+    }
+    // The summary's order: by function, then test, program order within.
+    stats.calls.sort_by(|a, b| (&a.site.function, a.site.test_index).cmp(&(&b.site.function, b.site.test_index)));
+    for part in &modules {
+        stats.layouts_rebuilt.extend(vtable_layout::apply(part, plan, index as u32));
+    }
+    stats.layouts_rebuilt.sort_unstable();
+    stats.layouts_rebuilt.dedup();
+
+    let mut module = modules.remove(0);
+    let regular_part = modules.iter().flat_map(definition_names).collect();
+    for part in modules {
+        module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
+    }
+    refuse_cfi(input, &module)?;
+    stats.type_tests_dropped = type_tests::apply(&module) as u32;
+    // The local vtables other modules name through a hidden alias take the
+    // alias's name: with two names, code imported into another module
+    // could compare two "distinct" declarations of one vtable, which LLVM
+    // folds to false.
+    for a in &planned.vtable_aliases {
+        if !module.merge_hidden_alias(&a.symbol, &a.promoted) {
+            return Err(Error::at(&input.name, format!("cannot give vtable {} the name {}", a.symbol, a.promoted)));
+        }
+    }
+    Ok(Applied { module, stats, introduced, regular_part })
+}
+
+/// The names of the functions and variables `module` (a split unit's
+/// regular part) defines, but its `available_externally` copies: the
+/// definitions LLVM's importer must leave where they are
+/// ([`Module::write_thinlto_bitcode`]), whether the part is a module of its
+/// own or linked into its thin part. clang copies into that part the
+/// virtual functions eligible for constant propagation; their real
+/// definitions, in the thin part, LLVM may import as usual.
+pub fn definition_names(module: &Module<'_>) -> Vec<String> {
+    module
+        .functions()
+        .chain(module.globals())
+        .filter(|v| !v.is_declaration() && v.linkage() != Linkage::AvailableExternally)
+        .map(|v| v.name())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// Fails when `module` (of `input`) still holds control-flow integrity
+/// checks: wpd does not lower them, and dropping them would remove them.
+pub fn refuse_cfi(input: &BitcodeInput, module: &Module) -> Result<()> {
+    match module.count_type_checks() {
+        0 => Ok(()),
+        checks => Err(Error::at(
+            &input.name,
+            format!(
+                "{checks} control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and will not drop them"
+            ),
+        )),
+    }
+}
+
+/// The policy a module's calls are rewritten under: the plan's visibility;
+/// speculation and validation were decided by the thin link.
+pub fn call_policy(plan: &Plan) -> Policy {
+    Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() }
+}
 
 /// Applies the plan to one call (recorded as `site`): carries out what
 /// [`Outcome::planned`] says (the one place that decides), and returns what

@@ -1,65 +1,35 @@
-//! backend: one bitcode file + the plan → the rewritten module. Parses both
-//! parts of a split unit, applies the plan to each part, links them and
-//! drops leftover type tests; then either writes it back as ThinLTO bitcode
-//! for LLVM's thin link and backends ([`rewrite_to_bitcode`], wpd-ld) or
-//! optimizes and emits it on its own ([`backend`], `wpd backend`). A module
-//! the plan leaves alone skips all that ([`passthrough`]); a split unit
-//! among them may be kept in two instead of merged ([`split_apart`],
-//! [`vtables_module`]).
+//! The backends: each rewritten module ([`crate::rewrite`]) to native
+//! code. wpd-ld and the plugin hand the rewritten modules, as ThinLTO
+//! bitcode ([`rewrite_to_bitcode`]), to LLVM's ThinLTO ([`thinlto`]: its
+//! thin link, import and backends, with [`cache`] and the placement of
+//! prevailing copies in [`spread`]); a module the plan leaves alone skips
+//! the rewrite ([`passthrough`]), and a split unit among them may be kept
+//! in two instead of merged ([`split_apart`], [`vtables_module`]).
+//! `wpd backend` optimizes and emits one module on its own ([`backend`],
+//! [`codegen`]); [`distributed`] writes and runs the jobs of a link whose
+//! backends a build system distributes.
 //!
-//! The backend reports what it did to every call site ([`CallOutcome`]):
-//! those outcomes, not the plan's predictions, are what remarks and reports
-//! count, and a link where they differ from the plan is a bug the tests
-//! catch (see `report::mismatches`).
+//! The backend reports what it did to every call site
+//! ([`rewrite::CallOutcome`]): those outcomes, not the plan's predictions,
+//! are what remarks and reports count, and a link where they differ from
+//! the plan is a bug the tests catch (see `report::mismatches`).
 
-use crate::codegen::{self, CodegenOptions};
+pub mod cache;
+pub mod codegen;
+pub mod distributed;
+pub mod spread;
+pub mod thinlto;
+
 use crate::error::{Error, Result};
 use crate::input::{BitcodeInput, SplitPlacement};
-use crate::policy::Policy;
-use crate::rewrite;
-use crate::summarize;
-use serde::{Deserialize, Serialize};
+use crate::rewrite::{self, Applied};
+use codegen::CodegenOptions;
 use std::collections::BTreeSet;
-use wpd_llvm::{Context, Module};
-use wpd_summary::{CallSite, Linkage, Plan};
+use wpd_llvm::Context;
+use wpd_summary::Plan;
 
+pub use crate::rewrite::{BackendStats, CallOutcome};
 pub use wpd_link::outcome::Outcome;
-
-/// One call site and what the backend did to it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CallOutcome {
-    /// The call site as the summarizer recorded it.
-    pub site: CallSite,
-    pub outcome: Outcome,
-}
-
-/// What the backend did to one module.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BackendStats {
-    /// Every call site, in the order of the module's summary.
-    pub calls: Vec<CallOutcome>,
-    /// Plan layouts (indices into `Plan::layouts`) this module rebuilt.
-    pub layouts_rebuilt: Vec<u32>,
-    /// Type tests removed before codegen.
-    pub type_tests_dropped: u32,
-    /// The plan changed nothing here: the module went to ThinLTO as it was
-    /// ([`passthrough`]).
-    pub unchanged: bool,
-    /// An unchanged split unit kept in two ([`split_apart`]): its thin part
-    /// as clang wrote it, its vtables a module of their own.
-    pub kept_in_two: bool,
-    /// Of those, one whose vtables went to the link's regular LTO module
-    /// ([`SplitPlacement::RegularLto`]) rather than being compiled with
-    /// its thin part.
-    pub vtables_in_regular_lto: bool,
-}
-
-impl BackendStats {
-    /// Call sites with `outcome`.
-    pub fn count(&self, outcome: Outcome) -> u32 {
-        self.calls.iter().filter(|c| c.outcome == outcome).count() as u32
-    }
-}
 
 /// The index of `input`'s module in the plan (by content hash; among equal
 /// contents, by name).
@@ -80,13 +50,13 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let hash = input.content_hash();
     let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
-    let applied = rewrite(&ctx, input, plan, index, &hash)?;
+    let applied = rewrite::module(&ctx, input, plan, index, &hash)?;
     let object = codegen::emit(&applied.module, opts).map_err(|e| Error::at(&input.name, e))?;
     Ok((object, applied.stats))
 }
 
 /// One input rewritten under the plan, as ThinLTO bitcode for LLVM's thin
-/// link and backends (`crate::thinlto`).
+/// link and backends (`crate::backends::thinlto`).
 pub struct Rewritten {
     /// ThinLTO bitcode: one module (a split unit's parts linked), with a
     /// fresh module summary; `None`: the input's own bytes ([`passthrough`];
@@ -96,7 +66,7 @@ pub struct Rewritten {
     pub bitcode: Option<Vec<u8>>,
     /// A split unit kept in two: its regular part as a ThinLTO module of
     /// its own ([`vtables_module`]), which the thin part's backend compiles
-    /// with it, into its object ([`crate::thinlto::compile`]).
+    /// with it, into its object ([`crate::backends::thinlto::compile`]).
     pub vtables: Option<Vec<u8>>,
     pub stats: BackendStats,
     /// The names the rewrite gave this module's definitions (promoted
@@ -159,7 +129,7 @@ pub fn passthrough(
     if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m as usize == index) && defines(&l.symbol)) {
         return None;
     }
-    let policy = call_policy(plan);
+    let policy = rewrite::call_policy(plan);
     let mut stats = BackendStats { unchanged: true, ..BackendStats::default() };
     for site in &summary.call_sites {
         // A control-flow integrity check goes to the rewrite, which refuses it.
@@ -203,12 +173,6 @@ pub fn unrewritten(
     Ok(Some(Rewritten { bitcode: Some(thin), vtables: Some(vtables), ..Rewritten::unchanged(stats) }))
 }
 
-/// The policy a module's calls are rewritten under: the plan's visibility;
-/// speculation and validation were decided by the thin link.
-fn call_policy(plan: &Plan) -> Policy {
-    Policy { whole_program_visibility: plan.options.whole_program_visibility, ..Policy::default() }
-}
-
 /// The `EnableSplitLTOUnit` flag every module given to LLVM's ThinLTO
 /// carries: the more common one among the inputs' summaries (`layouts`,
 /// `None` for an input that is neither one ThinLTO module nor a split
@@ -241,29 +205,15 @@ pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> 
 /// virtual functions clang puts beside them (for constant propagation in
 /// LLVM's regular LTO). Parses this part only, never the thin part. The
 /// module is compiled by its thin part's backend
-/// ([`crate::thinlto::compile`]).
+/// ([`crate::backends::thinlto::compile`]).
 pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
     let ctx = Context::new();
     let module = ctx
         .parse_bitcode_module(&input.bytes, &input.name, 1)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
-    refuse_cfi(input, &module)?;
+    rewrite::refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);
-    module.write_thinlto_bitcode(true, &definition_names(&module)).map_err(|e| Error::at(&input.name, e))
-}
-
-/// Fails when `module` (of `input`) still holds control-flow integrity
-/// checks: wpd does not lower them, and dropping them would remove them.
-fn refuse_cfi(input: &BitcodeInput, module: &Module) -> Result<()> {
-    match module.count_type_checks() {
-        0 => Ok(()),
-        checks => Err(Error::at(
-            &input.name,
-            format!(
-                "{checks} control-flow integrity check(s) (-fsanitize=cfi) found; wpd does not lower CFI checks and will not drop them"
-            ),
-        )),
-    }
+    module.write_thinlto_bitcode(true, &rewrite::definition_names(&module)).map_err(|e| Error::at(&input.name, e))
 }
 
 /// Applies the plan to one input (`summary` its summary, `index` its
@@ -277,102 +227,13 @@ pub fn rewrite_to_bitcode(
     split_flag: bool,
 ) -> Result<Rewritten> {
     let ctx = Context::new();
-    let Applied { module, stats, introduced, regular_part } = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
+    let Applied { module, stats, introduced, regular_part } =
+        rewrite::module(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
         module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
     }
     let bitcode = module.write_thinlto_bitcode(split_flag, &regular_part).map_err(|e| Error::at(&input.name, e))?;
     Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
-}
-
-/// One input with the plan applied ([`rewrite`]).
-struct Applied<'c> {
-    /// Both parts of a split unit linked into one module.
-    module: Module<'c>,
-    stats: BackendStats,
-    /// The names the plan gave this module's definitions (promotions,
-    /// vtable aliases).
-    introduced: BTreeSet<String>,
-    /// The definitions a split unit's regular part brought, by name
-    /// ([`definition_names`], taken before the parts are linked: a local
-    /// vtable given its alias's name afterwards is not among them, and
-    /// stays importable); none for a module that is not split.
-    regular_part: Vec<String>,
-}
-
-/// Parses one input, applies the plan to both parts of a split unit, links
-/// them and drops leftover type tests: the module the backends optimize.
-/// `index` is the input's module in the plan, `hash` its content hash.
-fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize, hash: &str) -> Result<Applied<'c>> {
-    let mut modules = ctx
-        .parse_bitcode(&input.bytes, &input.name)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
-    let policy = call_policy(plan);
-    let mut stats = BackendStats::default();
-    let planned = &plan.modules[index];
-    let introduced = planned.promotions.iter().chain(&planned.vtable_aliases).map(|p| p.promoted.clone()).collect();
-
-    rewrite::promote::apply(&modules, &planned.promotions, &input.name)?;
-    rewrite::promote::keep(&modules, &planned.keep, &input.name)?;
-    // Aliases first: a unique-return comparison in this very module names
-    // the alias, and must not declare that name before it exists. Rebuilding
-    // the vtable later retargets the alias (replaceAllUsesWith).
-    rewrite::promote::aliases(&modules, &planned.vtable_aliases, &input.name)?;
-    {
-        let parts: Vec<&Module<'_>> = modules.iter().collect();
-        for c in summarize::scan(&parts, hash) {
-            let part = &modules[c.part];
-            let outcome = match c.call {
-                Some(call) => rewrite::apply(part, call, &c.site, plan, &policy).map_err(|e| {
-                    Error::at(&input.name, format!("cannot apply the plan to a call in {}: {e}", c.site.function))
-                })?,
-                None => Outcome::Indirect,
-            };
-            stats.calls.push(CallOutcome { site: c.site, outcome });
-        }
-    }
-    // The summary's order: by function, then test, program order within.
-    stats.calls.sort_by(|a, b| (&a.site.function, a.site.test_index).cmp(&(&b.site.function, b.site.test_index)));
-    for part in &modules {
-        stats.layouts_rebuilt.extend(rewrite::vtable_layout::apply(part, plan, index as u32));
-    }
-    stats.layouts_rebuilt.sort_unstable();
-    stats.layouts_rebuilt.dedup();
-
-    let mut module = modules.remove(0);
-    let regular_part = modules.iter().flat_map(definition_names).collect();
-    for part in modules {
-        module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
-    }
-    refuse_cfi(input, &module)?;
-    stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;
-    // The local vtables other modules name through a hidden alias take the
-    // alias's name: with two names, code imported into another module
-    // could compare two "distinct" declarations of one vtable, which LLVM
-    // folds to false.
-    for a in &planned.vtable_aliases {
-        if !module.merge_hidden_alias(&a.symbol, &a.promoted) {
-            return Err(Error::at(&input.name, format!("cannot give vtable {} the name {}", a.symbol, a.promoted)));
-        }
-    }
-    Ok(Applied { module, stats, introduced, regular_part })
-}
-
-/// The names of the functions and variables `module` (a split unit's
-/// regular part) defines, but its `available_externally` copies: the
-/// definitions LLVM's importer must leave where they are
-/// ([`Module::write_thinlto_bitcode`]), whether the part is a module of its
-/// own or linked into its thin part. clang copies into that part the
-/// virtual functions eligible for constant propagation; their real
-/// definitions, in the thin part, LLVM may import as usual.
-fn definition_names(module: &Module<'_>) -> Vec<String> {
-    module
-        .functions()
-        .chain(module.globals())
-        .filter(|v| !v.is_declaration() && v.linkage() != Linkage::AvailableExternally)
-        .map(|v| v.name())
-        .filter(|n| !n.is_empty())
-        .collect()
 }
 
 #[cfg(test)]

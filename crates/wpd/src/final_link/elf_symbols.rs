@@ -1,5 +1,5 @@
 //! Appends strong undefined references to an x86-64 ELF relocatable
-//! object's symbol table, for [`crate::extraction`], which gives a native
+//! object's symbol table, for [`crate::final_link::extraction`], which gives a native
 //! object the references its bitcode made and LLVM's code no longer does.
 //! Each is global, of default visibility (which, unlike a hidden one,
 //! changes nothing about the symbol it binds to), undefined.
@@ -17,7 +17,7 @@ use object::elf::{ET_REL, FileHeader64, SHT_SYMTAB, STB_GLOBAL, SectionHeader64,
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
 /// An x86-64 ELF relocatable object with a symbol table, as read by the
-/// `object` crate: what [`add_references`] and [`crate::extraction`] edit.
+/// `object` crate: what [`add_references`] and [`crate::final_link::extraction`] edit.
 pub(crate) struct Object<'d> {
     pub header: &'d FileHeader64<LE>,
     pub endian: LE,

@@ -21,7 +21,7 @@
 //! Entries are named `llvmcache-…` so LLVM's own pruning (lld's
 //! `--thinlto-cache-policy` syntax) manages all of them.
 
-use crate::backend::{BackendStats, Rewritten};
+use crate::backends::{BackendStats, Rewritten};
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
 use serde::{Deserialize, Serialize};

@@ -7,11 +7,11 @@
 //! import (which now sees the direct calls devirtualization made), then
 //! the ThinLTO backend pipeline and code generation per module.
 
-use crate::backend::Rewritten;
-use crate::codegen::CodegenOptions;
+use crate::backends::Rewritten;
+use crate::backends::codegen::CodegenOptions;
+use crate::backends::spread::{PrevailingCopies, Spread};
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
-use crate::spread::{PrevailingCopies, Spread};
 use std::collections::HashSet;
 use std::path::Path;
 use wpd_link::lto::{LtoSymbols, SymbolView};
@@ -56,7 +56,7 @@ struct Part {
 /// (a split unit kept in two: its thin part so, its vtables under
 /// `names[k]` with `#vtables`), with the resolutions of the link model,
 /// movable comdat groups placed where the backends have least to do
-/// ([`crate::spread`]). Returns the input each added module, in task
+/// ([`crate::backends::spread`]). Returns the input each added module, in task
 /// order, comes from, and the placement.
 fn add_modules<'b>(
     lto: &mut ThinLto<'b>,
@@ -98,7 +98,7 @@ fn add_modules<'b>(
                     .map(|s| s.name.as_str())
             })
             .collect();
-        spread = crate::spread::spread(symbols.movable(), summaries, symbols, &|n| unfit.contains(n));
+        spread = crate::backends::spread::spread(symbols.movable(), summaries, symbols, &|n| unfit.contains(n));
     }
     let symbols = symbols.with_moves(std::mem::take(&mut spread.moves));
     let mut parts = Vec::with_capacity(opened.len());
@@ -190,7 +190,7 @@ pub fn compile(
     symbols: &LtoSymbols<'_>,
     opts: &CodegenOptions,
     jobs: Option<usize>,
-    cache: Option<&crate::cache::Cache>,
+    cache: Option<&crate::backends::cache::Cache>,
     progress: &crate::progress::Progress,
 ) -> Result<Natives> {
     // Split units whose vtables go to LLVM's regular LTO module, the first

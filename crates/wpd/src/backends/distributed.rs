@@ -23,7 +23,7 @@
 //! --wpd-from-index=DIR`), which produces what the in-process link would
 //! have.
 
-use crate::codegen::{CodegenOptions, DebuggerTuning, MachineFlags, Profile};
+use crate::backends::codegen::{CodegenOptions, DebuggerTuning, MachineFlags, Profile};
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -324,7 +324,7 @@ pub fn run_job(module: &Path, options: &Path, task: u32, out: &Path) -> Result<(
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
-    let object = crate::thinlto::backend_job(module, &codegen, task)?;
+    let object = crate::backends::thinlto::backend_job(module, &codegen, task)?;
     if object.is_empty() {
         return Err(Error::at(module.display().to_string(), "LLVM's ThinLTO produced no object for this module"));
     }

@@ -28,10 +28,10 @@
 //! (a reference wpd's rewrite removed, to a vtable say: restored, it would
 //! dangle). The weakening edits the binding in
 //! the symbol's own entry; the lost references are appended after every
-//! symbol ([`crate::elf_symbols`]), so no symbol index moves.
+//! symbol ([`crate::final_link::elf_symbols`]), so no symbol index moves.
 
-use crate::elf_symbols::{Object, add_references};
 use crate::error::{Error, Result};
+use crate::final_link::elf_symbols::{Object, add_references};
 
 use object::LittleEndian as LE;
 use object::elf::{SHN_UNDEF, STB_GLOBAL, STB_LOCAL, STB_WEAK, Sym64};
