@@ -9,6 +9,7 @@
 
 use crate::options::{self, Action, Arity, Spec};
 use std::path::PathBuf;
+use wpd::error::{Error, Result};
 use wpd_link::resolve::{StateChange, StateStack};
 use wpd_link::{Item as LineItem, LinkLine};
 
@@ -135,16 +136,16 @@ pub fn split_response(text: &str) -> Vec<String> {
 }
 
 /// Expands `@file` arguments (recursively, up to a depth limit).
-pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>, String> {
-    fn go(args: Vec<String>, depth: u32, out: &mut Vec<String>) -> Result<(), String> {
+pub fn expand_response_files(args: Vec<String>) -> Result<Vec<String>> {
+    fn go(args: Vec<String>, depth: u32, out: &mut Vec<String>) -> Result<()> {
         for a in args {
             match a.strip_prefix('@') {
                 Some(path) if !path.is_empty() => {
                     if depth > 16 {
-                        return Err(format!("response files nested too deeply at @{path}"));
+                        return Err(Error::msg(format!("response files nested too deeply at @{path}")));
                     }
-                    let text =
-                        std::fs::read_to_string(path).map_err(|e| format!("cannot read response file {path}: {e}"))?;
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| Error::msg(format!("cannot read response file {path}: {e}")))?;
                     go(split_response(&text), depth + 1, out)?;
                 }
                 _ => out.push(a),
@@ -184,7 +185,7 @@ pub fn response_file_text(args: &[String]) -> String {
 
 /// `args` without the options whose action is `action` (with their values):
 /// the command line as given, minus those.
-pub fn without_action(args: &[String], action: Action) -> Result<Vec<String>, String> {
+pub fn without_action(args: &[String], action: Action) -> Result<Vec<String>> {
     let mut out = Vec::with_capacity(args.len());
     let mut i = 0;
     while i < args.len() {
@@ -216,7 +217,7 @@ enum Scanned {
 /// option when its name is one (`-export-dynamic`, `-soname`), except
 /// after `o` (`-ofile` is `-o file`, as in GNU ld), else a short option
 /// with its value joined (`-lfoo`, `-L/dir`).
-fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned, String> {
+fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned> {
     let arg = &args[*i];
     let (body, double) = match arg.strip_prefix("--") {
         Some(b) => (b, true),
@@ -226,7 +227,7 @@ fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned, String> {
         Some((n, v)) => (n, Some(v.to_string())),
         None => (body, None),
     };
-    let value_of = |spec: &'static Spec, joined: Option<String>, i: &mut usize| -> Result<Scanned, String> {
+    let value_of = |spec: &'static Spec, joined: Option<String>, i: &mut usize| -> Result<Scanned> {
         let mut raw = vec![arg.clone()];
         let value = match spec.arity {
             Arity::Flag if joined.is_some() => return Ok(Scanned::Unknown(arg.clone())),
@@ -236,7 +237,7 @@ fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned, String> {
                 Some(v) => Some(v),
                 None => {
                     *i += 1;
-                    let v = args.get(*i).ok_or_else(|| format!("option {arg} needs a value"))?;
+                    let v = args.get(*i).ok_or_else(|| Error::msg(format!("option {arg} needs a value")))?;
                     raw.push(v.clone());
                     Some(v.clone())
                 }
@@ -270,7 +271,7 @@ fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned, String> {
 }
 
 /// Scans an ld command line (response files already expanded).
-pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
+pub fn parse(args: &[String]) -> Result<LinkArgs> {
     let mut out = LinkArgs::default();
     let mut state = StateStack::default();
     let mut unknown: Vec<String> = Vec::new();
@@ -289,11 +290,11 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             Scanned::Unknown(raw) => {
                 let body = raw.trim_start_matches('-');
                 if body.starts_with("wpd-") {
-                    return Err(format!("unknown wpd option {raw}"));
+                    return Err(Error::msg(format!("unknown wpd option {raw}")));
                 }
                 let lto = ["lto-", "no-lto-", "thinlto-", "opt-remarks"];
                 if lto.iter().any(|p| body.starts_with(p)) {
-                    return Err(format!("LTO option {raw} is not supported by wpd-ld"));
+                    return Err(Error::msg(format!("LTO option {raw} is not supported by wpd-ld")));
                 }
                 unknown.push(raw.clone());
                 out.items.push(Item::Pass(vec![raw]));
@@ -329,7 +330,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             Action::Format => match v.as_str() {
                 "binary" => state.apply(StateChange::Binary(true))?,
                 f if f == "default" || f.starts_with("elf") => state.apply(StateChange::Binary(false))?,
-                _ => return Err(format!("input format {v} ({shown}) is not supported by wpd-ld")),
+                _ => return Err(Error::msg(format!("input format {v} ({shown}) is not supported by wpd-ld"))),
             },
             Action::Entry => out.line.entry = Some(v),
             Action::Undefined => out.line.undefined.push(v),
@@ -342,7 +343,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 Some((name, expr)) if !name.is_empty() => {
                     out.line.defsyms.push((name.trim().to_string(), expr.to_string()))
                 }
-                _ => return Err(format!("invalid {shown} (expected --defsym=SYMBOL=EXPRESSION)")),
+                _ => return Err(Error::msg(format!("invalid {shown} (expected --defsym=SYMBOL=EXPRESSION)"))),
             },
             Action::Shared => out.shared = true,
             Action::Relocatable => out.relocatable = true,
@@ -370,7 +371,9 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             Action::UnknownRefs => {
                 out.line.unknown.get_or_insert_with(|| format!("{shown} (which wpd does not model)"));
             }
-            Action::Refuse(why) => return Err(format!("linker option {shown} is not supported by wpd-ld: {why}")),
+            Action::Refuse(why) => {
+                return Err(Error::msg(format!("linker option {shown} is not supported by wpd-ld: {why}")));
+            }
             Action::Z => {
                 if options::z_keyword(&v).is_none() {
                     unknown.push(shown.clone());
@@ -388,7 +391,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             }
             Action::LtoO => {
                 out.settings.opt_level =
-                    v.parse::<u8>().map_err(|_| format!("invalid optimization level {shown}"))?.min(3);
+                    v.parse::<u8>().map_err(|_| Error::msg(format!("invalid optimization level {shown}")))?.min(3);
                 pass = false;
             }
             Action::LtoWholeProgramVisibility(on) => {
@@ -421,7 +424,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             }
             Action::CacheDir => {
                 if v.is_empty() {
-                    return Err(format!("{shown} needs a directory"));
+                    return Err(Error::msg(format!("{shown} needs a directory")));
                 }
                 out.settings.cache_dir = Some(PathBuf::from(&v));
                 pass = false;
@@ -477,7 +480,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
             }
             Action::WpdIndexOnly | Action::WpdFromIndex => {
                 if v.is_empty() {
-                    return Err(format!("{shown} needs a directory"));
+                    return Err(Error::msg(format!("{shown} needs a directory")));
                 }
                 let dir = Some(PathBuf::from(&v));
                 if spec.action == Action::WpdIndexOnly {
@@ -499,7 +502,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
                 out.wpd.unknown_options = match v.as_str() {
                     "error" => UnknownOptions::Error,
                     "unknown-refs" => UnknownOptions::UnknownRefs,
-                    _ => return Err(format!("invalid --wpd-unknown-options={v} (error or unknown-refs)")),
+                    _ => return Err(Error::msg(format!("invalid --wpd-unknown-options={v} (error or unknown-refs)"))),
                 };
                 pass = false;
             }
@@ -511,10 +514,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs, String> {
     if let Some(first) = unknown.first() {
         match out.wpd.unknown_options {
             UnknownOptions::Error => {
-                return Err(format!(
+                return Err(Error::msg(format!(
                     "unknown linker option {first} may change symbol resolution; wpd-ld does not pass it on \
                      (-Wl,--wpd-unknown-options=unknown-refs links anyway, with every outside reference unknown)"
-                ));
+                )));
             }
             UnknownOptions::UnknownRefs => {
                 out.line.unknown.get_or_insert_with(|| format!("the unknown linker option {first}"));
@@ -600,7 +603,7 @@ mod tests {
         assert_eq!(a.settings.remarks, wpd::report::Remarks::Passed);
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));
         assert!(a.items.is_empty());
-        assert!(parse(&["--wpd-bogus".to_string()]).unwrap_err().contains("--wpd-bogus"));
+        assert!(parse(&["--wpd-bogus".to_string()]).unwrap_err().to_string().contains("--wpd-bogus"));
         let c = p(&["--wpd-no-validate", "--wpd-known-safe=_ZTV3Foo", "--wpd-open", "_ZTV*Bar", "--wpd-speculate=2"]);
         assert!(!c.settings.validate);
         assert_eq!(c.settings.known_safe, vec!["_ZTV3Foo"]);
@@ -608,7 +611,7 @@ mod tests {
         assert_eq!(c.settings.speculate, 2);
         assert_eq!(p(&["--wpd-speculate=off"]).settings.speculate, 0);
         assert!(parse(&["--wpd-speculate=3".to_string()]).is_err());
-        assert!(parse(&["-plugin-opt=bogus".to_string()]).unwrap_err().contains("-plugin-opt=bogus"));
+        assert!(parse(&["-plugin-opt=bogus".to_string()]).unwrap_err().to_string().contains("-plugin-opt=bogus"));
         let b = p(&["--lto-whole-program-visibility", "--no-lto-whole-program-visibility"]);
         assert!(!b.settings.whole_program_visibility);
     }
@@ -626,7 +629,7 @@ mod tests {
         );
         assert_eq!(p(&["-plugin-opt=cache-policy=prune_interval=1h"]).settings.cache_policy, "prune_interval=1h");
         let e = parse(&["--thinlto-cache-policy=prune_after=forever".to_string()]).unwrap_err();
-        assert!(e.contains("--thinlto-cache-policy"), "{e}");
+        assert!(e.to_string().contains("--thinlto-cache-policy"), "{e}");
         assert!(parse(&["-plugin-opt=cache-dir=".to_string()]).is_err());
         assert!(parse(&["--thinlto-cache-dir=".to_string()]).is_err());
     }
@@ -636,11 +639,11 @@ mod tests {
         let a = p(&["--wpd-index-only=jobs", "a.o"]);
         assert_eq!(a.wpd.index_only, Some(PathBuf::from("jobs")));
         assert_eq!(p(&["--wpd-from-index", "d", "a.o"]).wpd.from_index, Some(PathBuf::from("d")));
-        assert!(parse(&["--wpd-index-only=".to_string()]).unwrap_err().contains("needs a directory"));
+        assert!(parse(&["--wpd-index-only=".to_string()]).unwrap_err().to_string().contains("needs a directory"));
         // lld's own distributed ThinLTO would run clang's backends.
         for lld in ["--thinlto-index-only", "--thinlto-index-only=list.txt", "--thinlto-emit-imports-files"] {
             let e = parse(&[lld.to_string()]).unwrap_err();
-            assert!(e.contains("--wpd-index-only"), "{lld}: {e}");
+            assert!(e.to_string().contains("--wpd-index-only"), "{lld}: {e}");
         }
         // The final link's command line: the link's own, minus the option.
         let argv: Vec<String> =
@@ -706,7 +709,7 @@ mod tests {
             let args: Vec<String> =
                 (0..next(8)).map(|_| (0..1 + next(3)).map(|_| PARTS[next(PARTS.len())]).collect::<String>()).collect();
             if let Err(e) = parse(&args) {
-                assert!(!e.contains('\n'), "{e}");
+                assert!(!e.to_string().contains('\n'), "{e}");
             }
             let joined = args.join(" ");
             let _ = split_response(&joined);
@@ -743,7 +746,7 @@ mod tests {
         assert_eq!(p(&["-mllvm", "--debugger-tune=sce"]).settings.machine.debugger_tuning, Some(DebuggerTuning::Sce));
         assert!(!p(&["-plugin-opt=-emulated-tls=false"]).settings.machine.emulated_tls);
         for bad in ["-plugin-opt=-debugger-tune=vi", "-plugin-opt=-debugger-tune", "-plugin-opt=-emulated-tls=2"] {
-            assert!(parse(&[bad.to_string()]).unwrap_err().contains(bad), "{bad}");
+            assert!(parse(&[bad.to_string()]).unwrap_err().to_string().contains(bad), "{bad}");
         }
         // A longer name is another option, for LLVM to judge.
         assert_eq!(p(&["-plugin-opt=-emulated-tls-x"]).settings.llvm_options, vec!["-emulated-tls-x"]);
@@ -756,7 +759,7 @@ mod tests {
         assert_eq!(p(&["-mllvm", "-mcpu=znver3", "-plugin-opt=mcpu=haswell"]).settings.cpu, "haswell");
         assert_eq!(p(&["-plugin-opt=--mcpu=native"]).settings.cpu, "native");
         assert!(p(&["-mllvm", "-mcpu=znver3"]).settings.llvm_options.is_empty());
-        assert!(parse(&["-mllvm".to_string(), "-mcpu=".to_string()]).unwrap_err().contains("needs a value"));
+        assert!(parse(&["-mllvm".to_string(), "-mcpu=".to_string()]).unwrap_err().to_string().contains("needs a value"));
         // Other code generation flags go to LLVM's parser, which knows them.
         assert_eq!(p(&["-mllvm", "-align-loops=32"]).settings.llvm_options, vec!["-align-loops=32"]);
     }
@@ -782,7 +785,7 @@ mod tests {
         assert!(parse(&["-plugin-opt=dwo_dir=".to_string()]).is_err());
         for refused in ["-plugin-opt=opt-remarks-filename=x.yaml", "-plugin-opt=stats-file=x.stats"] {
             let e = parse(&[refused.to_string()]).unwrap_err();
-            assert!(e.contains(refused) && e.contains("not supported"), "{e}");
+            assert!(e.to_string().contains(refused) && e.to_string().contains("not supported"), "{e}");
         }
     }
 
@@ -843,7 +846,7 @@ mod tests {
         assert!(helper.static_only && helper.whole_archive && helper.as_needed);
         assert_eq!(states[1], ("greet", wpd_link::InputState::default()));
         let e = parse(&["--pop-state".to_string()]).unwrap_err();
-        assert!(e.contains("--pop-state"), "{e}");
+        assert!(e.to_string().contains("--pop-state"), "{e}");
     }
 
     #[test]
@@ -895,8 +898,8 @@ mod tests {
         for bad in ["--frobnicate", "-Q", "--export-all-symbols", "-z", "-zbogus"] {
             let args: Vec<String> = if bad == "-z" { vec!["-z".into(), "bogus".into()] } else { vec![bad.to_string()] };
             let e = parse(&args).unwrap_err();
-            assert!(e.starts_with("unknown linker option ") && e.contains("may change symbol resolution"), "{e}");
-            assert!(!e.contains('\n'));
+            assert!(e.to_string().starts_with("unknown linker option ") && e.to_string().contains("may change symbol resolution"), "{e}");
+            assert!(!e.to_string().contains('\n'));
         }
         let a = p(&["--frobnicate=3", "a.o", "--wpd-unknown-options=unknown-refs"]);
         assert_eq!(a.items[0], Item::Pass(vec!["--frobnicate=3".into()]));
@@ -904,7 +907,7 @@ mod tests {
         assert!(parse(&["--wpd-unknown-options=maybe".to_string()]).is_err());
         // Known but not honourable: refused with the reason.
         let e = parse(&["--remap-inputs=a.o=b.o".to_string()]).unwrap_err();
-        assert!(e.contains("--remap-inputs") && e.contains("not supported"), "{e}");
+        assert!(e.to_string().contains("--remap-inputs") && e.to_string().contains("not supported"), "{e}");
         // Modelled conservatively.
         assert!(p(&["--just-symbols=syms.o"]).line.unknown.is_some());
         assert_eq!(p(&["--version-script=v.map"]).line.exports.version_scripts, vec!["v.map"]);

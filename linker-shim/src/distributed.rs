@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use wpd::backends::distributed::{
     BackendOptions, FinalLink, JOBS_FILE, JobList, LINK_ARGS_FILE, NINJA_FILE, OPTIONS_FILE, REPORT_FILE,
 };
+use wpd::error::{Error, Result};
 use wpd::input::BitcodeInput;
 use wpd_summary::container::write_bytes_atomic;
 
@@ -17,21 +18,22 @@ use wpd_summary::container::write_bytes_atomic;
 /// objects are removed first, so that a link step that fails leaves no job
 /// list, and the final link never takes an object that this index's jobs
 /// did not write.
-pub fn prepare(dir: &Path) -> Result<PathBuf, String> {
-    let dir = std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: cannot create the index directory: {e}", dir.display()))?;
+pub fn prepare(dir: &Path) -> Result<PathBuf> {
+    let dir = std::path::absolute(dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::msg(format!("{}: cannot create the index directory: {e}", dir.display())))?;
     let list = dir.join(JOBS_FILE);
     if list.exists() {
-        let old = JobList::read(&dir).map_err(|e| e.to_string())?;
+        let old = JobList::read(&dir)?;
         for job in &old.jobs {
             remove_if_there(&dir.join(&job.object))?;
         }
         remove_if_there(&list)?;
-    } else if std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?.next().is_some() {
-        return Err(format!(
+    } else if std::fs::read_dir(&dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?.next().is_some() {
+        return Err(Error::msg(format!(
             "{}: the index directory is neither empty nor an earlier --wpd-index-only's (no {JOBS_FILE})",
             dir.display()
-        ));
+        )));
     }
     Ok(dir)
 }
@@ -73,23 +75,23 @@ impl Drop for Pending {
     }
 }
 
-fn remove_if_there(path: &Path) -> Result<(), String> {
+fn remove_if_there(path: &Path) -> Result<()> {
     match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("{}: {e}", path.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Error::msg(format!("{}: {e}", path.display()))),
         _ => Ok(()),
     }
 }
 
 /// The `wpd` executable that runs the jobs: beside wpd-ld (as installed and
 /// as built), else the one in `PATH`.
-fn wpd_executable() -> Result<PathBuf, String> {
+fn wpd_executable() -> Result<PathBuf> {
     let beside = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.join("wpd")));
     if let Some(p) = beside.filter(|p| p.is_file()) {
         return Ok(p);
     }
-    crate::which("wpd")
-        .and_then(|p| std::path::absolute(p).ok())
-        .ok_or_else(|| "the wpd executable (which runs the backend jobs) is neither beside wpd-ld nor in PATH".into())
+    crate::which("wpd").and_then(|p| std::path::absolute(p).ok()).ok_or_else(|| {
+        Error::msg("the wpd executable (which runs the backend jobs) is neither beside wpd-ld nor in PATH")
+    })
 }
 
 /// Writes the jobs of an index-only link into `dir` (already holding the
@@ -104,7 +106,7 @@ pub fn write_jobs(
     job_modules: &[String],
     codegen: &wpd::backends::codegen::CodegenOptions,
     report: &serde_json::Value,
-) -> Result<(), String> {
+) -> Result<()> {
     let mut options = BackendOptions::new(codegen, &link.settings.llvm_options);
     // The profiles the backends read travel with the jobs; the split DWARF
     // directory stays the link's own (the objects name their .dwo files).
@@ -122,9 +124,9 @@ pub fn write_jobs(
     write(dir, OPTIONS_FILE, &json(&options))?;
     let link_args = crate::args::without_action(argv, Action::WpdIndexOnly)?;
     write(dir, LINK_ARGS_FILE, &crate::args::response_file_text(&link_args))?;
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    let cwd = std::env::current_dir().map_err(|e| Error::msg(format!("cannot read the working directory: {e}")))?;
     let output = cwd.join(link.output.as_deref().unwrap_or("a.out"));
-    let me = std::env::current_exe().map_err(|e| format!("cannot find wpd-ld's own path: {e}"))?;
+    let me = std::env::current_exe().map_err(|e| Error::msg(format!("cannot find wpd-ld's own path: {e}")))?;
     let final_link = FinalLink {
         cwd: cwd.display().to_string(),
         output: output.display().to_string(),
@@ -147,51 +149,54 @@ pub fn write_jobs(
 /// The objects of a distributed link's jobs in `dir`, one per module of
 /// this link (`modules`, in link order), and the report the index-only link
 /// wrote. The modules must be the ones the index was made from.
-pub fn objects(dir: &Path, modules: &[BitcodeInput]) -> Result<(Vec<Vec<u8>>, serde_json::Value), String> {
-    let jobs = JobList::read(dir).map_err(|e| e.to_string())?;
+pub fn objects(dir: &Path, modules: &[BitcodeInput]) -> Result<(Vec<Vec<u8>>, serde_json::Value)> {
+    let jobs = JobList::read(dir)?;
     let list = dir.join(JOBS_FILE);
     if jobs.jobs.len() != modules.len() {
-        return Err(format!(
+        return Err(Error::msg(format!(
             "{}: written for a link of {} bitcode modules, this one has {}; run the index-only link again",
             list.display(),
             jobs.jobs.len(),
             modules.len()
-        ));
+        )));
     }
     let mut objects = Vec::with_capacity(modules.len());
     for (job, module) in jobs.jobs.iter().zip(modules) {
         if job.input != module.name || job.input_hash != module.content_hash() {
-            return Err(format!("{}: {} changed since the index-only link; run it again", list.display(), module.name));
+            return Err(Error::msg(format!(
+                "{}: {} changed since the index-only link; run it again",
+                list.display(),
+                module.name
+            )));
         }
         let path = dir.join(&job.object);
         let object = std::fs::read(&path).map_err(|e| {
-            format!(
-                "{}: {e} (the backend job of {} has not run: ninja -C {})",
-                path.display(),
-                module.name,
-                dir.display()
+            Error::at(
+                path.display().to_string(),
+                format!("{e} (the backend job of {} has not run: ninja -C {})", module.name, dir.display()),
             )
         })?;
         objects.push(object);
     }
     let report = dir.join(REPORT_FILE);
-    let text = std::fs::read_to_string(&report).map_err(|e| format!("{}: {e}", report.display()))?;
-    let report = serde_json::from_str(&text).map_err(|e| format!("{}: not a wpd report: {e}", report.display()))?;
+    let text = std::fs::read_to_string(&report).map_err(|e| Error::at(report.display().to_string(), e.to_string()))?;
+    let report = serde_json::from_str(&text)
+        .map_err(|e| Error::at(report.display().to_string(), format!("not a wpd report: {e}")))?;
     Ok((objects, report))
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> Result<(), String> {
-    write_bytes_atomic(text.as_bytes(), &dir.join(name)).map_err(|e| e.to_string())
+fn write(dir: &Path, name: &str, text: &str) -> Result<()> {
+    Ok(write_bytes_atomic(text.as_bytes(), &dir.join(name))?)
 }
 
-fn absolute(p: &Path) -> Result<PathBuf, String> {
-    std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))
+fn absolute(p: &Path) -> Result<PathBuf> {
+    std::path::absolute(p).map_err(|e| Error::msg(format!("{}: {e}", p.display())))
 }
 
 /// Copies the input `from` into `dir` as `name`; returns `name`.
-fn copy_into(dir: &Path, from: &Path, name: &str) -> Result<PathBuf, String> {
+fn copy_into(dir: &Path, from: &Path, name: &str) -> Result<PathBuf> {
     std::fs::copy(from, dir.join(name))
-        .map_err(|e| format!("{}: cannot copy into {}: {e}", from.display(), dir.display()))?;
+        .map_err(|e| Error::msg(format!("{}: cannot copy into {}: {e}", from.display(), dir.display())))?;
     Ok(PathBuf::from(name))
 }
 

@@ -8,13 +8,14 @@
 
 use std::collections::HashSet;
 use wpd::backends::thinlto::Natives;
+use wpd::error::Result;
 use wpd::final_link::extraction::{References, keep_references};
 use wpd_link::{LinkModel, LoadedKind};
 
 /// Edits every native object of `natives` (one per loaded bitcode unit of
 /// `model`, in load order); returns, per unit in that order, its edited
 /// object (`None`: as compiled).
-pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Option<Vec<u8>>>, String> {
+pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Option<Vec<u8>>>> {
     // Global definitions of the final link's objects: the native inputs'
     // (as the model read them) and the compiled objects'.
     let mut defined: HashSet<String> =
@@ -27,13 +28,13 @@ pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Optio
         compiled.push((&r.object, "the regular LTO object"));
     }
     for (object, name) in compiled {
-        defined.extend(wpd::final_link::extraction::global_definitions(object, name).map_err(|e| e.to_string())?);
+        defined.extend(wpd::final_link::extraction::global_definitions(object, name)?);
     }
     let defined_in_link = |name: &str| defined.contains(name);
     let mut out = Vec::with_capacity(natives.objects.len());
     for (l, object) in model.bitcode().zip(&natives.objects) {
         let refs = References { bitcode: &l.refs, defined_in_link: &defined_in_link };
-        let edited = keep_references(object, &refs, &l.name).map_err(|e| e.to_string())?;
+        let edited = keep_references(object, &refs, &l.name)?;
         out.push(edited.map(|(bytes, _)| bytes));
     }
     Ok(out)

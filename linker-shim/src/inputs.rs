@@ -5,6 +5,7 @@
 
 use crate::args::LinkArgs;
 use std::path::Path;
+use wpd::error::{Error, Result};
 use wpd::native::NativeScan;
 use wpd_link::resolve::{Comdat, Definition, DiskSource, FatLto, InputKind, Symbol, SymbolTable, Visibility};
 use wpd_link::{LinkModel, LoadedKind};
@@ -31,8 +32,8 @@ impl ResolvedLink<'_> {
 
 /// A bitcode symbol table in resolution's terms: the symbols lld's LTO puts
 /// in the link (global, not LLVM-internal).
-pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable, String> {
-    let t = wpd_llvm::read_bitcode_symtab(bytes)?;
+pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable> {
+    let t = wpd_llvm::read_bitcode_symtab(bytes).map_err(Error::msg)?;
     let symbols = t
         .symbols
         .into_iter()
@@ -65,12 +66,12 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable, String> {
 }
 
 /// Resolves the link line and scans the loaded native units.
-pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>, String> {
+pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>> {
     let fat = if args.settings.fat_lto_objects == Some(true) { FatLto::Bitcode } else { FatLto::Native };
     let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
         .with_demangler(wpd_llvm::demangle)
         .with_fat_lto(fat);
-    let model = wpd_link::resolve(&args.line, &mut source).map_err(|e| e.to_string())?;
+    let model = wpd_link::resolve(&args.line, &mut source)?;
     // A fat LTO object loaded as native code, not asked for: clang does not
     // pass -ffat-lto-objects on through --ld-path, so wpd-ld cannot tell
     // which half the user meant (lld takes the native code unless told,
@@ -79,10 +80,10 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>, String> {
         && let Some(l) =
             model.loaded.iter().find(|l| l.kind == LoadedKind::Object && source.fat_objects().contains(&l.name))
     {
-        return Err(format!(
+        return Err(Error::msg(format!(
             "{}: a fat LTO object (bitcode in .llvm.lto beside native code): pass -Wl,--fat-lto-objects to link its bitcode (as lld --fat-lto-objects), or -Wl,--no-fat-lto-objects to link its native code",
             l.name
-        ));
+        )));
     }
     // Bitcode named by a script is replaced by rewriting the script, which
     // only works for scripts made of the commands wpd models, named as
@@ -94,10 +95,10 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>, String> {
         }
         let by_t = matches!(args.line.items.get(input.item), Some(wpd_link::Item::Script { .. })) && !input.from_script;
         if let Some(why) = script.unknown.as_deref().or(by_t.then_some("it is a -T script")) {
-            return Err(format!(
+            return Err(Error::msg(format!(
                 "{}: the linker script names LLVM bitcode, and wpd-ld cannot rewrite it ({why})",
                 input.path.display()
-            ));
+            )));
         }
     }
     let mut scan = NativeScan::default();
@@ -110,8 +111,8 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>, String> {
             Some(m) => source.member_bytes(path, m.index()),
             None => source.bytes(path),
         };
-        let bytes = bytes.ok_or_else(|| format!("{}: input changed while linking", l.name))?;
-        scan.scan(bytes, &l.name).map_err(|e| e.to_string())?;
+        let bytes = bytes.ok_or_else(|| Error::at(&l.name, "input changed while linking"))?;
+        scan.scan(bytes, &l.name)?;
     }
     Ok(ResolvedLink { model, source, scan })
 }

@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use wpd::backends::codegen::CodegenOptions;
+use wpd::error::{Error, Result};
 use wpd::input::{BitcodeInput, SplitPlacement};
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
     match run(raw) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("wpd-ld: error: {}", e.replace('\n', " "));
+            eprintln!("wpd-ld: error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -73,18 +74,18 @@ struct RealLinker {
     in_process: bool,
 }
 
-fn real_linker(args: &LinkArgs) -> Result<RealLinker, String> {
+fn real_linker(args: &LinkArgs) -> Result<RealLinker> {
     let path = match &args.wpd.linker {
-        Some(l) => which(l).ok_or_else(|| format!("real linker {l} not found"))?,
+        Some(l) => which(l).ok_or_else(|| Error::msg(format!("real linker {l} not found")))?,
         None => which("ld.lld-19")
             .or_else(|| which("ld.lld"))
-            .ok_or_else(|| "real linker ld.lld-19 not found (install lld-19 or pass --wpd-linker=PATH)".to_string())?,
+            .ok_or_else(|| Error::msg("real linker ld.lld-19 not found (install lld-19 or pass --wpd-linker=PATH)"))?,
     };
     let in_process = !args.wpd.spawn_linker && wpd_llvm::link::is_linked_lld(&path);
     Ok(RealLinker { path, in_process })
 }
 
-fn run(raw: Vec<String>) -> Result<u8, String> {
+fn run(raw: Vec<String>) -> Result<u8> {
     let mut timings = Timings::default();
     let start = std::time::Instant::now();
     let argv = args::expand_response_files(raw)?;
@@ -92,7 +93,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     let linker = real_linker(&link)?;
     link.line.flavor = linker_flavor(&linker.path);
     // Before any LLVM work, on any thread.
-    wpd_llvm::Context::set_llvm_options(&link.settings.llvm_options)?;
+    wpd_llvm::Context::set_llvm_options(&link.settings.llvm_options).map_err(Error::msg)?;
     // Bitcode the line names is summarized on the other core while the line
     // is resolved (not with a cache, whose summaries cost a read, nor when
     // the summaries were made by an earlier link).
@@ -113,10 +114,10 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // Distributed backends: this link stops after the thin link, or is the
     // final link on the objects of the jobs.
     if (link.wpd.index_only.is_some() || link.wpd.from_index.is_some()) && link.wpd.size_baseline {
-        return Err("--wpd-size-baseline links twice in one process: not with distributed backends".into());
+        return Err(Error::msg("--wpd-size-baseline links twice in one process: not with distributed backends"));
     }
     let index_dir = match (&link.wpd.index_only, &link.wpd.from_index) {
-        (Some(_), Some(_)) => return Err("--wpd-index-only and --wpd-from-index exclude each other".into()),
+        (Some(_), Some(_)) => return Err(Error::msg("--wpd-index-only and --wpd-from-index exclude each other")),
         (Some(d), None) => Some(distributed::prepare(d)?),
         _ => None,
     };
@@ -162,9 +163,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
     // The cache's entries also depend on the -mllvm options, which no key names.
     let cache = match &link.settings.cache_dir {
-        Some(dir) => {
-            Some(wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options).map_err(|e| e.to_string())?)
-        }
+        Some(dir) => Some(wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options)?),
         None => None,
     };
     let request = wpd::LinkRequest {
@@ -181,13 +180,13 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         cache: cache.as_ref(),
         progress: &progress,
     };
-    let wpd::Linked { out, policy, codegen, symbols } = wpd::link(&request, &mut timings).map_err(|e| e.to_string())?;
+    let wpd::Linked { out, policy, codegen, symbols } = wpd::link(&request, &mut timings)?;
     for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, link.settings.remarks) {
         eprintln!("{r}");
     }
     if let Some(file) = &link.wpd.remarks_file {
         let yaml = wpd::report::remarks_yaml(&out.stats, &out.plan);
-        wpd_summary::container::write_bytes_atomic(yaml.as_bytes(), file).map_err(|e| e.to_string())?;
+        wpd_summary::container::write_bytes_atomic(yaml.as_bytes(), file)?;
     }
     // The backends did something other than the plan said: a wpd bug
     // (never a miscompile: the backend's own outcomes are what it did).
@@ -198,16 +197,17 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
 
     // The report as far as the thin link and the backends know it; the
     // final link adds the output's sizes and its timings.
-    let report = |timings: &Timings| -> Result<serde_json::Value, String> {
+    let report = |timings: &Timings| -> Result<serde_json::Value> {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, timings, None, None);
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
-        json["settings"] = serde_json::to_value(&link.settings).map_err(|e| e.to_string())?;
+        json["settings"] = serde_json::to_value(&link.settings).map_err(|e| Error::msg(e.to_string()))?;
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
-        json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
-        json["prevailing_copies"] = serde_json::to_value(&out.natives.prevailing).map_err(|e| e.to_string())?;
+        json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| Error::msg(e.to_string()))?;
+        json["prevailing_copies"] =
+            serde_json::to_value(&out.natives.prevailing).map_err(|e| Error::msg(e.to_string()))?;
         json["cache"] = match &cache {
-            Some(c) => serde_json::to_value(c.report()).map_err(|e| e.to_string())?,
+            Some(c) => serde_json::to_value(c.report()).map_err(|e| Error::msg(e.to_string()))?,
             None => serde_json::Value::Null,
         };
         json["link_model"] = link_model_json(&res.model);
@@ -218,7 +218,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
         distributed::write_jobs(dir, &argv, &link, &out.summaries, &out.job_modules, &codegen, &report(&timings)?)?;
         pending.finished();
         if let Some(c) = &cache {
-            c.prune(&link.settings.cache_policy).map_err(|e| e.to_string())?;
+            c.prune(&link.settings.cache_policy)?;
         }
         keep_temps(tmp, link.settings.save_temps);
         return Ok(0);
@@ -227,7 +227,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     // The same link without devirtualization (--wpd-size-baseline): every
     // hierarchy open, no speculation. Same summaries, another policy: only
     // the plan and the backends run again.
-    let baseline = || -> Result<wpd::backends::thinlto::Natives, String> {
+    let baseline = || -> Result<wpd::backends::thinlto::Natives> {
         let mut plain = policy.clone();
         plain.validation.force_open = vec!["*".into()];
         plain.validation.enabled = true;
@@ -243,11 +243,10 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
             None,
             &mut Timings::default(),
             &wpd::progress::Progress::off(),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         Ok(base.natives)
     };
-    let baseline: Option<&dyn Fn() -> Result<wpd::backends::thinlto::Natives, String>> =
+    let baseline: Option<&dyn Fn() -> Result<wpd::backends::thinlto::Natives>> =
         link.wpd.size_baseline.then_some(&baseline);
     let code = final_link(&link, &linker, &res, &out.natives, report, &mut timings, start, baseline, tmp.path())?;
     // As lld: the cache is pruned after a link (when its policy's interval
@@ -255,7 +254,7 @@ fn run(raw: Vec<String>) -> Result<u8, String> {
     if let Some(c) = &cache
         && code == 0
     {
-        c.prune(&link.settings.cache_policy).map_err(|e| e.to_string())?;
+        c.prune(&link.settings.cache_policy)?;
     }
     keep_temps(tmp, link.settings.save_temps);
     Ok(code)
@@ -276,9 +275,9 @@ fn final_link(
     report: Option<serde_json::Value>,
     timings: &mut Timings,
     start: std::time::Instant,
-    baseline: Option<&dyn Fn() -> Result<wpd::backends::thinlto::Natives, String>>,
+    baseline: Option<&dyn Fn() -> Result<wpd::backends::thinlto::Natives>>,
     tmp: &Path,
-) -> Result<u8, String> {
+) -> Result<u8> {
     let replacements = timings.phase("write", || write_natives(tmp, link, res, natives))?;
     let final_argv = final_args(link, &replacements);
     let link_start = std::time::Instant::now();
@@ -291,14 +290,14 @@ fn final_link(
     let baseline = match baseline {
         Some(objects_of) => {
             let dir = tmp.join("baseline");
-            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir).map_err(|e| Error::msg(format!("{}: {e}", dir.display())))?;
             let replacements = write_natives(&dir, link, res, &objects_of()?)?;
             let mut argv = final_args(link, &replacements);
             let target = dir.join("output");
             // The last -o wins (lld, GNU ld and gold alike).
             argv.extend(["-o".to_string(), target.display().to_string()]);
             if run_linker(linker, &argv, &dir)? != 0 {
-                return Err("the baseline link (--wpd-size-baseline) failed".into());
+                return Err(Error::msg("the baseline link (--wpd-size-baseline) failed"));
             }
             Some(wpd::report::sizes::of_file(&target)?)
         }
@@ -315,8 +314,8 @@ fn final_link(
         let key = if distributed { format!("final-{name}") } else { name.to_string() };
         json["timings_ms"][key] = serde_json::json!(d.as_secs_f64() * 1e3);
     }
-    let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-    wpd_summary::container::write_bytes_atomic(text.as_bytes(), path).map_err(|e| e.to_string())?;
+    let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
+    wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?;
     Ok(code)
 }
 
@@ -343,7 +342,7 @@ fn link_model_json(model: &LinkModel) -> serde_json::Value {
 
 /// The loaded bitcode modules in load order. A member name repeated in one
 /// archive gets `@<n>` in the module's name, so every module is distinct.
-fn bitcode_modules(link: &LinkArgs, res: &mut inputs::ResolvedLink<'_>) -> Result<Vec<BitcodeInput>, String> {
+fn bitcode_modules(link: &LinkArgs, res: &mut inputs::ResolvedLink<'_>) -> Result<Vec<BitcodeInput>> {
     let model = &res.model;
     let regular = placement::regular_lto_inputs(&link.line, model);
     let mut modules = Vec::new();
@@ -360,7 +359,7 @@ fn bitcode_modules(link: &LinkArgs, res: &mut inputs::ResolvedLink<'_>) -> Resul
             }
             _ => (None, res.source.bytes(&input.path).map(|b| b.to_vec())),
         };
-        let bytes = bytes.ok_or_else(|| format!("{}: input changed while linking", l.name))?;
+        let bytes = bytes.ok_or_else(|| Error::at(&l.name, "input changed while linking"))?;
         let name = match &member {
             Some(m) => format!("{path}({m})"),
             None => path.clone(),
@@ -389,7 +388,7 @@ fn write_natives(
     link: &LinkArgs,
     res: &inputs::ResolvedLink<'_>,
     natives: &wpd::backends::thinlto::Natives,
-) -> Result<Vec<Option<Vec<PathBuf>>>, String> {
+) -> Result<Vec<Option<Vec<PathBuf>>>> {
     let model = &res.model;
     // The native objects must make the linker extract what the bitcode
     // made it extract, where it did (`extraction`).
@@ -400,10 +399,10 @@ fn write_natives(
         w.native.insert((l.input, l.member), obj);
         if let Some(r) = natives.regular.as_ref().filter(|r| r.before == k) {
             if l.member.is_some() {
-                return Err(format!(
+                return Err(Error::msg(format!(
                     "{}: the regular LTO object cannot go before an archive member (a wpd bug)",
                     l.name
-                ));
+                )));
             }
             w.regular = Some((l.input, r.object.as_slice()));
         }
@@ -438,16 +437,16 @@ struct Writer<'a> {
 }
 
 impl Writer<'_> {
-    fn folder(&mut self) -> Result<PathBuf, String> {
+    fn folder(&mut self) -> Result<PathBuf> {
         let sub = self.dir.join(format!("{}", self.next));
         self.next += 1;
-        std::fs::create_dir_all(&sub).map_err(|e| format!("{}: {e}", sub.display()))?;
+        std::fs::create_dir_all(&sub).map_err(|e| Error::msg(format!("{}: {e}", sub.display())))?;
         Ok(sub)
     }
 
     /// `None`: keep the input; `Some(paths)`: `paths` replace it (none:
     /// drop it).
-    fn replacement(&mut self, id: InputId) -> Result<Option<Vec<PathBuf>>, String> {
+    fn replacement(&mut self, id: InputId) -> Result<Option<Vec<PathBuf>>> {
         let model = &self.res.model;
         if !model.holds_bitcode(id) {
             return Ok(None);
@@ -461,12 +460,12 @@ impl Writer<'_> {
                     let mut paths = Vec::new();
                     if let Some((_, regular)) = self.regular.filter(|r| r.0 == id) {
                         let path = folder.join("wpd-regular-lto.o");
-                        std::fs::write(&path, regular).map_err(|e| format!("{}: {e}", path.display()))?;
+                        std::fs::write(&path, regular).map_err(|e| Error::msg(format!("{}: {e}", path.display())))?;
                         paths.push(path);
                     }
                     let name = base.unwrap_or_else(|| "input.o".into());
                     let path = folder.join(&name);
-                    std::fs::write(&path, obj).map_err(|e| format!("{}: {e}", path.display()))?;
+                    std::fs::write(&path, obj).map_err(|e| Error::msg(format!("{}: {e}", path.display())))?;
                     paths.push(path);
                     Ok(Some(paths))
                 }
@@ -478,10 +477,10 @@ impl Writer<'_> {
             }
             InputKind::Script { script, opened } => {
                 if let Some(unknown) = &script.unknown {
-                    return Err(format!(
+                    return Err(Error::msg(format!(
                         "{}: the linker script names LLVM bitcode and has commands wpd-ld cannot rewrite: {unknown}",
                         input.path.display()
-                    ));
+                    )));
                 }
                 // Every entry the script opened is spelled as an absolute
                 // path (the new script lives elsewhere); bitcode is replaced.
@@ -497,7 +496,7 @@ impl Writer<'_> {
                 }
                 let text = wpd_link::resolve::script::write(script, |n, _| spelled.get(n).cloned().flatten());
                 let path = self.folder()?.join(base.unwrap_or_else(|| "script.ld".into()));
-                std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+                std::fs::write(&path, text).map_err(|e| Error::msg(format!("{}: {e}", path.display())))?;
                 Ok(Some(vec![path]))
             }
             _ => Ok(None),
@@ -519,11 +518,11 @@ fn rebuild_archive(
     res: &inputs::ResolvedLink<'_>,
     id: InputId,
     native: &NativeObjects<'_>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf> {
     let input = res.model.input(id);
     let shown = input.path.display().to_string();
     let InputKind::Archive { members: infos, .. } = &input.kind else {
-        return Err(format!("{shown}: not an archive"));
+        return Err(Error::msg(format!("{shown}: not an archive")));
     };
     let mut members: Vec<(String, &[u8])> = Vec::new();
     for (j, m) in infos.iter().enumerate() {
@@ -535,14 +534,14 @@ fn rebuild_archive(
                 None => continue,
             }
         } else {
-            res.source.member_bytes(&input.path, j).ok_or_else(|| format!("{shown}: archive changed while linking"))?
+            res.source.member_bytes(&input.path, j).ok_or_else(|| Error::at(&shown, "archive changed while linking"))?
         };
         members.push((member_file_name(&m.name, j), content));
     }
     let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "lib.a".into());
     // In order (duplicate member names kept), with a symbol index and
     // deterministic headers: what `llvm-ar qcsD` writes, without running it.
-    wpd_llvm::link::write_archive(&work.join(base), &members)
+    wpd_llvm::link::write_archive(&work.join(base), &members).map_err(Error::msg)
 }
 
 /// The file name a member is written under inside its own directory of the
@@ -584,10 +583,10 @@ const INLINE_ARGS_MAX: usize = 64 * 1024;
 /// command line (an expanded `@file` of thousands of `-L`, say) goes in a
 /// response file in `tmp`, as clang does it, so `exec` cannot fail with
 /// E2BIG.
-fn run_linker(linker: &RealLinker, argv: &[String], tmp: &Path) -> Result<u8, String> {
+fn run_linker(linker: &RealLinker, argv: &[String], tmp: &Path) -> Result<u8> {
     if linker.in_process {
         let program = linker.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("ld.lld".into());
-        let code = wpd_llvm::link::lld_link(&program, argv)?;
+        let code = wpd_llvm::link::lld_link(&program, argv).map_err(Error::msg)?;
         return Ok(code.clamp(0, 255) as u8);
     }
     spawn_linker(&linker.path, argv, tmp)
@@ -595,19 +594,21 @@ fn run_linker(linker: &RealLinker, argv: &[String], tmp: &Path) -> Result<u8, St
 
 /// Runs the real linker as its own process; a long command line goes
 /// through a response file in `tmp`.
-fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String> {
+fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8> {
     let bytes: usize = argv.iter().map(|a| a.len() + 1).sum();
     let mut cmd = Command::new(linker);
     if bytes > INLINE_ARGS_MAX && argv.iter().all(|a| !a.is_empty()) {
         let rsp = tmp.join("linker.rsp");
-        std::fs::write(&rsp, args::response_file_text(argv)).map_err(|e| format!("{}: {e}", rsp.display()))?;
+        std::fs::write(&rsp, args::response_file_text(argv))
+            .map_err(|e| Error::msg(format!("{}: {e}", rsp.display())))?;
         let mut at = std::ffi::OsString::from("@");
         at.push(&rsp);
         cmd.arg(at);
     } else {
         cmd.args(argv);
     }
-    let status = cmd.status().map_err(|e| format!("cannot run the real linker {}: {e}", linker.display()))?;
+    let status =
+        cmd.status().map_err(|e| Error::msg(format!("cannot run the real linker {}: {e}", linker.display())))?;
     Ok(status.code().unwrap_or(1).clamp(0, 255) as u8)
 }
 
@@ -619,7 +620,7 @@ fn spawn_linker(linker: &Path, argv: &[String], tmp: &Path) -> Result<u8, String
 /// program, 1.5 ms instead of 4–5 ms. Room to spare: four times the bytes
 /// of the bitcode the link loads, plus 256 MiB (a container's default
 /// 64 MiB /dev/shm never qualifies).
-fn private_temp_dir(res: &inputs::ResolvedLink<'_>) -> Result<tempfile::TempDir, String> {
+fn private_temp_dir(res: &inputs::ResolvedLink<'_>) -> Result<tempfile::TempDir> {
     let mut builder = tempfile::Builder::new();
     builder.prefix("wpd-ld-");
     let shm = Path::new("/dev/shm");
@@ -630,7 +631,7 @@ fn private_temp_dir(res: &inputs::ResolvedLink<'_>) -> Result<tempfile::TempDir,
     };
     match dir {
         Some(d) => Ok(d),
-        None => builder.tempdir().map_err(|e| format!("cannot create a temporary directory: {e}")),
+        None => builder.tempdir().map_err(|e| Error::msg(format!("cannot create a temporary directory: {e}"))),
     }
 }
 
@@ -670,15 +671,16 @@ fn keep_temps(tmp: tempfile::TempDir, save: bool) {
 
 /// Profiles the backends read must be readable: a one-line error naming the
 /// option now, not LLVM's diagnostic from a backend later.
-fn check_profiles(profile: &wpd::backends::codegen::Profile) -> Result<(), String> {
+fn check_profiles(profile: &wpd::backends::codegen::Profile) -> Result<()> {
     let inputs = [
         (profile.sample.as_ref(), "sample-profile"),
         (profile.cs_profile.as_ref().filter(|_| !profile.cs_generate), "cs-profile-path"),
     ];
     for (path, option) in inputs {
         if let Some(p) = path {
-            std::fs::File::open(p)
-                .map_err(|e| format!("cannot read the profile {} (-plugin-opt={option}=): {e}", p.display()))?;
+            std::fs::File::open(p).map_err(|e| {
+                Error::msg(format!("cannot read the profile {} (-plugin-opt={option}=): {e}", p.display()))
+            })?;
         }
     }
     Ok(())

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use wpd::backends::codegen::CodegenOptions;
 use wpd::error::{Error, Result};
-use wpd::hierarchy::LinkFacts;
 use wpd::native::NativeScan;
-use wpd::policy::{Policy, Validation};
+use wpd::policy::Policy;
+use wpd::settings::{LinkSettings, Output};
 use wpd::timing::Timings;
 use wpd_summary::{Kind, ModuleSummary, Plan};
 
@@ -226,28 +226,18 @@ fn run(cli: Cli) -> Result<()> {
                 let bytes = std::fs::read(n).map_err(|e| Error::at(n.display().to_string(), e.to_string()))?;
                 scan.scan(&bytes, &n.display().to_string())?;
             }
-            let mut validation = Validation::from_native(&scan, None);
-            validation.enabled = !no_validate;
-            validation.known_safe = known_safe;
-            validation.force_open = open;
+            let settings = LinkSettings {
+                whole_program_visibility,
+                validate: !no_validate,
+                known_safe,
+                open,
+                speculate,
+                ..LinkSettings::default()
+            };
             let mut external: std::collections::BTreeSet<String> = roots.into_iter().collect();
             external.extend(scan.refs.iter().cloned());
-            let policy = Policy {
-                whole_program_visibility,
-                facts: LinkFacts {
-                    shared,
-                    export_dynamic,
-                    exported: None,
-                    external_refs: refs_complete.then_some(external),
-                    // Without a link model: every exported default-visibility
-                    // definition of a shared output may be preempted, and
-                    // every bitcode definition is the one the link keeps.
-                    preemptible: None,
-                    kept_elsewhere: Default::default(),
-                },
-                validation,
-                speculate,
-            };
+            let output = Output { shared, export_dynamic, ..Output::default() };
+            let policy = settings.policy_without_model(&scan, refs_complete.then_some(external), &output);
             thin_link(&summaries, &out, &policy, jobs, remarks, time)
         }
         Command::Backend { input, link_options: Some(options), task, out, time, .. } => {
@@ -259,12 +249,13 @@ fn run(cli: Cli) -> Result<()> {
             Ok(())
         }
         Command::Backend { input, plan: Some(plan), out, opt_level, mcpu, verify, split_dwarf_file, time, .. } => {
+            let settings = LinkSettings { opt_level, cpu: mcpu, ..LinkSettings::default() };
+            // One module on its own, position-independent (it may go into
+            // any output); the verifier when asked, or in a debug build.
             let opts = CodegenOptions {
-                opt_level,
-                cpu: mcpu,
                 verify: verify || CodegenOptions::default().verify,
                 split_dwarf_file,
-                ..CodegenOptions::default()
+                ..settings.codegen(&Output { pic: true, ..Output::default() })
             };
             backend(&input, &plan, &out, &opts, time)
         }
@@ -277,13 +268,13 @@ fn run(cli: Cli) -> Result<()> {
 /// `wpd report`: 0 on success, 1 when a diff gate trips, 2 on bad input.
 fn report(diff: Option<ReportCommand>, file: Option<PathBuf>, format: wpd::report::render::Format) -> ExitCode {
     use wpd::report::{diff as d, render, view::Report};
-    let bad = |e: String| {
+    let bad = |e: Error| {
         eprintln!("wpd: error: {e}");
         ExitCode::from(2)
     };
     match diff {
         Some(ReportCommand::Diff { old, new, format, fail_on }) => {
-            let gates: std::result::Result<Vec<d::Gate>, String> = fail_on.iter().map(|g| d::Gate::parse(g)).collect();
+            let gates: Result<Vec<d::Gate>> = fail_on.iter().map(|g| d::Gate::parse(g)).collect();
             let gates = match gates {
                 Ok(g) => g,
                 Err(e) => return bad(e),
@@ -300,7 +291,7 @@ fn report(diff: Option<ReportCommand>, file: Option<PathBuf>, format: wpd::repor
             if result.tripped.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) }
         }
         None => {
-            let Some(file) = file else { return bad("wpd report: give a report file, or `diff OLD NEW`".into()) };
+            let Some(file) = file else { return bad(Error::msg("wpd report: give a report file, or `diff OLD NEW`")) };
             match Report::read(&file) {
                 Ok(r) => {
                     print!("{}", render::render(&r, format));

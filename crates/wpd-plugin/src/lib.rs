@@ -185,13 +185,12 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
     // The plugin has no link cache (wpd-ld has): a cache option would be
     // parsed and ignored.
     if options.cache_dir.is_some() || !options.cache_policy.is_empty() {
-        errors.push(
-            "plugin options -plugin-opt=cache-dir= and cache-policy= are not supported by the plugin (wpd-ld has a link cache)"
-                .into(),
-        );
+        errors.push(wpd::error::Error::msg(
+            "plugin options -plugin-opt=cache-dir= and cache-policy= are not supported by the plugin (wpd-ld has a link cache)",
+        ));
     }
     if let Some(e) = errors.first() {
-        say(message, api::level::FATAL, e);
+        say(message, api::level::FATAL, &e.to_string());
         return api::LDPS_ERR;
     }
     let get_symbols = match (get_v3, get_v2, get_v1) {

@@ -47,11 +47,11 @@ use wpd_summary::{ModuleSummary, Plan};
 
 /// A worker count as the linkers spell it (`--thinlto-jobs=`,
 /// `-plugin-opt=jobs=`): a positive number, or `all` for every core.
-pub fn parse_jobs(v: &str) -> std::result::Result<usize, String> {
+pub fn parse_jobs(v: &str) -> Result<usize> {
     if v == "all" {
         return Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
     }
-    v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| format!("invalid job count '{v}'"))
+    v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| Error::msg(format!("invalid job count '{v}'")))
 }
 
 /// The most targets per guarded speculative call (`--wpd-speculate=`,

@@ -8,7 +8,9 @@
 //! ([`LinkSettings::codegen`], [`LinkSettings::policy`]).
 
 use crate::backends::codegen::{CodegenOptions, DebuggerTuning, MachineFlags, Profile};
+use crate::error::{Error, Result};
 use crate::report::Remarks;
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use wpd_link::hierarchy::LinkFacts;
 use wpd_link::native::NativeScan;
@@ -107,10 +109,10 @@ impl LinkSettings {
     /// Takes one `-plugin-opt=` value (the text after `=`). Every option
     /// clang 19 passes is honoured or refused with an error naming it; none
     /// is dropped silently.
-    pub fn plugin_opt(&mut self, v: &str) -> Result<(), String> {
+    pub fn plugin_opt(&mut self, v: &str) -> Result<()> {
         let shown = format!("-plugin-opt={v}");
-        let text = |value: &str| -> Result<String, String> {
-            if value.is_empty() { Err(format!("{shown} needs a value")) } else { Ok(value.to_string()) }
+        let text = |value: &str| -> Result<String> {
+            if value.is_empty() { Err(Error::msg(format!("{shown} needs a value"))) } else { Ok(value.to_string()) }
         };
         let path = |value: &str| text(value).map(PathBuf::from);
         if let Some(level) = v.strip_prefix('O').and_then(|l| l.parse::<u8>().ok()) {
@@ -118,7 +120,7 @@ impl LinkSettings {
         } else if let Some(cpu) = v.strip_prefix("mcpu=") {
             self.cpu = text(cpu)?;
         } else if let Some(j) = v.strip_prefix("jobs=") {
-            self.jobs = Some(crate::parse_jobs(j).map_err(|e| format!("invalid {shown}: {e}"))?);
+            self.jobs = Some(crate::parse_jobs(j).map_err(|e| Error::msg(format!("invalid {shown}: {e}")))?);
         } else if v == "thinlto" {
             // "Use ThinLTO": wpd always works on ThinLTO bitcode.
         } else if v == "whole-program-visibility" {
@@ -161,9 +163,9 @@ impl LinkSettings {
             self.llvm_option(rest, &shown)?;
         } else if let Some(from) = REFUSED_PLUGIN_OPTIONS.iter().find_map(|(p, from)| v.starts_with(p).then_some(from))
         {
-            return Err(format!("plugin option {shown} ({from}) is not supported by wpd"));
+            return Err(Error::msg(format!("plugin option {shown} ({from}) is not supported by wpd")));
         } else {
-            return Err(format!("unsupported plugin option {shown}"));
+            return Err(Error::msg(format!("unsupported plugin option {shown}")));
         }
         Ok(())
     }
@@ -173,17 +175,17 @@ impl LinkSettings {
     /// register become typed settings, as lld maps them onto
     /// `TargetOptions`; the rest go to LLVM's own option parser, which
     /// refuses options it does not know when the link starts.
-    pub fn llvm_option(&mut self, opt: &str, shown: &str) -> Result<(), String> {
+    pub fn llvm_option(&mut self, opt: &str, shown: &str) -> Result<()> {
         let opt = opt.trim_start_matches('-');
         let (name, value) = match opt.split_once('=') {
             Some((n, v)) => (n, Some(v)),
             None => (opt, None),
         };
-        let flag = |value: Option<&str>| -> Result<bool, String> {
+        let flag = |value: Option<&str>| -> Result<bool> {
             match value {
                 None | Some("1" | "true" | "TRUE" | "True") => Ok(true),
                 Some("0" | "false" | "FALSE" | "False") => Ok(false),
-                Some(_) => Err(format!("invalid value in {shown}")),
+                Some(_) => Err(Error::msg(format!("invalid value in {shown}"))),
             }
         };
         let m = &mut self.machine;
@@ -191,7 +193,10 @@ impl LinkSettings {
             // lld turns -plugin-opt=mcpu= into this very option: the last of
             // the two spellings wins.
             "mcpu" => {
-                self.cpu = value.filter(|v| !v.is_empty()).ok_or_else(|| format!("{shown} needs a value"))?.to_string()
+                self.cpu = value
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| Error::msg(format!("{shown} needs a value")))?
+                    .to_string()
             }
             "function-sections" => self.function_sections = flag(value)?,
             "data-sections" => self.data_sections = flag(value)?,
@@ -202,8 +207,9 @@ impl LinkSettings {
             "enable-jmc-instrument" => m.jmc_instrument = flag(value)?,
             "debugger-tune" => {
                 let tuning = value.and_then(DebuggerTuning::from_llvm);
-                m.debugger_tuning =
-                    Some(tuning.ok_or_else(|| format!("invalid value in {shown} (gdb, lldb, sce or dbx)"))?);
+                m.debugger_tuning = Some(
+                    tuning.ok_or_else(|| Error::msg(format!("invalid value in {shown} (gdb, lldb, sce or dbx)")))?,
+                );
             }
             _ => self.llvm_options.push(format!("-{opt}")),
         }
@@ -212,21 +218,23 @@ impl LinkSettings {
 
     /// `cache-policy=` (lld's `--thinlto-cache-policy=`), checked by LLVM's
     /// own parser now: an invalid policy names the option.
-    pub fn set_cache_policy(&mut self, policy: &str, shown: &str) -> Result<(), String> {
-        crate::backends::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {e}"))?;
+    pub fn set_cache_policy(&mut self, policy: &str, shown: &str) -> Result<()> {
+        crate::backends::cache::check_policy(policy).map_err(|e| Error::msg(format!("invalid {shown}: {e}")))?;
         self.cache_policy = policy.to_string();
         Ok(())
     }
 
     /// `wpd-remarks=WHICH` (`passed`, `missed`, `all`, `none`).
-    pub fn set_remarks(&mut self, which: &str, shown: &str) -> Result<(), String> {
-        self.remarks = Remarks::parse(which).ok_or_else(|| format!("invalid {shown} (passed, missed, all or none)"))?;
+    pub fn set_remarks(&mut self, which: &str, shown: &str) -> Result<()> {
+        self.remarks = Remarks::parse(which)
+            .ok_or_else(|| Error::msg(format!("invalid {shown} (passed, missed, all or none)")))?;
         Ok(())
     }
 
     /// `wpd-speculate=off|1|2`.
-    pub fn set_speculate(&mut self, value: &str, shown: &str) -> Result<(), String> {
-        self.speculate = crate::parse_speculate(value).ok_or_else(|| format!("invalid {shown} (off, 1 or 2)"))?;
+    pub fn set_speculate(&mut self, value: &str, shown: &str) -> Result<()> {
+        self.speculate =
+            crate::parse_speculate(value).ok_or_else(|| Error::msg(format!("invalid {shown} (off, 1 or 2)")))?;
         Ok(())
     }
 
@@ -260,6 +268,40 @@ impl LinkSettings {
             OutsideRefs::Known(_) => None,
             OutsideRefs::Unknown(reason) => Some(reason.clone()),
         };
+        let facts = LinkFacts {
+            shared: output.shared,
+            export_dynamic: output.export_dynamic || output.partial_export,
+            exported: Some(model.exported.clone()),
+            external_refs: model.outside_refs.known().cloned(),
+            preemptible: Some(model.preemptible.clone()),
+            kept_elsewhere: model.kept_elsewhere(),
+        };
+        self.policy_with(facts, native, unknown, output)
+    }
+
+    /// The policy of a thin link that has the summaries and no link model
+    /// (`wpd thin-link`): `outside_refs` are every reference from outside
+    /// the bitcode when the user listed them all. Without a model, every
+    /// exported default-visibility definition of a shared output may be
+    /// preempted, and every bitcode definition is the one the link keeps.
+    pub fn policy_without_model(
+        &self,
+        native: &NativeScan,
+        outside_refs: Option<BTreeSet<String>>,
+        output: &Output,
+    ) -> Policy {
+        let facts = LinkFacts {
+            shared: output.shared,
+            export_dynamic: output.export_dynamic || output.partial_export,
+            exported: None,
+            external_refs: outside_refs,
+            preemptible: None,
+            kept_elsewhere: Default::default(),
+        };
+        self.policy_with(facts, native, None, output)
+    }
+
+    fn policy_with(&self, facts: LinkFacts, native: &NativeScan, unknown: Option<String>, output: &Output) -> Policy {
         let mut validation = Validation::from_native(native, unknown);
         // A relocatable output is linked again later, with classes wpd
         // cannot see: nothing about its hierarchies or references is final.
@@ -267,19 +309,7 @@ impl LinkSettings {
         validation.enabled = self.validate;
         validation.known_safe = self.known_safe.clone();
         validation.force_open = self.open.clone();
-        Policy {
-            whole_program_visibility: self.whole_program_visibility,
-            facts: LinkFacts {
-                shared: output.shared,
-                export_dynamic: output.export_dynamic || output.partial_export,
-                exported: Some(model.exported.clone()),
-                external_refs: model.outside_refs.known().cloned(),
-                preemptible: Some(model.preemptible.clone()),
-                kept_elsewhere: model.kept_elsewhere(),
-            },
-            validation,
-            speculate: self.speculate,
-        }
+        Policy { whole_program_visibility: self.whole_program_visibility, facts, validation, speculate: self.speculate }
     }
 }
 
@@ -315,7 +345,7 @@ impl Output {
 mod tests {
     use super::*;
 
-    fn take(opts: &[&str]) -> Result<LinkSettings, String> {
+    fn take(opts: &[&str]) -> Result<LinkSettings> {
         let mut s = LinkSettings::default();
         for o in opts {
             s.plugin_opt(o)?;
@@ -342,8 +372,8 @@ mod tests {
         assert!(s.function_sections);
         for bad in ["-function-sections=2", "wpd-bogus", "jobs=0", "wpd-speculate=3", "wpd-report=", "stats-file=x"] {
             let e = take(&[bad]).unwrap_err();
-            assert!(e.contains(bad.split('=').next().unwrap()), "{bad}: {e}");
+            assert!(e.to_string().contains(bad.split('=').next().unwrap()), "{bad}: {e}");
         }
-        assert!(take(&["opt-remarks-filename=x"]).unwrap_err().contains("-fsave-optimization-record"));
+        assert!(take(&["opt-remarks-filename=x"]).unwrap_err().to_string().contains("-fsave-optimization-record"));
     }
 }

@@ -42,7 +42,7 @@ pub struct PatternList {
 }
 
 /// Parses a version script or dynamic list. Errors name what is malformed.
-pub fn parse(text: &str) -> Result<PatternList, String> {
+pub fn parse(text: &str) -> Result<PatternList, crate::Error> {
     let toks = tokens(text);
     let mut out = PatternList::default();
     let mut local = false;
@@ -62,7 +62,7 @@ pub fn parse(text: &str) -> Result<PatternList, String> {
                 if cpp && depth == 2 {
                     cpp = false;
                 }
-                depth = depth.checked_sub(1).ok_or("unbalanced '}'")?;
+                depth = depth.checked_sub(1).ok_or_else(|| crate::Error::msg("unbalanced '}'"))?;
             }
             ";" => {}
             "global:" => local = false,
@@ -71,7 +71,7 @@ pub fn parse(text: &str) -> Result<PatternList, String> {
                 let lang = toks.get(i + 1).map(String::as_str).unwrap_or("");
                 cpp = lang == "\"C++\"";
                 if lang != "\"C++\"" && lang != "\"C\"" {
-                    return Err(format!("unknown language {lang} after extern"));
+                    return Err(crate::Error::msg(format!("unknown language {lang} after extern")));
                 }
                 i += 1;
             }
@@ -88,7 +88,7 @@ pub fn parse(text: &str) -> Result<PatternList, String> {
         i += 1;
     }
     if depth != 0 {
-        return Err("unbalanced '{'".into());
+        return Err(crate::Error::msg("unbalanced '{'"));
     }
     Ok(out)
 }

@@ -80,7 +80,7 @@ pub struct StateStack {
 impl StateStack {
     /// Applies one change. `--pop-state` without a matching `--push-state`
     /// is an error, as in lld and GNU ld.
-    pub fn apply(&mut self, change: StateChange) -> Result<(), String> {
+    pub fn apply(&mut self, change: StateChange) -> Result<(), crate::Error> {
         let c = &mut self.current;
         match change {
             StateChange::Static(on) => c.static_only = on,
@@ -89,7 +89,9 @@ impl StateStack {
             StateChange::Binary(on) => c.binary = on,
             StateChange::Push => self.saved.push(*c),
             StateChange::Pop => {
-                *c = self.saved.pop().ok_or("unbalanced --push-state/--pop-state (--pop-state without --push-state)")?
+                *c = self.saved.pop().ok_or_else(|| {
+                    crate::Error::msg("unbalanced --push-state/--pop-state (--pop-state without --push-state)")
+                })?
             }
         }
         Ok(())

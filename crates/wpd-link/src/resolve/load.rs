@@ -605,7 +605,7 @@ impl<'a> Loader<'a> {
     /// cannot be read, which the caller treats conservatively.
     fn pattern_list(&mut self, path: &str) -> Option<exports::PatternList> {
         let parsed = match self.source.load(Path::new(path), false) {
-            Ok(Content::Script(text)) => exports::parse(&text),
+            Ok(Content::Script(text)) => exports::parse(&text).map_err(|e| e.to_string()),
             Ok(_) => Err("not a text file".to_string()),
             Err(e) => Err(e.to_string()),
         };

@@ -61,7 +61,7 @@ pub trait Source {
 }
 
 /// Reads bitcode symbol tables: the caller's (LLVM's irsymtab in wpd-ld).
-pub type BitcodeReader<'a> = dyn FnMut(&str, &[u8]) -> Result<SymbolTable, String> + 'a;
+pub type BitcodeReader<'a> = dyn FnMut(&str, &[u8]) -> Result<SymbolTable, Error> + 'a;
 
 /// Demangles symbol names: the caller's (LLVM's demangler in wpd-ld).
 pub type Demangler<'a> = dyn Fn(&str) -> Option<String> + 'a;
@@ -108,7 +108,7 @@ pub struct DiskSource<'a> {
 }
 
 impl<'a> DiskSource<'a> {
-    pub fn new(bitcode: impl FnMut(&str, &[u8]) -> Result<SymbolTable, String> + 'a) -> DiskSource<'a> {
+    pub fn new(bitcode: impl FnMut(&str, &[u8]) -> Result<SymbolTable, Error> + 'a) -> DiskSource<'a> {
         DiskSource {
             bitcode: Box::new(bitcode),
             demangler: None,
@@ -206,12 +206,11 @@ impl<'a> DiskSource<'a> {
             };
             let kind = match classify(data) {
                 Kind::Bitcode => {
-                    MemberKind::Bitcode(Rc::new(bitcode(&shown_member, data).map_err(|e| Error::at(&shown_member, e))?))
+                    MemberKind::Bitcode(Rc::new(bitcode(&shown_member, data).map_err(|e| e.context(&shown_member))?))
                 }
                 Kind::Elf => match elf::read(data).map_err(|e| Error::at(&shown_member, e))? {
                     ElfInput::Relocatable { fat_lto: Some(r), .. } if self.fat_lto == FatLto::Bitcode => {
-                        let table =
-                            bitcode(&shown_member, &data[r.clone()]).map_err(|e| Error::at(&shown_member, e))?;
+                        let table = bitcode(&shown_member, &data[r.clone()]).map_err(|e| e.context(&shown_member))?;
                         embedded.push((j, r));
                         MemberKind::Bitcode(Rc::new(table))
                     }
@@ -270,7 +269,7 @@ impl DiskSource<'_> {
         match classify(bytes) {
             Kind::Bitcode => {
                 let bytes = &self.files[path];
-                Ok(Content::Bitcode(Rc::new((self.bitcode)(&shown, bytes).map_err(|e| Error::at(&shown, e))?)))
+                Ok(Content::Bitcode(Rc::new((self.bitcode)(&shown, bytes).map_err(|e| e.context(&shown))?)))
             }
             Kind::Archive | Kind::ThinArchive => self.archive(path),
             Kind::Elf => self.elf(path),
@@ -291,7 +290,7 @@ impl DiskSource<'_> {
         let shown = path.display().to_string();
         match elf::read(&self.files[path]).map_err(|e| Error::at(&shown, e))? {
             ElfInput::Relocatable { fat_lto: Some(r), .. } if self.fat_lto == FatLto::Bitcode => {
-                let table = (self.bitcode)(&shown, &self.files[path][r.clone()]).map_err(|e| Error::at(&shown, e))?;
+                let table = (self.bitcode)(&shown, &self.files[path][r.clone()]).map_err(|e| e.context(&shown))?;
                 self.embedded.insert(path.to_path_buf(), r);
                 Ok(Content::Bitcode(Rc::new(table)))
             }

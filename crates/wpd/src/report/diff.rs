@@ -4,6 +4,7 @@
 use super::render::{Format, cell};
 use super::view::Report;
 use crate::demangle;
+use crate::error::{Error, Result};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -24,22 +25,22 @@ pub enum Gate {
 impl Gate {
     /// Parses `fewer-devirtualized`, `more-indirect`, `text-growth=PCT`,
     /// `size-growth=PCT`.
-    pub fn parse(s: &str) -> Result<Gate, String> {
-        let pct = |v: &str| -> Result<f64, String> {
+    pub fn parse(s: &str) -> Result<Gate> {
+        let pct = |v: &str| -> Result<f64> {
             let v = v.trim_end_matches('%');
             v.parse::<f64>()
                 .ok()
                 .filter(|p| p.is_finite() && *p >= 0.0)
-                .ok_or_else(|| format!("invalid percentage in gate {s:?}"))
+                .ok_or_else(|| Error::msg(format!("invalid percentage in gate {s:?}")))
         };
         match s.split_once('=') {
             None if s == "fewer-devirtualized" => Ok(Gate::FewerDevirtualized),
             None if s == "more-indirect" => Ok(Gate::MoreIndirect),
             Some(("text-growth", v)) => Ok(Gate::TextGrowth(pct(v)?)),
             Some(("size-growth", v)) => Ok(Gate::SizeGrowth(pct(v)?)),
-            _ => Err(format!(
+            _ => Err(Error::msg(format!(
                 "unknown gate {s:?} (fewer-devirtualized, more-indirect, text-growth=PCT, size-growth=PCT)"
-            )),
+            ))),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! schema `wpd-report/2` (this wpd) or `wpd-report/1` (the previous one,
 //! which has no per-call list and only the output's total size), typed.
 
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -146,19 +147,19 @@ pub struct Report {
 
 impl Report {
     /// Reads and checks a report; errors are one line naming the file.
-    pub fn read(path: &Path) -> Result<Report, String> {
-        let shown = path.display();
-        let bytes = std::fs::read(path).map_err(|e| format!("{shown}: cannot read: {e}"))?;
-        let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| format!("{shown}: not JSON: {e}"))?;
+    pub fn read(path: &Path) -> Result<Report> {
+        let shown = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| Error::at(&shown, format!("cannot read: {e}")))?;
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| Error::at(&shown, format!("not JSON: {e}")))?;
         let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("").to_string();
         if !SCHEMAS.contains(&schema.as_str()) {
-            return Err(format!(
-                "{shown}: not a wpd report (schema {:?}; this wpd reads {})",
-                schema,
-                SCHEMAS.join(", ")
+            return Err(Error::at(
+                &shown,
+                format!("not a wpd report (schema {:?}; this wpd reads {})", schema, SCHEMAS.join(", ")),
             ));
         }
-        serde_json::from_value(value).map_err(|e| format!("{shown}: malformed {schema} report: {e}"))
+        serde_json::from_value(value).map_err(|e| Error::at(&shown, format!("malformed {schema} report: {e}")))
     }
 
     /// The output's size (either schema).
