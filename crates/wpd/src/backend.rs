@@ -21,7 +21,7 @@ use crate::summarize;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use wpd_llvm::{Context, Module};
-use wpd_summary::{CallSite, Linkage, Plan};
+use wpd_summary::{CallSite, Linkage, ModuleIdx, Plan};
 
 pub use wpd_link::outcome::Outcome;
 
@@ -63,8 +63,8 @@ impl BackendStats {
 
 /// The index of `input`'s module in the plan (by content hash; among equal
 /// contents, by name).
-pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<usize> {
-    let same: Vec<usize> = plan.modules.iter().enumerate().filter(|(_, m)| m.hash == hash).map(|(i, _)| i).collect();
+pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<ModuleIdx> {
+    let same: Vec<ModuleIdx> = plan.modules.iter_enumerated().filter(|(_, m)| m.hash == hash).map(|(i, _)| i).collect();
     match same.as_slice() {
         [] => {
             Err(Error::at(&input.name, "not part of this plan (no module with its content hash); re-run the thin link"))
@@ -120,7 +120,7 @@ impl Rewritten {
 /// The index in `plan` of the module `summary` describes, given that the
 /// plan was made from the link's summaries in order (`k`-th summary,
 /// `k`-th plan module): checked by content hash, no search.
-pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: usize) -> Result<usize> {
+pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: ModuleIdx) -> Result<ModuleIdx> {
     match plan.modules.get(k) {
         Some(m) if m.hash == summary.module.hash => Ok(k),
         _ => Err(Error::at(&summary.module.name, "not the plan's module at its position (a wpd bug)")),
@@ -143,7 +143,7 @@ pub fn passthrough(
     layout: wpd_llvm::LtoLayout,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
-    index: usize,
+    index: ModuleIdx,
     split_apart: bool,
 ) -> Option<BackendStats> {
     let planned = &plan.modules[index];
@@ -156,7 +156,7 @@ pub fn passthrough(
         return None;
     }
     let defines = |symbol: &str| summary.globals.iter().any(|g| g.name == symbol);
-    if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m as usize == index) && defines(&l.symbol)) {
+    if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m == index) && defines(&l.symbol)) {
         return None;
     }
     let policy = call_policy(plan);
@@ -272,7 +272,7 @@ pub fn rewrite_to_bitcode(
     input: &BitcodeInput,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
-    index: usize,
+    index: ModuleIdx,
     verify: bool,
     split_flag: bool,
 ) -> Result<Rewritten> {
@@ -303,7 +303,13 @@ struct Applied<'c> {
 /// Parses one input, applies the plan to both parts of a split unit, links
 /// them and drops leftover type tests: the module the backends optimize.
 /// `index` is the input's module in the plan, `hash` its content hash.
-fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize, hash: &str) -> Result<Applied<'c>> {
+fn rewrite<'c>(
+    ctx: &'c Context,
+    input: &BitcodeInput,
+    plan: &Plan,
+    index: ModuleIdx,
+    hash: &str,
+) -> Result<Applied<'c>> {
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
@@ -334,7 +340,7 @@ fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize
     // The summary's order: by function, then test, program order within.
     stats.calls.sort_by(|a, b| (&a.site.function, a.site.test_index).cmp(&(&b.site.function, b.site.test_index)));
     for part in &modules {
-        stats.layouts_rebuilt.extend(rewrite::vtable_layout::apply(part, plan, index as u32));
+        stats.layouts_rebuilt.extend(rewrite::vtable_layout::apply(part, plan, index));
     }
     stats.layouts_rebuilt.sort_unstable();
     stats.layouts_rebuilt.dedup();
