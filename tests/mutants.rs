@@ -6,8 +6,8 @@
 //! mutant reproducible from its seed.
 
 use wpd_summary::{
-    ArgDecision, Body, CallKind, CmpPred, ConstArg, ExprOp, Linkage, ModuleSummary, Plan, Promotion, Resolution,
-    RetKind, SlotKind, TestKind, VcallVisibility, Visibility,
+    ArgDecision, Body, CallKind, CmpPred, ConstArg, ExprOp, Linkage, ModuleIdx, ModuleSummary, Plan, Promotion,
+    Resolution, RetKind, SlotKind, TestKind, VcallVisibility, Visibility,
 };
 
 /// A small deterministic generator (xorshift64).
@@ -141,7 +141,7 @@ fn name(rng: &mut Rng, pool: &[String]) -> String {
 /// Every name a summary mentions (the pool renames draw from).
 pub fn summary_names(s: &ModuleSummary) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
-    v.extend(s.type_ids.iter().map(|t| t.name.clone()));
+    v.extend(s.type_ids.iter().map(|t| t.name.to_string()));
     for vt in &s.vtables {
         v.push(vt.symbol.clone());
         v.extend(vt.slots.iter().filter_map(|s| s.function.clone()));
@@ -160,7 +160,7 @@ pub fn summary_names(s: &ModuleSummary) -> Vec<String> {
 pub fn plan_names(p: &Plan) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for d in &p.decisions {
-        v.push(d.type_id.clone());
+        v.push(d.type_id.to_string());
         v.extend(d.targets.iter().cloned());
         v.extend(d.target.iter().cloned());
         v.extend(d.speculative.iter().cloned());
@@ -238,7 +238,7 @@ fn summary_once(s: &mut ModuleSummary, pool: &[String], hashes: &[String], rng: 
                         t.offset = rng.pick(&numbers(t.offset));
                         format!("{at}.type_ids[{k}].offset = {}", t.offset)
                     } else {
-                        t.type_id = name(rng, pool);
+                        t.type_id = name(rng, pool).into();
                         format!("{at}.type_ids[{k}].type_id = {:?}", t.type_id)
                     }
                 }
@@ -303,7 +303,7 @@ fn summary_once(s: &mut ModuleSummary, pool: &[String], hashes: &[String], rng: 
                     format!("{at}.ret = {:?}/{}", c.ret, c.ret_width)
                 }
                 4 => {
-                    c.type_id = name(rng, pool);
+                    c.type_id = name(rng, pool).into();
                     format!("{at}.type_id = {:?}", c.type_id)
                 }
                 5 => {
@@ -501,13 +501,18 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
             o.speculate = rng.pick(&[0, 1, 2, 3, 255]);
             format!("options: wpv {}, speculate {}", o.whole_program_visibility, o.speculate)
         }
-        1 => shuffle(&mut p.modules, rng, "modules")?,
+        1 => {
+            let mut modules = std::mem::take(&mut p.modules).into_vec();
+            let done = shuffle(&mut modules, rng, "modules");
+            p.modules = modules.into();
+            done?
+        }
         2 => {
             if p.modules.is_empty() {
                 return None;
             }
             let i = rng.below(p.modules.len());
-            let m = &mut p.modules[i];
+            let m = &mut p.modules[ModuleIdx::new(i)];
             let at = format!("modules[{i}] ({})", m.name);
             let promo = Promotion { symbol: name(rng, pool), promoted: name(rng, pool) };
             match rng.below(6) {
@@ -561,7 +566,7 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
                 }
                 3 => {
                     d.offset = rng.pick(&numbers(d.offset));
-                    d.type_id = if rng.chance(2) { d.type_id.clone() } else { name(rng, pool) };
+                    d.type_id = if rng.chance(2) { d.type_id.clone() } else { name(rng, pool).into() };
                     format!("{at} -> slot {}+{}", d.type_id, d.offset)
                 }
                 4 => shuffle(&mut d.by_args, rng, &format!("{at}.by_args"))?,
@@ -618,7 +623,7 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
                     format!("{at}.symbol = {:?}", l.symbol)
                 }
                 1 => {
-                    l.module = rng.pick(&[None, Some(0), Some(1), Some(99), Some(u32::MAX)]);
+                    l.module = rng.pick(&[None, Some(0), Some(1), Some(99), Some(u32::MAX)]).map(ModuleIdx::from);
                     format!("{at}.module = {:?}", l.module)
                 }
                 2 => {

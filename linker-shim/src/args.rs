@@ -759,7 +759,9 @@ mod tests {
         assert_eq!(p(&["-mllvm", "-mcpu=znver3", "-plugin-opt=mcpu=haswell"]).settings.cpu, "haswell");
         assert_eq!(p(&["-plugin-opt=--mcpu=native"]).settings.cpu, "native");
         assert!(p(&["-mllvm", "-mcpu=znver3"]).settings.llvm_options.is_empty());
-        assert!(parse(&["-mllvm".to_string(), "-mcpu=".to_string()]).unwrap_err().to_string().contains("needs a value"));
+        assert!(
+            parse(&["-mllvm".to_string(), "-mcpu=".to_string()]).unwrap_err().to_string().contains("needs a value")
+        );
         // Other code generation flags go to LLVM's parser, which knows them.
         assert_eq!(p(&["-mllvm", "-align-loops=32"]).settings.llvm_options, vec!["-align-loops=32"]);
     }
@@ -898,7 +900,11 @@ mod tests {
         for bad in ["--frobnicate", "-Q", "--export-all-symbols", "-z", "-zbogus"] {
             let args: Vec<String> = if bad == "-z" { vec!["-z".into(), "bogus".into()] } else { vec![bad.to_string()] };
             let e = parse(&args).unwrap_err();
-            assert!(e.to_string().starts_with("unknown linker option ") && e.to_string().contains("may change symbol resolution"), "{e}");
+            assert!(
+                e.to_string().starts_with("unknown linker option ")
+                    && e.to_string().contains("may change symbol resolution"),
+                "{e}"
+            );
             assert!(!e.to_string().contains('\n'));
         }
         let a = p(&["--frobnicate=3", "a.o", "--wpd-unknown-options=unknown-refs"]);

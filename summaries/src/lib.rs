@@ -8,6 +8,7 @@
 
 pub mod container;
 pub mod expr;
+pub mod ids;
 pub mod name;
 pub mod plan;
 pub mod summary;
@@ -15,6 +16,7 @@ pub mod validate;
 
 pub use container::{FormatError, Kind, read_file, write_file_atomic};
 pub use expr::{CmpPred, Expr, ExprNode, ExprOp};
+pub use ids::{ModuleIdx, PerModule, TypeId, VtableIdx};
 pub use plan::*;
 pub use summary::*;
 pub use validate::Validate;

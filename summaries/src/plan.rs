@@ -3,6 +3,7 @@
 //! offset) that some call site uses, with the resolution or the reason there
 //! is none, plus the local symbols that backends must promote.
 
+use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
@@ -14,7 +15,7 @@ pub struct Plan {
     /// The link facts the decisions were made under.
     pub options: PlanOptions,
     /// The modules of the link, in input order.
-    pub modules: Vec<PlanModule>,
+    pub modules: PerModule<PlanModule>,
     /// One decision per (type id, offset) used by a call site, sorted.
     pub decisions: Vec<SlotDecision>,
     /// Vtables that grow bytes before or after them (virtual constant
@@ -30,7 +31,7 @@ pub struct Plan {
 /// A type id whose hierarchy may have members wpd cannot see.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct OpenTypeId {
-    pub type_id: String,
+    pub type_id: TypeId,
     pub reason: String,
 }
 
@@ -86,7 +87,7 @@ pub struct PlanModule {
 pub struct VtableLayout {
     pub symbol: String,
     /// For a local vtable: the index of its module in [`Plan::modules`].
-    pub module: Option<u32>,
+    pub module: Option<ModuleIdx>,
     /// Bytes placed immediately before the vtable (length a multiple of its
     /// alignment, so the original start stays aligned).
     pub before: Vec<u8>,
@@ -134,7 +135,7 @@ impl Resolution {
 /// The decision for one slot.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct SlotDecision {
-    pub type_id: String,
+    pub type_id: TypeId,
     /// Byte offset from the address point.
     pub offset: u64,
     pub resolution: Resolution,
@@ -217,22 +218,22 @@ impl SlotDecision {
 impl Plan {
     /// Whether the calls in `function` of module `module` are call sites of
     /// the program (see [`PlanModule::outside_program`]).
-    pub fn in_program(&self, module: usize, function: &str) -> bool {
+    pub fn in_program(&self, module: ModuleIdx, function: &str) -> bool {
         self.modules
             .get(module)
             .is_none_or(|m| m.outside_program.binary_search_by(|f| f.as_str().cmp(function)).is_err())
     }
 
     /// The decision for a slot.
-    pub fn decision(&self, type_id: &str, offset: u64) -> Option<&SlotDecision> {
+    pub fn decision(&self, type_id: &TypeId, offset: u64) -> Option<&SlotDecision> {
         self.decisions
-            .binary_search_by(|d| (d.type_id.as_str(), d.offset).cmp(&(type_id, offset)))
+            .binary_search_by(|d| (&d.type_id, d.offset).cmp(&(type_id, offset)))
             .ok()
             .map(|i| &self.decisions[i])
     }
 
     /// The layout of a vtable (`module` for local ones).
-    pub fn layout(&self, symbol: &str, module: Option<u32>) -> Option<&VtableLayout> {
+    pub fn layout(&self, symbol: &str, module: Option<ModuleIdx>) -> Option<&VtableLayout> {
         self.layouts
             .binary_search_by(|l| (l.symbol.as_str(), l.module).cmp(&(symbol, module)))
             .ok()

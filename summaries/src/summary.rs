@@ -7,6 +7,7 @@
 //! bincode is not self-describing.
 
 use crate::expr::Expr;
+use crate::ids::TypeId;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
@@ -60,7 +61,7 @@ pub struct ModuleInfo {
 pub struct TypeIdInfo {
     /// The id: the metadata string, or for a distinct metadata node a
     /// generated name `local.<n>.<module hash prefix>`.
-    pub name: String,
+    pub name: TypeId,
     /// True when the id was a distinct node (no other module can name it).
     pub local: bool,
 }
@@ -138,7 +139,7 @@ pub struct Vtable {
 pub struct TypeIdEntry {
     /// Byte offset of the address point inside the global.
     pub offset: u64,
-    pub type_id: String,
+    pub type_id: TypeId,
 }
 
 /// What a pointer-sized vtable slot holds.
@@ -228,7 +229,7 @@ pub struct CallSite {
     pub function: String,
     /// Index of the type test among the tests of `function`, in program order.
     pub test_index: u32,
-    pub type_id: String,
+    pub type_id: TypeId,
     /// Byte offset of the slot from the address point.
     pub offset: Option<u64>,
     pub kind: TestKind,

@@ -150,7 +150,7 @@ impl ModuleSummary {
         hash("module hash", &self.module.hash)?;
         sorted_unique(&self.type_ids, |t| t.name.as_str(), "type ids")?;
         for t in &self.type_ids {
-            printable("type id", &t.name)?;
+            printable("type id", t.name.as_str())?;
         }
         sorted_unique(&self.vtables, |v| v.symbol.as_str(), "vtables")?;
         for v in &self.vtables {
@@ -194,9 +194,9 @@ fn vtable(v: &Vtable) -> Check {
     ensure(v.size <= MAX_VTABLE_SIZE, || format!("size {} is over 4 GiB", v.size))?;
     sorted_unique(&v.type_ids, |t| (t.offset, t.type_id.as_str()), "type id entries")?;
     for t in &v.type_ids {
-        printable("type id", &t.type_id)?;
+        printable("type id", t.type_id.as_str())?;
         ensure(t.offset <= v.size, || {
-            format!("address point {} of {} is beyond its size {}", t.offset, show(&t.type_id), v.size)
+            format!("address point {} of {} is beyond its size {}", t.offset, show(t.type_id.as_str()), v.size)
         })?;
     }
     sorted_unique(&v.slots, |s| s.offset, "slots")?;
@@ -234,7 +234,7 @@ fn slot(s: &Slot) -> Check {
 
 fn call_site(c: &CallSite) -> Check {
     printable("the function", &c.function)?;
-    printable("the type id", &c.type_id)?;
+    printable("the type id", c.type_id.as_str())?;
     ensure(c.offset.is_some() == c.call.is_some(), || "a slot offset without a call, or a call without one".into())?;
     ret_shape(|| "the call".into(), c.ret, c.ret_width)?;
     match c.call {
@@ -345,14 +345,15 @@ impl Plan {
         }
         sorted_unique(&self.decisions, |d| (d.type_id.as_str(), d.offset), "decisions")?;
         for d in &self.decisions {
-            decision(d, self.options.speculate).map_err(|e| format!("slot {}+{}: {e}", show(&d.type_id), d.offset))?;
+            decision(d, self.options.speculate)
+                .map_err(|e| format!("slot {}+{}: {e}", show(d.type_id.as_str()), d.offset))?;
         }
         sorted_unique(&self.layouts, |l| (l.symbol.as_str(), l.module), "layouts")?;
         for l in &self.layouts {
             let at = || format!("layout of {}", show(&l.symbol));
             symbol("the vtable", &l.symbol).map_err(|e| format!("{}: {e}", at()))?;
             if let Some(m) = l.module {
-                ensure((m as usize) < self.modules.len(), || {
+                ensure(self.modules.get(m).is_some(), || {
                     format!("{}: module {m} is not one of the {} modules", at(), self.modules.len())
                 })?;
             }
@@ -385,7 +386,7 @@ fn promotions(list: &[Promotion], what: &str) -> Check {
 }
 
 fn decision(d: &SlotDecision, speculate: u8) -> Check {
-    printable("the type id", &d.type_id)?;
+    printable("the type id", d.type_id.as_str())?;
     let single = d.resolution == Resolution::SingleImpl;
     ensure(single == d.target.is_some(), || {
         if single { "single_impl without a target".into() } else { "a target without single_impl".into() }
@@ -463,6 +464,7 @@ fn arg_decision(a: &ArgDecision) -> Check {
 mod tests {
     use super::*;
     use crate::expr::ExprNode;
+    use crate::ids::{ModuleIdx, PerModule};
     use crate::plan::{PlanModule, PlanStats, VtableLayout};
     use crate::summary::*;
 
@@ -631,14 +633,14 @@ mod tests {
 
     fn plan() -> Plan {
         Plan {
-            modules: vec![PlanModule {
+            modules: PerModule::from_vec(vec![PlanModule {
                 name: "a.o".into(),
                 hash: "0123456789abcdef0123456789abcdef".into(),
                 promotions: vec![],
                 vtable_aliases: vec![],
                 keep: vec![],
                 outside_program: vec![],
-            }],
+            }]),
             decisions: vec![SlotDecision {
                 type_id: "_ZTS1A".into(),
                 offset: 0,
@@ -653,7 +655,12 @@ mod tests {
                 speculative: vec![],
                 speculated: 0,
             }],
-            layouts: vec![VtableLayout { symbol: "_ZTV1A".into(), module: Some(0), before: vec![0; 8], after: vec![] }],
+            layouts: vec![VtableLayout {
+                symbol: "_ZTV1A".into(),
+                module: Some(ModuleIdx::new(0)),
+                before: vec![0; 8],
+                after: vec![],
+            }],
             stats: PlanStats { call_sites: 2, single_impl: 2, vtable_bytes_added: 8, ..PlanStats::default() },
             ..Plan::default()
         }
@@ -669,7 +676,7 @@ mod tests {
         };
         assert_eq!(refused(|p| p.decisions[0].target = None), "slot _ZTS1A+0: single_impl without a target");
         assert_eq!(
-            refused(|p| p.layouts[0].module = Some(1)),
+            refused(|p| p.layouts[0].module = Some(ModuleIdx::new(1))),
             "layout of _ZTV1A: module 1 is not one of the 1 modules"
         );
         assert_eq!(
@@ -680,7 +687,7 @@ mod tests {
             refused(|p| p.decisions.push(p.decisions[0].clone())).starts_with("decisions are not sorted and unique")
         );
         assert_eq!(
-            refused(|p| p.modules[0].hash.make_ascii_uppercase()),
+            refused(|p| p.modules[ModuleIdx::new(0)].hash.make_ascii_uppercase()),
             "module 0 (a.o): the content hash 0123456789ABCDEF0123456789ABCDEF is not 32 lower-case hex digits"
         );
         assert_eq!(

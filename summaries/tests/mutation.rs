@@ -209,7 +209,7 @@ fn check_plan(p: &Plan) {
     }
     for l in &p.layouts {
         assert_eq!(p.layout(&l.symbol, l.module), Some(l));
-        assert!(l.module.is_none_or(|m| (m as usize) < p.modules.len()));
+        assert!(l.module.is_none_or(|m| p.modules.get(m).is_some()));
     }
 }
 
@@ -224,14 +224,14 @@ fn mutated_summaries_never_panic() {
 #[test]
 fn mutated_plans_never_panic() {
     let plan = Plan {
-        modules: vec![PlanModule {
+        modules: PerModule::from_vec(vec![PlanModule {
             name: "a.o".into(),
             hash: "00112233445566778899aabbccddeeff".into(),
             promotions: vec![Promotion { symbol: "f".into(), promoted: "f.wpd.00".into() }],
             vtable_aliases: vec![],
             keep: vec!["g".into()],
             outside_program: vec!["h".into()],
-        }],
+        }]),
         decisions: vec![SlotDecision {
             type_id: "_ZTS4Base".into(),
             offset: 16,

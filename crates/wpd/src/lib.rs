@@ -43,7 +43,7 @@ use input::BitcodeInput;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use timing::Timings;
-use wpd_summary::{ModuleSummary, Plan};
+use wpd_summary::{ModuleIdx, ModuleSummary, Plan};
 
 /// A worker count as the linkers spell it (`--thinlto-jobs=`,
 /// `-plugin-opt=jobs=`): a positive number, or `all` for every core.
@@ -267,7 +267,7 @@ pub fn compile_summarized(
         })?;
         let split_flag = backends::link_split_flag(&layouts);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {
-            let index = backends::planned_index(&plan, &summaries[k], k)?;
+            let index = backends::planned_index(&plan, &summaries[k], ModuleIdx::new(k))?;
             // Modules the plan leaves alone go to ThinLTO as they are.
             let apart = backends::split_apart(i, in_process, split_flag);
             if let Some(layout) = layouts[k].filter(|l| l.split_flag == split_flag)

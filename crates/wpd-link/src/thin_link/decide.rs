@@ -7,14 +7,14 @@
 //! expression and try a uniform return value, a unique return value (1-bit
 //! results), then virtual constant propagation into bytes beside the vtables.
 
-use crate::hierarchy::{Hierarchy, SymKey, VtableRef};
+use crate::hierarchy::{Hierarchy, SymKey, VtableId};
 use crate::layout::{Layout, Member};
 use crate::policy::Policy;
-use rustc_hash::FxHashMap as HashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
-    ArgDecision, Body, CallSite, FunctionFacts, Linkage, Plan, PlanModule, PlanOptions, PlanStats, Promotion,
-    Resolution, RetKind, Slot, SlotDecision, SlotKind, VcallVisibility, Vtable, VtableLayout,
+    ArgDecision, Body, CallSite, FunctionFacts, Linkage, ModuleIdx, PerModule, Plan, PlanModule, PlanOptions,
+    PlanStats, Promotion, Resolution, RetKind, Slot, SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable,
+    VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -26,7 +26,7 @@ const MAX_PADDING: u64 = 128;
 /// One vtable of a slot's type id and the function at the slot in it.
 #[derive(Clone, Copy, Debug)]
 pub struct SlotMember<'a> {
-    pub vtable: VtableRef,
+    pub vtable: VtableId,
     pub address_point: u64,
     pub function: SymKey<'a>,
 }
@@ -37,7 +37,7 @@ pub struct SlotMember<'a> {
 /// (see [`never_callable`]) are not members.
 fn slot_members<'a>(
     link: &Hierarchy<'a>,
-    type_id: &str,
+    type_id: &TypeId,
     offset: u64,
     check: impl Fn(&Vtable) -> Result<(), String>,
 ) -> Result<Vec<SlotMember<'a>>, String> {
@@ -124,8 +124,8 @@ fn is_deleting_destructor(name: &str) -> bool {
 pub fn members<'a>(
     link: &Hierarchy<'a>,
     policy: &Policy,
-    open: &BTreeMap<&'a str, String>,
-    type_id: &str,
+    open: &BTreeMap<&'a TypeId, String>,
+    type_id: &TypeId,
     offset: u64,
 ) -> Result<Vec<SlotMember<'a>>, String> {
     if let Some(why) = open.get(type_id).filter(|_| link.by_type_id.contains_key(type_id)) {
@@ -147,7 +147,7 @@ pub fn members<'a>(
 /// [`Hierarchy::unknown_body`]). `None` when the slot has no well-formed
 /// members or a target must not be called speculatively (cold or
 /// noreturn).
-fn visible_targets<'a>(link: &Hierarchy<'a>, type_id: &str, offset: u64) -> Option<VisibleTargets<'a>> {
+fn visible_targets<'a>(link: &Hierarchy<'a>, type_id: &TypeId, offset: u64) -> Option<VisibleTargets<'a>> {
     let mut count: BTreeMap<SymKey<'a>, u32> = BTreeMap::new();
     for m in slot_members(link, type_id, offset, |_| Ok(())).ok()? {
         if link.function_facts(m.function).is_some_and(|f| f.cold || f.noreturn) {
@@ -173,7 +173,7 @@ struct VisibleTargets<'a> {
 }
 
 /// Name used for a local symbol once promoted to a hidden global.
-fn promoted_name(name: &str, hash: &str, module: u32, clash: bool) -> String {
+fn promoted_name(name: &str, hash: &str, module: ModuleIdx, clash: bool) -> String {
     let short = hash.get(..16).unwrap_or(hash);
     if clash { format!("{name}.wpd.{short}.{module}") } else { format!("{name}.wpd.{short}") }
 }
@@ -213,14 +213,12 @@ struct Decider<'l, 'a> {
     link: &'l Hierarchy<'a>,
     policy: &'l Policy,
     layout: Layout,
-    /// Position of each vtable in `link.vtables` (layout key).
-    vtable_index: HashMap<VtableRef, usize>,
-    promotions: Vec<BTreeSet<Promotion>>,
-    aliases: Vec<BTreeSet<Promotion>>,
+    promotions: PerModule<BTreeSet<Promotion>>,
+    aliases: PerModule<BTreeSet<Promotion>>,
     /// Per module, discardable definitions it must keep (see `keep_defined`).
-    keep: Vec<BTreeSet<String>>,
+    keep: PerModule<BTreeSet<String>>,
     hash_count: BTreeMap<&'a str, u32>,
-    open: BTreeMap<&'a str, String>,
+    open: BTreeMap<&'a TypeId, String>,
     stats: PlanStats,
 }
 
@@ -231,9 +229,9 @@ impl<'a> Decider<'_, 'a> {
             self.keep_defined(key.name);
             return key.name.to_string();
         };
-        let hash = self.link.summaries[m as usize].module.hash.as_str();
+        let hash = self.link.summary(m).module.hash.as_str();
         let p = promoted_name(key.name, hash, m, self.hash_count[hash] > 1);
-        let set = if vtable { &mut self.aliases[m as usize] } else { &mut self.promotions[m as usize] };
+        let set = if vtable { &mut self.aliases[m] } else { &mut self.promotions[m] };
         set.insert(Promotion { symbol: key.name.to_string(), promoted: p.clone() });
         p
     }
@@ -245,25 +243,24 @@ impl<'a> Decider<'_, 'a> {
     /// weak_odr for the same reason).
     fn keep_defined(&mut self, name: &'a str) {
         if let Some((m, Linkage::LinkonceAny | Linkage::LinkonceOdr)) = self.link.kept_copy(name) {
-            self.keep[m as usize].insert(name.to_string());
+            self.keep[m].insert(name.to_string());
         }
     }
 
-    fn slot(&mut self, type_id: &'a str, offset: u64, sites: &[&CallSite]) -> SlotDecision {
+    fn slot(&mut self, type_id: &'a TypeId, offset: u64, sites: &[&CallSite]) -> SlotDecision {
         let link = self.link;
         let vtables = link
             .by_type_id
             .get(type_id)
-            .map(|m| m.iter().filter(|(r, _)| link.is_live(link.key(r.module, &link.vtable(*r).symbol))).count())
-            .unwrap_or(0) as u32;
+            .map_or(0, |m| m.iter().filter(|(r, _)| link.is_live(link.key(r.module, &link.vtable(*r).symbol))).count());
         let mut d = SlotDecision {
-            type_id: type_id.to_string(),
+            type_id: type_id.clone(),
             offset,
             resolution: Resolution::None,
             targets: Vec::new(),
             target: None,
-            vtables,
-            call_sites: sites.len() as u32,
+            vtables: count(vtables),
+            call_sites: count(sites.len()),
             devirtualized: 0,
             reason: None,
             by_args: Vec::new(),
@@ -276,15 +273,17 @@ impl<'a> Decider<'_, 'a> {
     }
 
     /// Guarded speculation for the calls of `d` left indirect.
-    fn speculate(&mut self, d: &mut SlotDecision, type_id: &str, offset: u64, sites: &[&CallSite]) {
+    fn speculate(&mut self, d: &mut SlotDecision, type_id: &TypeId, offset: u64, sites: &[&CallSite]) {
         let limit = usize::from(self.policy.speculate);
         if limit == 0 || d.resolution == Resolution::SingleImpl && d.devirtualized == d.call_sites {
             return;
         }
-        let left: u32 = sites
-            .iter()
-            .filter(|c| c.assumed && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none())
-            .count() as u32;
+        let left = count(
+            sites
+                .iter()
+                .filter(|c| c.assumed && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none())
+                .count(),
+        );
         if left == 0 {
             return;
         }
@@ -309,7 +308,7 @@ impl<'a> Decider<'_, 'a> {
         self.stats.speculative += left;
     }
 
-    fn resolve(&mut self, d: &mut SlotDecision, type_id: &str, offset: u64, sites: &[&CallSite]) {
+    fn resolve(&mut self, d: &mut SlotDecision, type_id: &TypeId, offset: u64, sites: &[&CallSite]) {
         let link = self.link;
         let members = match members(link, self.policy, &self.open, type_id, offset) {
             Ok(m) => m,
@@ -335,7 +334,7 @@ impl<'a> Decider<'_, 'a> {
             }
             if !open.is_empty() {
                 d.resolution = Resolution::SingleImpl;
-                d.devirtualized = open.len() as u32;
+                d.devirtualized = count(open.len());
                 d.target = Some(self.export_local(only, false));
                 self.stats.single_impl += d.devirtualized;
             }
@@ -482,11 +481,7 @@ impl<'a> Decider<'_, 'a> {
         }
         let lay: Vec<Member> = members
             .iter()
-            .map(|m| Member {
-                vtable: self.vtable_index[&m.vtable],
-                address_point: m.address_point,
-                size: link.vtable(m.vtable).size,
-            })
+            .map(|m| Member { vtable: m.vtable, address_point: m.address_point, size: link.vtable(m.vtable).size })
             .collect();
         match self.layout.place(&lay, a.width, MAX_PADDING) {
             None => a.reason = Some(format!("storing the results would add more than {MAX_PADDING} bytes")),
@@ -501,6 +496,11 @@ impl<'a> Decider<'_, 'a> {
     }
 }
 
+/// A count for the plan's statistics (the formats store 32-bit counts).
+fn count(n: usize) -> u32 {
+    u32::try_from(n).expect("count fits in 32 bits")
+}
+
 /// Makes the plan of one link.
 pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     let summaries = link.summaries;
@@ -508,14 +508,14 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     // code the link discards (dead, or a copy another module's copy
     // replaces) is still rewritten when its slot has a decision, but it is
     // neither counted nor allowed to shape a decision.
-    let mut slots: BTreeMap<(&str, u64), Vec<&CallSite>> = BTreeMap::new();
-    let mut outside_program: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); summaries.len()];
-    for (m, s) in summaries.iter().enumerate() {
+    let mut slots: BTreeMap<(&TypeId, u64), Vec<&CallSite>> = BTreeMap::new();
+    let mut outside_program: PerModule<BTreeSet<&str>> = PerModule::with_len(summaries.len(), |_| BTreeSet::new());
+    for (m, s) in link.modules() {
         for c in &s.call_sites {
-            if !link.in_program(m as u32, &c.function) {
+            if !link.in_program(m, &c.function) {
                 outside_program[m].insert(c.function.as_str());
             } else if let Some(off) = c.offset {
-                slots.entry((c.type_id.as_str(), off)).or_default().push(c);
+                slots.entry((&c.type_id, off)).or_default().push(c);
             }
         }
     }
@@ -527,16 +527,15 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         link,
         policy,
         layout: Layout::default(),
-        vtable_index: link.vtables.iter().enumerate().map(|(i, (_, r))| (*r, i)).collect(),
-        promotions: vec![BTreeSet::new(); summaries.len()],
-        aliases: vec![BTreeSet::new(); summaries.len()],
-        keep: vec![BTreeSet::new(); summaries.len()],
+        promotions: PerModule::with_len(summaries.len(), |_| BTreeSet::new()),
+        aliases: PerModule::with_len(summaries.len(), |_| BTreeSet::new()),
+        keep: PerModule::with_len(summaries.len(), |_| BTreeSet::new()),
         hash_count,
         open: policy.open_type_ids(link),
         stats: PlanStats {
-            modules: summaries.len() as u32,
-            vtables: link.vtables.len() as u32,
-            live_vtables: link.vtables.iter().filter(|(k, _)| link.is_live(*k)).count() as u32,
+            modules: count(summaries.len()),
+            vtables: count(link.vtables.len()),
+            live_vtables: count(link.vtables.iter().filter(|(k, _)| link.is_live(*k)).count()),
             ..PlanStats::default()
         },
     };
@@ -551,9 +550,9 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         .layout
         .vtables
         .iter()
-        .map(|(&i, beside)| {
-            let (key, r) = link.vtables[i];
+        .map(|(&r, beside)| {
             let vt = link.vtable(r);
+            let key = link.key(r.module, &vt.symbol);
             VtableLayout {
                 symbol: key.name.to_string(),
                 module: key.module,
@@ -593,7 +592,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         open_type_ids: decider
             .open
             .iter()
-            .map(|(t, r)| wpd_summary::OpenTypeId { type_id: t.to_string(), reason: r.clone() })
+            .map(|(&t, r)| wpd_summary::OpenTypeId { type_id: t.clone(), reason: r.clone() })
             .collect(),
         stats: decider.stats,
     }

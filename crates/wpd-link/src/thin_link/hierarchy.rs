@@ -4,21 +4,24 @@
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::{BTreeMap, BTreeSet};
-use wpd_summary::{FunctionFacts, Linkage, ModuleSummary, Slot, Visibility, Vtable};
+use wpd_summary::ids::modules;
+use wpd_summary::{
+    FunctionFacts, Linkage, ModuleIdx, ModuleSummary, PerModule, Slot, TypeId, Visibility, Vtable, VtableIdx,
+};
 
 /// A symbol of the link: global by name, or local to one module.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct SymKey<'a> {
     /// The defining module for local symbols.
-    pub module: Option<u32>,
+    pub module: Option<ModuleIdx>,
     pub name: &'a str,
 }
 
 /// A vtable of the link: `summaries[module].vtables[index]`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub struct VtableRef {
-    pub module: u32,
-    pub index: u32,
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct VtableId {
+    pub module: ModuleIdx,
+    pub index: VtableIdx,
 }
 
 /// What the link looks like from outside the bitcode.
@@ -89,11 +92,11 @@ impl std::fmt::Display for UnknownBody<'_> {
 /// All summaries of one link, indexed.
 pub struct Hierarchy<'a> {
     pub summaries: &'a [ModuleSummary],
-    locals: Vec<HashSet<&'a str>>,
+    locals: PerModule<HashSet<&'a str>>,
     /// One representative definition per vtable symbol.
-    pub vtables: Vec<(SymKey<'a>, VtableRef)>,
+    pub vtables: Vec<(SymKey<'a>, VtableId)>,
     /// Type id → (vtable, address point offset), in input order.
-    pub by_type_id: HashMap<&'a str, Vec<(VtableRef, u64)>>,
+    pub by_type_id: HashMap<&'a TypeId, Vec<(VtableId, u64)>>,
     /// Function facts by symbol: of the copy the link keeps
     /// ([`Hierarchy::function_facts`] gives them only where the program runs
     /// that body).
@@ -105,13 +108,13 @@ pub struct Hierarchy<'a> {
     live: HashSet<SymKey<'a>>,
     /// For each non-local name, the module (and linkage) of the copy the
     /// link keeps (see [`Hierarchy::kept_copy`]).
-    kept: HashMap<&'a str, (u32, Linkage)>,
+    kept: HashMap<&'a str, (ModuleIdx, Linkage)>,
 }
 
 impl<'a> Hierarchy<'a> {
     /// Indexes `summaries` and computes liveness from the link's roots.
     pub fn new(summaries: &'a [ModuleSummary], facts: &'a LinkFacts) -> Hierarchy<'a> {
-        let locals: Vec<HashSet<&str>> = summaries
+        let locals: PerModule<HashSet<&str>> = summaries
             .iter()
             .map(|s| s.globals.iter().filter(|g| g.linkage.is_local()).map(|g| g.name.as_str()).collect())
             .collect();
@@ -127,12 +130,12 @@ impl<'a> Hierarchy<'a> {
         };
         link.index_vtables();
         link.kept = link.kept_copies();
-        for (m, s) in summaries.iter().enumerate() {
+        for (m, s) in modules(summaries) {
             for f in &s.functions {
-                let key = link.key(m as u32, &f.name);
+                let key = link.key(m, &f.name);
                 // The kept copy's facts; without one (only
                 // `available_externally` copies), the first real one.
-                let kept = key.module.is_none() && link.kept_copy(&f.name).is_some_and(|(k, _)| k == m as u32);
+                let kept = key.module.is_none() && link.kept_copy(&f.name).is_some_and(|(k, _)| k == m);
                 let better = match link.facts.get(&key) {
                     None => true,
                     Some(old) => {
@@ -190,16 +193,28 @@ impl<'a> Hierarchy<'a> {
     }
 
     /// The key of `name` as module `module` sees it.
-    pub fn key(&self, module: u32, name: &'a str) -> SymKey<'a> {
-        if self.locals[module as usize].contains(name) {
+    pub fn key(&self, module: ModuleIdx, name: &'a str) -> SymKey<'a> {
+        if self.locals[module].contains(name) {
             SymKey { module: Some(module), name }
         } else {
             SymKey { module: None, name }
         }
     }
 
-    pub fn vtable(&self, v: VtableRef) -> &'a Vtable {
-        &self.summaries[v.module as usize].vtables[v.index as usize]
+    /// The summary of module `m`.
+    pub fn summary(&self, m: ModuleIdx) -> &'a ModuleSummary {
+        &self.summaries[m.index()]
+    }
+
+    /// Every module's summary with its index, in input order.
+    pub fn modules(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (ModuleIdx, &'a ModuleSummary)> + ExactSizeIterator + use<'a> {
+        modules(self.summaries)
+    }
+
+    pub fn vtable(&self, v: VtableId) -> &'a Vtable {
+        &self.summary(v.module).vtables[v.index.index()]
     }
 
     pub fn is_live(&self, key: SymKey<'a>) -> bool {
@@ -210,7 +225,7 @@ impl<'a> Hierarchy<'a> {
     /// program: something live reaches it, and (for a non-local function)
     /// it is the copy the linker keeps. Only the counts in reports depend on
     /// it; a wrong answer costs an optimization, never correctness.
-    pub fn in_program(&self, module: u32, function: &'a str) -> bool {
+    pub fn in_program(&self, module: ModuleIdx, function: &'a str) -> bool {
         let key = self.key(module, function);
         self.is_live(key) && (key.module.is_some() || self.kept_copy(function).is_none_or(|(m, _)| m == module))
     }
@@ -221,7 +236,7 @@ impl<'a> Hierarchy<'a> {
     /// (`linkonce`), in link order; else the first `available_externally`
     /// one. A `linkonce` answer means every definition may be dropped by
     /// its own module's optimizer.
-    pub fn kept_copy(&self, name: &str) -> Option<(u32, Linkage)> {
+    pub fn kept_copy(&self, name: &str) -> Option<(ModuleIdx, Linkage)> {
         self.kept.get(name).copied()
     }
 
@@ -243,7 +258,7 @@ impl<'a> Hierarchy<'a> {
     }
 
     /// The slot at byte `offset` of a vtable.
-    pub fn slot(&self, v: VtableRef, offset: u64) -> Option<&'a Slot> {
+    pub fn slot(&self, v: VtableId, offset: u64) -> Option<&'a Slot> {
         let slots = &self.vtable(v).slots;
         slots.binary_search_by_key(&offset, |s| s.offset).ok().map(|i| &slots[i])
     }
@@ -251,12 +266,12 @@ impl<'a> Hierarchy<'a> {
     fn index_vtables(&mut self) {
         // Representative per symbol: a definition with slots beats an
         // available_externally copy; otherwise the first in input order.
-        let mut chosen: HashMap<SymKey<'a>, VtableRef> = HashMap::default();
+        let mut chosen: HashMap<SymKey<'a>, VtableId> = HashMap::default();
         let mut order: Vec<SymKey<'a>> = Vec::new();
-        for (m, s) in self.summaries.iter().enumerate() {
+        for (m, s) in self.modules() {
             for (i, v) in s.vtables.iter().enumerate() {
-                let key = self.key(m as u32, &v.symbol);
-                let r = VtableRef { module: m as u32, index: i as u32 };
+                let key = self.key(m, &v.symbol);
+                let r = VtableId { module: m, index: VtableIdx::new(i) };
                 match chosen.get(&key) {
                     None => {
                         chosen.insert(key, r);
@@ -275,12 +290,12 @@ impl<'a> Hierarchy<'a> {
             let r = chosen[&key];
             self.vtables.push((key, r));
             for t in &self.vtable(r).type_ids {
-                self.by_type_id.entry(t.type_id.as_str()).or_default().push((r, t.offset));
+                self.by_type_id.entry(&t.type_id).or_default().push((r, t.offset));
             }
         }
     }
 
-    fn kept_copies(&self) -> HashMap<&'a str, (u32, Linkage)> {
+    fn kept_copies(&self) -> HashMap<&'a str, (ModuleIdx, Linkage)> {
         // Lower rank wins, then link order.
         let rank = |l: Linkage| match l {
             Linkage::External => 0,
@@ -288,10 +303,10 @@ impl<'a> Hierarchy<'a> {
             Linkage::AvailableExternally => 3,
             _ => 1,
         };
-        let mut best: HashMap<&'a str, (u8, u32, Linkage)> = HashMap::default();
-        for (m, s) in self.summaries.iter().enumerate() {
+        let mut best: HashMap<&'a str, (u8, ModuleIdx, Linkage)> = HashMap::default();
+        for (m, s) in self.modules() {
             for g in s.globals.iter().filter(|g| !g.linkage.is_local()) {
-                let cand = (rank(g.linkage), m as u32, g.linkage);
+                let cand = (rank(g.linkage), m, g.linkage);
                 best.entry(g.name.as_str()).and_modify(|b| *b = (*b).min(cand)).or_insert(cand);
             }
         }
@@ -305,8 +320,7 @@ impl<'a> Hierarchy<'a> {
     fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
         let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::default();
         let mut roots: Vec<SymKey<'a>> = vec![SymKey { module: None, name: "main" }];
-        for (m, s) in self.summaries.iter().enumerate() {
-            let m = m as u32;
+        for (m, s) in self.modules() {
             for g in &s.globals {
                 let from = self.key(m, &g.name);
                 edges.entry(from).or_default().extend(g.refs.iter().map(|r| self.key(m, r)));

@@ -8,6 +8,7 @@
 //! and its "before" byte at distance `d >= 1` from its start at ap-relative
 //! offset `-ap - d`.
 
+use crate::hierarchy::VtableId;
 use rustc_hash::FxHashMap as HashMap;
 
 /// Bytes (as bit masks) already used beside one vtable, and their values.
@@ -21,11 +22,11 @@ pub struct Beside {
     pub after: Vec<u8>,
 }
 
-/// One member of the set: a vtable (by index into the allocator) and the
-/// address point of the type id in it.
+/// One member of the set: a vtable and the address point of the type id
+/// in it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Member {
-    pub vtable: usize,
+    pub vtable: VtableId,
     pub address_point: u64,
     pub size: u64,
 }
@@ -50,7 +51,7 @@ pub struct Placement {
 /// The allocator for one link: per vtable, what is already beside it.
 #[derive(Default, Debug)]
 pub struct Layout {
-    pub vtables: HashMap<usize, Beside>,
+    pub vtables: HashMap<VtableId, Beside>,
 }
 
 fn used(v: &[u8], i: usize) -> u8 {
@@ -87,7 +88,7 @@ impl Layout {
 
     /// Bytes that placing `bytes` at `off` adds beyond what each vtable has.
     fn padding(&self, members: &[Member], side: Side, off: i64, bytes: u64) -> u64 {
-        let mut per_vtable: HashMap<usize, usize> = HashMap::default();
+        let mut per_vtable: HashMap<VtableId, usize> = HashMap::default();
         for m in members {
             // The highest index touched on this side.
             let last = (0..bytes as i64).filter_map(|k| Self::index(m, side, off + k)).max().unwrap_or(0) + 1;
@@ -198,9 +199,15 @@ impl Beside {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wpd_summary::{ModuleIdx, VtableIdx};
+
+    /// The `k`-th vtable of module 0.
+    fn v(k: usize) -> VtableId {
+        VtableId { module: ModuleIdx::new(0), index: VtableIdx::new(k) }
+    }
 
     fn m(vtable: usize, ap: u64, size: u64) -> Member {
-        Member { vtable, address_point: ap, size }
+        Member { vtable: v(vtable), address_point: ap, size }
     }
 
     #[test]
@@ -227,9 +234,9 @@ mod tests {
         assert_eq!(seen[0], (-17, Some(0)));
         assert_eq!(seen[7], (-17, Some(7)));
         assert_eq!(seen[8], (-18, Some(0)));
-        let b0 = &l.vtables[&0];
+        let b0 = &l.vtables[&v(0)];
         assert_eq!(b0.before[0], 0b1010_1010);
-        assert_eq!(l.vtables[&1].before[0], 0xFF);
+        assert_eq!(l.vtables[&v(1)].before[0], 0xFF);
     }
 
     #[test]
@@ -243,8 +250,8 @@ mod tests {
         match p.side {
             Side::After => {
                 assert_eq!(p.byte_offset, 32);
-                assert_eq!(l.vtables[&0].after[..8], 0x1122334455667788u64.to_le_bytes());
-                assert_eq!(l.vtables[&1].after[..8], 7u64.to_le_bytes());
+                assert_eq!(l.vtables[&v(0)].after[..8], 0x1122334455667788u64.to_le_bytes());
+                assert_eq!(l.vtables[&v(1)].after[..8], 7u64.to_le_bytes());
             }
             Side::Before => panic!("after costs 16 bytes, before 8 + 64: {p:?}"),
         }

@@ -16,7 +16,7 @@ use crate::hierarchy::{Hierarchy, LinkFacts};
 use crate::native::NativeScan;
 pub use crate::resolve::glob_match;
 use std::collections::BTreeMap;
-use wpd_summary::{CallSite, SlotKind, TestKind, VcallVisibility, Visibility, Vtable};
+use wpd_summary::{CallSite, SlotKind, TestKind, TypeId, VcallVisibility, Visibility, Vtable};
 
 /// What the native side says, and the user's overrides.
 #[derive(Clone, Debug, Default)]
@@ -159,8 +159,8 @@ impl Policy {
     }
 
     /// Open type ids of the link with the reason for each.
-    pub fn open_type_ids<'a>(&self, link: &Hierarchy<'a>) -> BTreeMap<&'a str, String> {
-        let mut open: BTreeMap<&'a str, String> = BTreeMap::new();
+    pub fn open_type_ids<'a>(&self, link: &Hierarchy<'a>) -> BTreeMap<&'a TypeId, String> {
+        let mut open: BTreeMap<&'a TypeId, String> = BTreeMap::new();
         if !self.validation.enabled && !self.validation.always && self.validation.force_open.is_empty() {
             return open;
         }
@@ -212,12 +212,13 @@ impl Policy {
         }
         // Type ids of open classes: their own, their member-function-pointer
         // ids, and everything their bitcode vtables carry.
-        let all_ids: Vec<&'a str> = link.by_type_id.keys().copied().collect();
-        for id in &all_ids {
+        let all_ids: Vec<&'a TypeId> = link.by_type_id.keys().copied().collect();
+        for &type_id in &all_ids {
+            let id = type_id.as_str();
             if let Some(unknown) = &unknown
                 && id.starts_with("_ZTS")
             {
-                open.insert(id, unknown.clone());
+                open.insert(type_id, unknown.clone());
                 continue;
             }
             let class = id.strip_prefix("_ZTSM").or_else(|| id.strip_prefix("_ZTS"));
@@ -231,7 +232,7 @@ impl Policy {
                     classes.get_key_value(rest)
                 };
                 if let Some((c, why)) = found {
-                    open.insert(id, format!("open class {c}: {why}"));
+                    open.insert(type_id, format!("open class {c}: {why}"));
                 }
             }
         }
@@ -240,7 +241,7 @@ impl Policy {
             let Some(class) = vt.symbol.strip_prefix("_ZTV") else { continue };
             if let Some(why) = classes.get(class) {
                 for t in &vt.type_ids {
-                    open.entry(t.type_id.as_str()).or_insert_with(|| format!("base of open class {class}: {why}"));
+                    open.entry(&t.type_id).or_insert_with(|| format!("base of open class {class}: {why}"));
                 }
             }
         }

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
-use wpd_summary::{Kind, ModuleSummary, Plan};
+use wpd_summary::{Kind, ModuleIdx, ModuleSummary, Plan};
 use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 /// Magic of a rewritten-module or native-object entry (summaries are wpd
@@ -167,7 +167,7 @@ impl Cache {
         input: &BitcodeInput,
         summary: &ModuleSummary,
         plan_hash: u128,
-        index: usize,
+        index: ModuleIdx,
         verify: bool,
         split_flag: bool,
         make: impl FnOnce() -> Result<Rewritten>,
@@ -175,7 +175,7 @@ impl Cache {
         let mut key = Vec::with_capacity(64);
         key.extend_from_slice(summary.module.hash.as_bytes());
         key.extend_from_slice(&plan_hash.to_le_bytes());
-        key.extend_from_slice(&(index as u64).to_le_bytes());
+        key.extend_from_slice(&u64::from(index.as_u32()).to_le_bytes());
         key.push(verify as u8);
         key.push(split_flag as u8);
         let path = self.path("rewrite", &key);

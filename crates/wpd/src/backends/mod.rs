@@ -26,15 +26,15 @@ use crate::rewrite::{self, Applied};
 use codegen::CodegenOptions;
 use std::collections::BTreeSet;
 use wpd_llvm::Context;
-use wpd_summary::Plan;
+use wpd_summary::{ModuleIdx, Plan};
 
 pub use crate::rewrite::{BackendStats, CallOutcome};
 pub use wpd_link::outcome::Outcome;
 
 /// The index of `input`'s module in the plan (by content hash; among equal
 /// contents, by name).
-pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<usize> {
-    let same: Vec<usize> = plan.modules.iter().enumerate().filter(|(_, m)| m.hash == hash).map(|(i, _)| i).collect();
+pub fn plan_module(plan: &Plan, input: &BitcodeInput, hash: &str) -> Result<ModuleIdx> {
+    let same: Vec<ModuleIdx> = plan.modules.iter_enumerated().filter(|(_, m)| m.hash == hash).map(|(i, _)| i).collect();
     match same.as_slice() {
         [] => {
             Err(Error::at(&input.name, "not part of this plan (no module with its content hash); re-run the thin link"))
@@ -90,7 +90,7 @@ impl Rewritten {
 /// The index in `plan` of the module `summary` describes, given that the
 /// plan was made from the link's summaries in order (`k`-th summary,
 /// `k`-th plan module): checked by content hash, no search.
-pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: usize) -> Result<usize> {
+pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: ModuleIdx) -> Result<ModuleIdx> {
     match plan.modules.get(k) {
         Some(m) if m.hash == summary.module.hash => Ok(k),
         _ => Err(Error::at(&summary.module.name, "not the plan's module at its position (a wpd bug)")),
@@ -113,7 +113,7 @@ pub fn passthrough(
     layout: wpd_llvm::LtoLayout,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
-    index: usize,
+    index: ModuleIdx,
     split_apart: bool,
 ) -> Option<BackendStats> {
     let planned = &plan.modules[index];
@@ -126,7 +126,7 @@ pub fn passthrough(
         return None;
     }
     let defines = |symbol: &str| summary.globals.iter().any(|g| g.name == symbol);
-    if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m as usize == index) && defines(&l.symbol)) {
+    if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m == index) && defines(&l.symbol)) {
         return None;
     }
     let policy = rewrite::call_policy(plan);
@@ -222,7 +222,7 @@ pub fn rewrite_to_bitcode(
     input: &BitcodeInput,
     summary: &wpd_summary::ModuleSummary,
     plan: &Plan,
-    index: usize,
+    index: ModuleIdx,
     verify: bool,
     split_flag: bool,
 ) -> Result<Rewritten> {

@@ -20,7 +20,8 @@ use crate::policy::Policy;
 use crate::timing::Timings;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use wpd_summary::{CallSite, ModuleSummary, Plan};
+use wpd_summary::ids::modules;
+use wpd_summary::{CallSite, ModuleIdx, ModuleSummary, Plan};
 
 /// Where a call site is, for messages: its source location, else its
 /// function and module.
@@ -99,8 +100,8 @@ impl Remarks {
 
 /// What the backends did at the program's call sites (see
 /// [`Plan::in_program`]), with each call's module index, in module order.
-fn program_calls<'a>(plan: &'a Plan, stats: &'a [BackendStats]) -> impl Iterator<Item = (usize, &'a CallOutcome)> {
-    stats.iter().enumerate().flat_map(move |(m, st)| {
+fn program_calls<'a>(plan: &'a Plan, stats: &'a [BackendStats]) -> impl Iterator<Item = (ModuleIdx, &'a CallOutcome)> {
+    modules(stats).flat_map(move |(m, st)| {
         st.calls.iter().filter(move |c| plan.in_program(m, &c.site.function)).map(move |c| (m, c))
     })
 }
@@ -115,7 +116,7 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats],
     };
     program_calls(plan, stats)
         .filter(|(_, c)| if c.outcome == Outcome::Indirect { missed } else { passed })
-        .filter_map(|(m, c)| remark(plan, &c.site, c.outcome, &summaries[m].module.name, missed))
+        .filter_map(|(m, c)| remark(plan, &c.site, c.outcome, &summaries[m.index()].module.name, missed))
         .collect()
 }
 
@@ -139,7 +140,7 @@ pub fn remarks_yaml(stats: &[BackendStats], plan: &Plan) -> String {
 /// where no backend has run).
 pub fn planned_remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy) -> Vec<String> {
     let mut out = Vec::new();
-    for (m, s) in summaries.iter().enumerate() {
+    for (m, s) in modules(summaries) {
         for c in s.call_sites.iter().filter(|c| plan.in_program(m, &c.function)) {
             out.extend(remark(plan, c, Outcome::planned(plan, c, policy), &s.module.name, false));
         }
@@ -264,7 +265,7 @@ pub fn report(
     for (m, c) in program_calls(plan, stats).filter(|(_, c)| c.site.call.is_some()) {
         let d = c.site.offset.and_then(|o| plan.decision(&c.site.type_id, o));
         calls.push(json!({
-            "module": summaries[m].module.name,
+            "module": summaries[m.index()].module.name,
             "function": c.site.function,
             "location": c.site.location,
             "type_id": c.site.type_id,
@@ -278,7 +279,7 @@ pub fn report(
         }));
     }
     let outside_program = all_calls - calls.len();
-    let planned = counts(summaries.iter().enumerate().flat_map(|(m, s)| {
+    let planned = counts(modules(summaries).flat_map(|(m, s)| {
         s.call_sites
             .iter()
             .filter(move |c| plan.in_program(m, &c.function))

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use wpd_link::outcome::Outcome;
 use wpd_llvm::{Context, Module, RewriteError, VirtualCall};
-use wpd_summary::{CallSite, Linkage, Plan};
+use wpd_summary::{CallSite, Linkage, ModuleIdx, Plan};
 
 /// One call site and what the backend did to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,7 +90,7 @@ pub fn module<'c>(
     ctx: &'c Context,
     input: &BitcodeInput,
     plan: &Plan,
-    index: usize,
+    index: ModuleIdx,
     hash: &str,
 ) -> Result<Applied<'c>> {
     let mut modules = ctx
@@ -123,7 +123,7 @@ pub fn module<'c>(
     // The summary's order: by function, then test, program order within.
     stats.calls.sort_by(|a, b| (&a.site.function, a.site.test_index).cmp(&(&b.site.function, b.site.test_index)));
     for part in &modules {
-        stats.layouts_rebuilt.extend(vtable_layout::apply(part, plan, index as u32));
+        stats.layouts_rebuilt.extend(vtable_layout::apply(part, plan, index));
     }
     stats.layouts_rebuilt.sort_unstable();
     stats.layouts_rebuilt.dedup();

@@ -5,12 +5,12 @@
 //! copies become declarations.
 
 use wpd_llvm::{Module, VtableRebuild};
-use wpd_summary::Plan;
+use wpd_summary::{ModuleIdx, Plan};
 
 /// Applies the plan's layouts to the vtables of `module` (part of plan
 /// module `index`); returns the indices (in `plan.layouts`) of the layouts
 /// it rebuilt.
-pub fn apply(module: &Module<'_>, plan: &Plan, index: u32) -> Vec<u32> {
+pub fn apply(module: &Module<'_>, plan: &Plan, index: ModuleIdx) -> Vec<u32> {
     plan.layouts
         .iter()
         .enumerate()

@@ -5,7 +5,7 @@
 
 use super::{ScannedCall, TypeIdNamer};
 use wpd_llvm::{Module, TypeKind, Value};
-use wpd_summary::{CallKind, CallSite, ConstArg, RetKind, TestKind};
+use wpd_summary::{CallKind, CallSite, ConstArg, RetKind, TestKind, TypeId};
 
 /// Call sites of every function definition of `module` (every one with a
 /// body: a lazily read module yields those of the bodies read), in program
@@ -26,7 +26,7 @@ pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeId
         let type_id = args
             .get(id_arg)
             .and_then(|a| ids.name(index, &a.md_operand()))
-            .unwrap_or_else(|| "<non-constant type id>".to_string());
+            .unwrap_or_else(|| TypeId::from("<non-constant type id>"));
         let assumed = match kind {
             TestKind::TypeCheckedLoad => !test.non_call_uses && !test.checked,
             _ => test.feeds_assume,

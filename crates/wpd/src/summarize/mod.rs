@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wpd_llvm::{Context, MdOperand, Module};
-use wpd_summary::{CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeIdInfo};
+use wpd_summary::{CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeId, TypeIdInfo};
 
 /// Which function bodies the summarizer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,7 +104,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         .chain(call_sites.iter().map(|c| c.type_id.as_str()))
         .collect::<BTreeSet<_>>()
         .into_iter()
-        .map(|name| TypeIdInfo { name: name.to_string(), local: ids.is_local(name) })
+        .map(|name| TypeIdInfo { name: TypeId::from(name), local: ids.is_local(name) })
         .collect();
     type_ids.sort();
 
@@ -214,15 +214,15 @@ impl TypeIdNamer {
     }
 
     /// The name of a type id operand of module `module`.
-    pub(crate) fn name(&mut self, module: usize, op: &MdOperand) -> Option<String> {
+    pub(crate) fn name(&mut self, module: usize, op: &MdOperand) -> Option<TypeId> {
         match op {
-            MdOperand::String(s) => Some(s.clone()),
+            MdOperand::String(s) => Some(TypeId::new(s.clone())),
             MdOperand::Node { id, .. } => {
                 let next = self.locals.len();
                 let hash = &self.hash;
                 let name = self.locals.entry((module, *id)).or_insert_with(|| format!("local.{next}.{hash}")).clone();
                 self.local_names.insert(name.clone());
-                Some(name)
+                Some(TypeId::new(name))
             }
             _ => None,
         }

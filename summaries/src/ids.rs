@@ -1,0 +1,327 @@
+//! Typed indices and names (Cranelift's `EntityRef` style): a module's
+//! position in the link, a vtable's position in its module's summary, and a
+//! type id's name, each its own type so one is never passed for another.
+//!
+//! Every type here serializes exactly like the integer or string it wraps
+//! (`#[serde(transparent)]`), so summaries and plans encode as they did
+//! before the types existed; `Debug` prints the wrapped value too.
+
+use serde::{Deserialize, Serialize};
+use std::borrow::Borrow;
+use std::fmt;
+use std::ops::{Index, IndexMut};
+
+/// An index into a list: `new` and `index` are the only conversions from
+/// and to `usize`, so the casts live here and not at every use.
+macro_rules! entity_ref {
+    ($(#[$doc:meta])* $name:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[serde(transparent)]
+        pub struct $name(u32);
+
+        impl $name {
+            /// The index `index`; panics when it does not fit in 32 bits
+            /// (the formats store 32-bit indices).
+            pub fn new(index: usize) -> $name {
+                $name(u32::try_from(index).expect(concat!($what, " index fits in 32 bits")))
+            }
+
+            /// The index as a `usize`, for indexing a slice.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+
+            /// The index as stored.
+            pub fn as_u32(self) -> u32 {
+                self.0
+            }
+        }
+
+        impl From<u32> for $name {
+            fn from(v: u32) -> $name {
+                $name(v)
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Debug::fmt(&self.0, f)
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::Display::fmt(&self.0, f)
+            }
+        }
+    };
+}
+
+entity_ref!(
+    /// A module's position in the link's input order (the index of its
+    /// summary among the link's, and of its entry in [`crate::Plan::modules`]).
+    ModuleIdx,
+    "module"
+);
+
+entity_ref!(
+    /// A vtable's index within its module's summary
+    /// ([`crate::ModuleSummary::vtables`]).
+    VtableIdx,
+    "vtable"
+);
+
+/// A type id: the `!type` metadata string (`_ZTS4Base`), or the name the
+/// summarizer gives a distinct node (`local.<n>.<hash prefix>`). Ordered,
+/// hashed and compared as the string.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[serde(transparent)]
+pub struct TypeId(String);
+
+impl TypeId {
+    pub fn new(name: impl Into<String>) -> TypeId {
+        TypeId(name.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl From<String> for TypeId {
+    fn from(s: String) -> TypeId {
+        TypeId(s)
+    }
+}
+
+impl From<&str> for TypeId {
+    fn from(s: &str) -> TypeId {
+        TypeId(s.to_string())
+    }
+}
+
+impl From<TypeId> for String {
+    fn from(t: TypeId) -> String {
+        t.0
+    }
+}
+
+impl Borrow<str> for TypeId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for TypeId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for TypeId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for TypeId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for TypeId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl fmt::Debug for TypeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for TypeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One `T` per module of the link, indexed by [`ModuleIdx`]; serialized as
+/// the plain list.
+#[derive(Serialize, Deserialize, Clone, PartialEq, Eq)]
+#[serde(transparent)]
+pub struct PerModule<T>(Vec<T>);
+
+impl<T> Default for PerModule<T> {
+    fn default() -> PerModule<T> {
+        PerModule(Vec::new())
+    }
+}
+
+impl<T> PerModule<T> {
+    /// The values of modules `0..`, in order.
+    pub fn from_vec(v: Vec<T>) -> PerModule<T> {
+        PerModule(v)
+    }
+
+    /// `len` modules, each with `f(module)`.
+    pub fn with_len(len: usize, mut f: impl FnMut(ModuleIdx) -> T) -> PerModule<T> {
+        PerModule((0..len).map(|i| f(ModuleIdx::new(i))).collect())
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn get(&self, m: ModuleIdx) -> Option<&T> {
+        self.0.get(m.index())
+    }
+
+    pub fn get_mut(&mut self, m: ModuleIdx) -> Option<&mut T> {
+        self.0.get_mut(m.index())
+    }
+
+    /// Appends the value of the next module, returning its index.
+    pub fn push(&mut self, v: T) -> ModuleIdx {
+        self.0.push(v);
+        ModuleIdx::new(self.0.len() - 1)
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, T> {
+        self.0.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, T> {
+        self.0.iter_mut()
+    }
+
+    /// Every module's index.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = ModuleIdx> + ExactSizeIterator + use<T> {
+        (0..self.0.len()).map(ModuleIdx::new)
+    }
+
+    /// Every module's index with its value, in module order.
+    pub fn iter_enumerated(&self) -> impl DoubleEndedIterator<Item = (ModuleIdx, &T)> + ExactSizeIterator {
+        modules(&self.0)
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        &self.0
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        self.0
+    }
+}
+
+/// The elements of a per-module slice (`summaries[m]` describes module
+/// `m`) with their module indices.
+pub fn modules<T>(items: &[T]) -> impl DoubleEndedIterator<Item = (ModuleIdx, &T)> + ExactSizeIterator {
+    items.iter().enumerate().map(|(i, v)| (ModuleIdx::new(i), v))
+}
+
+impl<T> Index<ModuleIdx> for PerModule<T> {
+    type Output = T;
+    fn index(&self, m: ModuleIdx) -> &T {
+        &self.0[m.index()]
+    }
+}
+
+impl<T> IndexMut<ModuleIdx> for PerModule<T> {
+    fn index_mut(&mut self, m: ModuleIdx) -> &mut T {
+        &mut self.0[m.index()]
+    }
+}
+
+impl<T> From<Vec<T>> for PerModule<T> {
+    fn from(v: Vec<T>) -> PerModule<T> {
+        PerModule(v)
+    }
+}
+
+impl<T> FromIterator<T> for PerModule<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> PerModule<T> {
+        PerModule(iter.into_iter().collect())
+    }
+}
+
+impl<T> IntoIterator for PerModule<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a PerModule<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a mut PerModule<T> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter_mut()
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for PerModule<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_encode_like_what_they_wrap() {
+        let cfg = bincode::config::standard();
+        let enc = |v: &dyn erased::Enc| v.enc(cfg);
+        assert_eq!(enc(&ModuleIdx::new(300)), enc(&300u32));
+        assert_eq!(enc(&Some(VtableIdx::new(7))), enc(&Some(7u32)));
+        assert_eq!(enc(&TypeId::from("_ZTS4Base")), enc(&"_ZTS4Base".to_string()));
+        assert_eq!(enc(&PerModule::from_vec(vec![1u32, 2])), enc(&vec![1u32, 2]));
+        assert_eq!(serde_json::to_string(&TypeId::from("x")).unwrap(), "\"x\"");
+        assert_eq!(serde_json::to_string(&Some(ModuleIdx::new(3))).unwrap(), "3");
+        assert_eq!(format!("{:?} {}", TypeId::from("a"), ModuleIdx::new(4)), "\"a\" 4");
+    }
+
+    #[test]
+    fn per_module_is_indexed_by_module() {
+        let mut p: PerModule<&str> = PerModule::with_len(2, |_| "");
+        let c = p.push("c");
+        p[ModuleIdx::new(1)] = "b";
+        assert_eq!(c, ModuleIdx::new(2));
+        let v: Vec<(usize, &str)> = p.iter_enumerated().map(|(m, s)| (m.index(), *s)).collect();
+        assert_eq!(v, [(0, ""), (1, "b"), (2, "c")]);
+        assert!(p.get(ModuleIdx::new(3)).is_none());
+    }
+
+    mod erased {
+        pub trait Enc {
+            fn enc(&self, cfg: bincode::config::Configuration) -> Vec<u8>;
+        }
+        impl<T: serde::Serialize> Enc for T {
+            fn enc(&self, cfg: bincode::config::Configuration) -> Vec<u8> {
+                bincode::serde::encode_to_vec(self, cfg).unwrap()
+            }
+        }
+    }
+}
