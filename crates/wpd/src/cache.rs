@@ -153,7 +153,7 @@ impl Cache {
         }
         self.summaries.misses.fetch_add(1, Ordering::Relaxed);
         let s = make()?;
-        let bytes = wpd_summary::container::encode(Kind::Summary, &s).map_err(|e| Error::at(&input.name, e))?;
+        let bytes = wpd_summary::container::encode(Kind::Summary, &s).map_err(|e| e.context(&input.name))?;
         self.store(&path, &bytes);
         Ok(s)
     }
@@ -252,7 +252,7 @@ impl Cache {
 
 /// The content hash of a plan (the key rewrites share).
 pub fn plan_hash(plan: &Plan) -> Result<u128> {
-    let bytes = wpd_summary::container::encode(Kind::Plan, plan).map_err(Error::msg)?;
+    let bytes = wpd_summary::container::encode(Kind::Plan, plan)?;
     Ok(xxh3_128(&bytes))
 }
 
