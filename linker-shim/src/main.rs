@@ -540,7 +540,7 @@ fn rebuild_archive(
     let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "lib.a".into());
     // In order (duplicate member names kept), with a symbol index and
     // deterministic headers: what `llvm-ar qcsD` writes, without running it.
-    wpd_llvm::link::write_archive(&work.join(base), &members)
+    wpd_llvm::link::write_archive(&work.join(base), &members).map_err(String::from)
 }
 
 /// The file name a member is written under inside its own directory of the

@@ -316,7 +316,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         } else {
             name.clone()
         };
-        let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+        let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| format!("{shown}: {}", e.message))?;
         let symbols: Vec<BitcodeSymbol> = table.symbols.iter().filter(|s| s.in_link()).cloned().collect();
         let mut strings = Vec::new();
         let mut records = Vec::with_capacity(symbols.len());

@@ -81,7 +81,7 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
     let applied = rewrite(&ctx, input, plan, index, &hash)?;
-    let object = codegen::emit(&applied.module, opts).map_err(|e| Error::at(&input.name, e))?;
+    let object = codegen::emit(&applied.module, opts).map_err(|e| e.context(&input.name))?;
     Ok((object, applied.stats))
 }
 
@@ -194,8 +194,7 @@ pub fn unrewritten(
         let stats = BackendStats { kept_in_two: true, vtables_in_regular_lto: true, ..stats };
         return Ok(Some(Rewritten::unchanged(stats)));
     }
-    let Some(thin) = wpd_llvm::split_thin_part(&input.bytes, &input.name).map_err(|e| Error::at(&input.name, e))?
-    else {
+    let Some(thin) = wpd_llvm::split_thin_part(&input.bytes, &input.name).map_err(|e| e.context(&input.name))? else {
         return Ok(None);
     };
     let vtables = vtables_module(input)?;
@@ -246,10 +245,10 @@ pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
     let ctx = Context::new();
     let module = ctx
         .parse_bitcode_module(&input.bytes, &input.name, 1)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
     refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);
-    module.write_thinlto_bitcode(true, &definition_names(&module)).map_err(|e| Error::at(&input.name, e))
+    module.write_thinlto_bitcode(true, &definition_names(&module)).map_err(|e| e.context(&input.name))
 }
 
 /// Fails when `module` (of `input`) still holds control-flow integrity
@@ -279,9 +278,9 @@ pub fn rewrite_to_bitcode(
     let ctx = Context::new();
     let Applied { module, stats, introduced, regular_part } = rewrite(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
-        module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
+        module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {}", e.message)))?;
     }
-    let bitcode = module.write_thinlto_bitcode(split_flag, &regular_part).map_err(|e| Error::at(&input.name, e))?;
+    let bitcode = module.write_thinlto_bitcode(split_flag, &regular_part).map_err(|e| e.context(&input.name))?;
     Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
 }
 
@@ -306,7 +305,7 @@ struct Applied<'c> {
 fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize, hash: &str) -> Result<Applied<'c>> {
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
     let policy = call_policy(plan);
     let mut stats = BackendStats::default();
     let planned = &plan.modules[index];
@@ -342,7 +341,7 @@ fn rewrite<'c>(ctx: &'c Context, input: &BitcodeInput, plan: &Plan, index: usize
     let mut module = modules.remove(0);
     let regular_part = modules.iter().flat_map(definition_names).collect();
     for part in modules {
-        module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
+        module.link_in(part).map_err(|e| e.context(&input.name))?;
     }
     refuse_cfi(input, &module)?;
     stats.type_tests_dropped = rewrite::type_tests::apply(&module) as u32;

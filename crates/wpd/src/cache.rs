@@ -220,7 +220,7 @@ impl Cache {
     /// syntax; empty: LLVM's defaults).
     pub fn prune(&self, policy: &str) -> Result<()> {
         wpd_llvm::prune_cache(&self.dir, policy)
-            .map_err(|e| Error::at(self.dir.display().to_string(), format!("cannot prune the cache: {e}")))
+            .map_err(|e| Error::at(self.dir.display().to_string(), format!("cannot prune the cache: {}", e.message)))
     }
 
     /// A verified entry's payload (the file's bytes, header removed in
@@ -257,7 +257,7 @@ pub fn plan_hash(plan: &Plan) -> Result<u128> {
 }
 
 /// Checks a cache policy string (lld's `--thinlto-cache-policy` syntax).
-pub fn check_policy(policy: &str) -> std::result::Result<(), String> {
+pub fn check_policy(policy: &str) -> Result<()> {
     wpd_llvm::parse_cache_policy(policy)
 }
 

@@ -213,7 +213,7 @@ impl LinkSettings {
     /// `cache-policy=` (lld's `--thinlto-cache-policy=`), checked by LLVM's
     /// own parser now: an invalid policy names the option.
     pub fn set_cache_policy(&mut self, policy: &str, shown: &str) -> Result<(), String> {
-        crate::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {e}"))?;
+        crate::cache::check_policy(policy).map_err(|e| format!("invalid {shown}: {}", e.message))?;
         self.cache_policy = policy.to_string();
         Ok(())
     }
