@@ -1,6 +1,8 @@
 //! The architecture as docs/design.md draws it, checked on the source:
 //! within each crate no top-level module imports a module that imports it
-//! back: the phases form a line, not a knot.
+//! back: the phases form a line, not a knot. And no public function or
+//! type of a library crate returns `Result<_, String>`: errors are
+//! `wpd_summary::Error`, one line naming the input.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -13,6 +15,9 @@ const CRATES: &[&str] = &[
     "crates/wpd-plugin/src",
     "linker-shim/src",
 ];
+
+/// The library crates, whose public functions other crates call.
+const LIBRARIES: &[&str] = &["summaries/src", "crates/wpd-link/src", "crates/wpd-llvm/src", "crates/wpd/src"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace").to_path_buf()
@@ -82,4 +87,35 @@ fn no_module_imports_a_module_that_imports_it_back() {
         }
     }
     assert!(circles.is_empty(), "modules importing each other: {circles:?}");
+}
+
+/// A public item's signature (from `pub fn`/`pub type` to its body or `;`)
+/// that returns a `String` error.
+fn string_error(signature: &str) -> bool {
+    let flat: String = signature.split_whitespace().collect::<Vec<_>>().join(" ");
+    flat.contains(", String>") && flat.contains("Result<")
+}
+
+#[test]
+fn no_string_errors_in_public_library_api() {
+    let mut found = Vec::new();
+    for krate in LIBRARIES {
+        let mut files = Vec::new();
+        rust_files(&root().join(krate), &mut files);
+        for f in &files {
+            let text = code(&std::fs::read_to_string(f).expect("readable source"));
+            let mut rest = text.as_str();
+            while let Some(i) = rest.find("pub ") {
+                let item = &rest[i..];
+                let head = item.trim_start_matches("pub ").trim_start();
+                let end = item.find(['{', ';']).unwrap_or(item.len());
+                if (head.starts_with("fn ") || head.starts_with("type ")) && string_error(&item[..end]) {
+                    let line = text[..text.len() - rest.len() + i].lines().count() + 1;
+                    found.push(format!("{}:{line}", f.strip_prefix(root()).unwrap_or(f).display()));
+                }
+                rest = &item[4..];
+            }
+        }
+    }
+    assert!(found.is_empty(), "public functions returning Result<_, String>: {found:?}");
 }

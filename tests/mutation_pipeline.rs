@@ -275,7 +275,7 @@ fn summary_mutants(shared: &Shared, index: usize, count: usize) -> Check {
     let hashes: Vec<String> = p.decoded.iter().map(|s| s.module.hash.clone()).collect();
     let pools: Vec<Vec<String>> = p.decoded.iter().map(mutants::summary_names).collect();
     let mut plans_seen: HashSet<Vec<u8>> = HashSet::new();
-    plans_seen.insert(encode(Kind::Plan, &p.plan)?);
+    plans_seen.insert(encode(Kind::Plan, &p.plan).map_err(|e| e.to_string())?);
     let (mut refused, mut linked, mut backends) = (0, 0, 0);
     for seed in 0..count as u64 {
         let mut rng = Rng::new(seed * 2 + index as u64 * 1_000_003);
@@ -287,7 +287,7 @@ fn summary_mutants(shared: &Shared, index: usize, count: usize) -> Check {
             mutants::mutate_summary(&mut s, &pools[m], &hashes, &mut rng)
         );
         let mutant = dir.join(file_name(&p.summaries[m]));
-        write(&mutant, &encode(Kind::Summary, &s)?)?;
+        write(&mutant, &encode(Kind::Summary, &s).map_err(|e| e.to_string())?)?;
         if seed % DUMP_EVERY == 0 {
             let mut dump = Command::new(wpd_bin()?);
             dump.arg("dump").arg(&mutant);
@@ -355,7 +355,7 @@ fn plan_mutants(shared: &Shared, index: usize, count: usize) -> Check {
         let mut plan = p.plan.clone();
         let what = mutants::mutate_plan(&mut plan, &pool, &hashes, &mut rng);
         let mutant = dir.join("plan.wpdp");
-        write(&mutant, &encode(Kind::Plan, &plan)?)?;
+        write(&mutant, &encode(Kind::Plan, &plan).map_err(|e| e.to_string())?)?;
         if seed % DUMP_EVERY == 0 {
             let mut dump = Command::new(wpd_bin()?);
             dump.arg("dump").arg(&mutant);

@@ -33,7 +33,7 @@ impl ResolvedLink<'_> {
 /// A bitcode symbol table in resolution's terms: the symbols lld's LTO puts
 /// in the link (global, not LLVM-internal).
 pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable> {
-    let t = wpd_llvm::read_bitcode_symtab(bytes).map_err(Error::msg)?;
+    let t = wpd_llvm::read_bitcode_symtab(bytes)?;
     let symbols = t
         .symbols
         .into_iter()

@@ -93,7 +93,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
     let linker = real_linker(&link)?;
     link.line.flavor = linker_flavor(&linker.path);
     // Before any LLVM work, on any thread.
-    wpd_llvm::Context::set_llvm_options(&link.settings.llvm_options).map_err(Error::msg)?;
+    wpd_llvm::Context::set_llvm_options(&link.settings.llvm_options)?;
     // Bitcode the line names is summarized on the other core while the line
     // is resolved (not with a cache, whose summaries cost a read, nor when
     // the summaries were made by an earlier link).
@@ -541,7 +541,7 @@ fn rebuild_archive(
     let base = input.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "lib.a".into());
     // In order (duplicate member names kept), with a symbol index and
     // deterministic headers: what `llvm-ar qcsD` writes, without running it.
-    wpd_llvm::link::write_archive(&work.join(base), &members).map_err(Error::msg)
+    wpd_llvm::link::write_archive(&work.join(base), &members)
 }
 
 /// The file name a member is written under inside its own directory of the
@@ -586,7 +586,7 @@ const INLINE_ARGS_MAX: usize = 64 * 1024;
 fn run_linker(linker: &RealLinker, argv: &[String], tmp: &Path) -> Result<u8> {
     if linker.in_process {
         let program = linker.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or("ld.lld".into());
-        let code = wpd_llvm::link::lld_link(&program, argv).map_err(Error::msg)?;
+        let code = wpd_llvm::link::lld_link(&program, argv)?;
         return Ok(code.clamp(0, 255) as u8);
     }
     spawn_linker(&linker.path, argv, tmp)

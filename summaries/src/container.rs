@@ -15,6 +15,7 @@
 //! or inconsistent file is an error naming the file, never a panic or a
 //! silently wrong summary.
 
+use crate::error::Error;
 use crate::validate::Validate;
 use serde::{Serialize, de::DeserializeOwned};
 use std::io::Write;
@@ -73,9 +74,10 @@ fn config() -> impl bincode::config::Config {
     bincode::config::standard().with_limit::<DECODE_LIMIT>()
 }
 
-/// Encodes `value` as a complete file image (header + body).
-pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, String> {
-    let body = bincode::serde::encode_to_vec(value, config()).map_err(|e| e.to_string())?;
+/// Encodes `value` as a complete file image (header + body). The error
+/// names no file ([`Error::msg`]): the caller knows which.
+pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, Error> {
+    let body = bincode::serde::encode_to_vec(value, config()).map_err(|e| Error::msg(e.to_string()))?;
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&kind.magic());
     out.extend_from_slice(&kind.version().to_le_bytes());
@@ -90,7 +92,7 @@ pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, String> {
 /// used in error messages.
 pub fn decode<T: DeserializeOwned + Validate>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
     let value: T = decode_unchecked(kind, bytes, path)?;
-    value.validate().map_err(|e| err(path, format!("inconsistent {}: {e}", kind.name())))?;
+    value.validate().map_err(|e| err(path, format!("inconsistent {}: {}", kind.name(), e.message)))?;
     Ok(value)
 }
 
@@ -198,7 +200,7 @@ pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Res
 /// Writes `value` to `path` atomically: a temporary file in the same folder,
 /// renamed over `path` once complete. A failure leaves nothing behind.
 pub fn write_file_atomic<T: Serialize>(kind: Kind, value: &T, path: &Path) -> Result<(), FormatError> {
-    let bytes = encode(kind, value).map_err(|e| err(path, e))?;
+    let bytes = encode(kind, value).map_err(|e| err(path, e.message))?;
     write_bytes_atomic(&bytes, path)
 }
 
@@ -279,8 +281,8 @@ mod tests {
     #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
     struct Pair(u8, u8);
     impl Validate for Pair {
-        fn validate(&self) -> Result<(), String> {
-            if self.0 == 0 { Err("first is zero".into()) } else { Ok(()) }
+        fn validate(&self) -> Result<(), Error> {
+            if self.0 == 0 { Err(Error::msg("first is zero")) } else { Ok(()) }
         }
     }
 

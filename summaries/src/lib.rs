@@ -7,6 +7,7 @@
 //! Decoded values are validated ([`validate`]) before any consumer sees them.
 
 pub mod container;
+pub mod error;
 pub mod expr;
 pub mod ids;
 pub mod name;
@@ -15,6 +16,7 @@ pub mod summary;
 pub mod validate;
 
 pub use container::{FormatError, Kind, read_file, write_file_atomic};
+pub use error::Error;
 pub use expr::{CmpPred, Expr, ExprNode, ExprOp};
 pub use ids::{ModuleIdx, PerModule, TypeId, VtableIdx};
 pub use plan::*;

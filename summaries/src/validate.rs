@@ -9,6 +9,7 @@
 //! Each message says briefly what is wrong and where; names in it are
 //! escaped and shortened so the message stays on one line.
 
+use crate::error::Error;
 use crate::expr::{Expr, ExprOp};
 use crate::plan::{ArgDecision, Plan, Promotion, Resolution, SlotDecision};
 use crate::summary::{CallSite, FunctionFacts, Linkage, ModuleSummary, RetKind, Slot, SlotKind, Vtable};
@@ -28,18 +29,19 @@ pub const MAX_SPECULATE: u8 = 2;
 
 /// A format whose decoded values must be checked before use.
 pub trait Validate {
-    /// `Err` says briefly what is inconsistent.
-    fn validate(&self) -> Result<(), String>;
+    /// `Err` says briefly what is inconsistent (an [`Error::msg`]: the
+    /// reader adds the file).
+    fn validate(&self) -> Result<(), Error>;
 }
 
 impl Validate for ModuleSummary {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Error> {
         ModuleSummary::validate(self)
     }
 }
 
 impl Validate for Plan {
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Error> {
         Plan::validate(self)
     }
 }
@@ -146,7 +148,11 @@ fn ret_shape(what: impl Fn() -> String, ret: RetKind, width: u32) -> Check {
 impl ModuleSummary {
     /// Checks the invariants the thin link relies on (see
     /// `docs/summary-format.md`, "Validation").
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Error> {
+        self.check().map_err(Error::msg)
+    }
+
+    fn check(&self) -> Check {
         hash("module hash", &self.module.hash)?;
         sorted_unique(&self.type_ids, |t| t.name.as_str(), "type ids")?;
         for t in &self.type_ids {
@@ -327,7 +333,11 @@ fn expr(e: &Expr, params: &[u32]) -> Check {
 impl Plan {
     /// Checks the invariants the backends rely on (see
     /// `docs/plan-format.md`, "Validation").
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), Error> {
+        self.check().map_err(Error::msg)
+    }
+
+    fn check(&self) -> Check {
         ensure(self.options.speculate <= MAX_SPECULATE, || {
             format!("speculate is {}, at most {MAX_SPECULATE}", self.options.speculate)
         })?;
@@ -561,7 +571,7 @@ mod tests {
     fn refused(change: impl FnOnce(&mut ModuleSummary)) -> String {
         let mut s = summary();
         change(&mut s);
-        let e = s.validate().unwrap_err();
+        let e = s.validate().unwrap_err().message;
         assert!(!e.contains('\n'), "{e}");
         e
     }
@@ -672,7 +682,7 @@ mod tests {
         let refused = |change: fn(&mut Plan)| {
             let mut p = plan();
             change(&mut p);
-            p.validate().unwrap_err()
+            p.validate().unwrap_err().message
         };
         assert_eq!(refused(|p| p.decisions[0].target = None), "slot _ZTS1A+0: single_impl without a target");
         assert_eq!(
@@ -717,11 +727,11 @@ mod tests {
         vcp(&mut p);
         assert_eq!(p.validate(), Ok(()));
         p.decisions[0].by_args[0].bit = Some(8);
-        assert_eq!(p.validate(), Err("slot _ZTS1A+0: arguments []: bit 8 of a byte".into()));
+        assert_eq!(p.validate(), Err(Error::msg("slot _ZTS1A+0: arguments []: bit 8 of a byte")));
         p.decisions[0].by_args[0].bit = None;
         assert_eq!(
             p.validate(),
-            Err("slot _ZTS1A+0: arguments []: a bit for a result wider than one bit, or none for one bit".into())
+            Err(Error::msg("slot _ZTS1A+0: arguments []: a bit for a result wider than one bit, or none for one bit"))
         );
     }
 }

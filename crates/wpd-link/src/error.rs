@@ -1,53 +1,5 @@
 //! The one error type of wpd's pipeline: one line, naming the file (and
-//! symbol) concerned; parallel code makes backtraces useless.
+//! symbol) concerned. It is the base crate's (`wpd_summary::error`), so
+//! errors cross the crates, the LLVM wrappers included, without conversion.
 
-use std::fmt;
-
-/// wpd's error: one line, naming the input (and symbol) concerned. One type
-/// for the whole pipeline (`wpd::error` re-exports it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    /// The file or `archive(member)` concerned.
-    pub input: Option<String>,
-    pub message: String,
-}
-
-impl Error {
-    pub fn at(input: impl Into<String>, message: impl Into<String>) -> Error {
-        Error { input: Some(input.into()), message: message.into() }
-    }
-
-    pub fn msg(message: impl Into<String>) -> Error {
-        Error { input: None, message: message.into() }
-    }
-
-    /// The same error, reached through `outer` (an archive member's file,
-    /// a script's input): the message keeps the inner input.
-    pub fn context(self, outer: impl Into<String>) -> Error {
-        let outer = outer.into();
-        match self.input {
-            Some(inner) => Error { input: Some(outer), message: format!("{inner}: {}", self.message) },
-            None => Error { input: Some(outer), message: self.message },
-        }
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = self.message.replace('\n', " ");
-        match &self.input {
-            Some(input) => write!(f, "{input}: {message}"),
-            None => f.write_str(&message),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<wpd_summary::FormatError> for Error {
-    fn from(e: wpd_summary::FormatError) -> Error {
-        Error::at(e.path.display().to_string(), e.what)
-    }
-}
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;
+pub use wpd_summary::error::{Error, Result};

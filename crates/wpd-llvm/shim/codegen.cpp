@@ -161,9 +161,9 @@ void wpd_tm_set_jmc_instrument(LLVMTargetMachineRef tm, int on) { unwrap_tm(tm)-
 // LTOBackend.cpp runNewPMPasses sets it up: a sample profile, else
 // context-sensitive instrumentation (cs_generate, writing to cs_profile),
 // else a context-sensitive profile to use (cs_profile). Empty strings mean
-// absent. Returns 0 on success, else 1 with *err set (malloc'd).
-int wpd_run_passes_with_profile(LLVMModuleRef mod, const char *pipeline, LLVMTargetMachineRef tm, int vectorize,
-                                const char *sample_profile, const char *cs_profile, int cs_generate, char **err) {
+// absent. Returns WPD_OK, else WPD_FAILED with *err set (malloc'd).
+WpdStatus wpd_run_passes_with_profile(LLVMModuleRef mod, const char *pipeline, LLVMTargetMachineRef tm, int vectorize,
+                                      const char *sample_profile, const char *cs_profile, int cs_generate, char **err) {
   *err = nullptr;
   Module *m = unwrap(mod);
   TargetMachine *machine = unwrap_tm(tm);
@@ -201,24 +201,24 @@ int wpd_run_passes_with_profile(LLVMModuleRef mod, const char *pipeline, LLVMTar
   ModulePassManager mpm;
   if (Error e = pb.parsePassPipeline(mpm, pipeline)) {
     *err = wpd_shim::dup_string(toString(std::move(e)));
-    return 1;
+    return WPD_FAILED;
   }
   ErrorScope errors(m->getContext());
   mpm.run(*m, mam);
   if (!errors.first().empty()) {
     *err = wpd_shim::dup_string(errors.first());
-    return 1;
+    return WPD_FAILED;
   }
-  return 0;
+  return WPD_OK;
 }
 
 // Emits `mod` as an ELF object into a malloc'd buffer (*out, *len), as
 // LLVMTargetMachineEmitToMemoryBuffer does. With a non-empty dwo_path the
 // DWARF goes split, as LTOBackend.cpp codegen does it for -plugin-opt=dwo_dir:
 // the skeleton in the object names dwo_path, the rest is written there.
-// Returns 0 on success, else 1 with *err set (malloc'd).
-int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_path, char **out, size_t *len,
-                    char **err) {
+// Returns WPD_OK, else WPD_FAILED with *err set (malloc'd).
+WpdStatus wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_path, char **out, size_t *len,
+                          char **err) {
   *err = nullptr;
   *out = nullptr;
   *len = 0;
@@ -232,7 +232,7 @@ int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_
     dwo = std::make_unique<ToolOutputFile>(dwo_path, ec, sys::fs::OF_None);
     if (ec) {
       *err = wpd_shim::dup_string("cannot write " + std::string(dwo_path) + ": " + ec.message());
-      return 1;
+      return WPD_FAILED;
     }
   }
   SmallString<0> code;
@@ -240,14 +240,14 @@ int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_
   legacy::PassManager passes;
   if (machine->addPassesToEmitFile(passes, os, dwo ? &dwo->os() : nullptr, CodeGenFileType::ObjectFile)) {
     *err = wpd_shim::dup_string("the target machine cannot emit an object file");
-    return 1;
+    return WPD_FAILED;
   }
   {
     ErrorScope errors(m->getContext());
     passes.run(*m);
     if (!errors.first().empty()) {
       *err = wpd_shim::dup_string(errors.first());
-      return 1;
+      return WPD_FAILED;
     }
   }
   if (dwo) {
@@ -255,18 +255,18 @@ int wpd_emit_object(LLVMTargetMachineRef tm, LLVMModuleRef mod, const char *dwo_
     if (dwo->os().has_error()) {
       *err = wpd_shim::dup_string("cannot write " + std::string(dwo_path) + ": " + dwo->os().error().message());
       dwo->os().clear_error();
-      return 1;
+      return WPD_FAILED;
     }
     dwo->keep();
   }
   *out = static_cast<char *>(std::malloc(code.size() ? code.size() : 1));
   if (!*out) {
     *err = wpd_shim::dup_string("out of memory");
-    return 1;
+    return WPD_FAILED;
   }
   std::memcpy(*out, code.data(), code.size());
   *len = code.size();
-  return 0;
+  return WPD_OK;
 }
 
 }  // extern "C"

@@ -5,11 +5,30 @@
 #define WPD_SHIM_COMMON_H
 
 #include "llvm/Support/CodeGen.h"
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
+
+// What every shim function that can fail, or decline, returns (Rust:
+// `ffi::Status`), as rustc's LLVMRustResult. A function with a `char **err`
+// out-parameter sets it to null first, and to a malloc'd message (free with
+// wpd_free) when it returns WPD_FAILED. Functions whose result is a genuine
+// boolean (a query), a count or an exit code return those instead, and say
+// so. Rust reads any value it does not know as WPD_FAILED.
+enum WpdStatus : int32_t {
+  // Done.
+  WPD_OK = 0,
+  // An error: nothing usable was produced (*err says why, where the
+  // function has it).
+  WPD_FAILED = 1,
+  // Not applicable, and no error: nothing was changed or produced (a
+  // rewrite that does not fit the call, a file not laid out as asked, a
+  // module without a summary). Only the functions that say so return it.
+  WPD_DECLINED = 2,
+};
 
 namespace llvm {
 class Module;

@@ -36,20 +36,20 @@ T *malloc_copy(const std::vector<T> &v) {
 extern "C" {
 
 // Reads the body of function `f` of a lazily read module (nothing when it
-// has one already or is a declaration). Returns 0, or 1 and a malloc'd
-// message.
-int wpd_materialize(LLVMValueRef f, char **out_err) {
+// has one already or is a declaration). Returns WPD_OK, or WPD_FAILED and
+// a malloc'd message.
+WpdStatus wpd_materialize(LLVMValueRef f, char **out_err) {
   *out_err = nullptr;
   auto *fn = dyn_cast<Function>(unwrap(f));
   if (!fn) {
     *out_err = dup_string("not a function");
-    return 1;
+    return WPD_FAILED;
   }
   if (Error e = fn->materialize()) {
     *out_err = dup_string(toString(std::move(e)));
-    return 1;
+    return WPD_FAILED;
   }
-  return 0;
+  return WPD_OK;
 }
 
 // What the summary index of module `part` of the bitcode buffer says about
@@ -63,11 +63,12 @@ int wpd_materialize(LLVMValueRef f, char **out_err) {
 // callees; intrinsics excluded) and flags: 1 when the summary records type
 // tests or virtual calls for it, 2 when it makes a call whose callee is no
 // function (an indirect call, inline asm); then the summary's instruction
-// count. A definition left out must be read to be known. Returns 0 (arrays malloc'd, free with wpd_free), 1 and
-// a malloc'd message, or 2 when the module carries no summary.
-int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModuleRef m,
-                           LLVMValueRef **out_funcs, uint32_t **out_meta, LLVMValueRef **out_refs,
-                           size_t *out_nfuncs, size_t *out_nrefs, char **out_err) {
+// count. A definition left out must be read to be known. Returns WPD_OK (arrays
+// malloc'd, free with wpd_free), WPD_FAILED and a malloc'd message, or
+// WPD_DECLINED when the module carries no summary.
+WpdStatus wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModuleRef m,
+                                 LLVMValueRef **out_funcs, uint32_t **out_meta, LLVMValueRef **out_refs,
+                                 size_t *out_nfuncs, size_t *out_nrefs, char **out_err) {
   *out_funcs = nullptr;
   *out_meta = nullptr;
   *out_refs = nullptr;
@@ -78,23 +79,23 @@ int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModule
   Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
   if (!list) {
     *out_err = dup_string(toString(list.takeError()));
-    return 1;
+    return WPD_FAILED;
   }
   if (part >= list->size()) {
     *out_err = dup_string("no such module in the bitcode file");
-    return 1;
+    return WPD_FAILED;
   }
   BitcodeModule &bm = (*list)[part];
   Expected<BitcodeLTOInfo> info = bm.getLTOInfo();
   if (!info) {
     *out_err = dup_string(toString(info.takeError()));
-    return 1;
+    return WPD_FAILED;
   }
-  if (!info->HasSummary) return 2;
+  if (!info->HasSummary) return WPD_DECLINED;
   Expected<std::unique_ptr<ModuleSummaryIndex>> index = bm.getSummary();
   if (!index) {
     *out_err = dup_string(toString(index.takeError()));
-    return 1;
+    return WPD_FAILED;
   }
 
   Module *mod = unwrap(m);
@@ -149,11 +150,11 @@ int wpd_function_summaries(const char *data, size_t len, size_t part, LLVMModule
     *out_meta = nullptr;
     *out_refs = nullptr;
     *out_err = dup_string("out of memory");
-    return 1;
+    return WPD_FAILED;
   }
   *out_nfuncs = funcs.size();
   *out_nrefs = refs.size();
-  return 0;
+  return WPD_OK;
 }
 
 }  // extern "C"

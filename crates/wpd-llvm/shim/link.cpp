@@ -26,7 +26,7 @@ LLD_HAS_DRIVER(elf)
 extern "C" {
 
 // Runs lld's ELF driver on argv[0..argc) (argv[0]: the program name, e.g.
-// "ld.lld-19"). Returns the driver's exit code; *can_run_again is 0 when a
+// "ld.lld-19"). Returns the driver's exit code (not a WpdStatus); *can_run_again is 0 when a
 // crash left lld's state unusable.
 int wpd_lld_link(const char *const *argv, size_t argc, int *can_run_again) {
   std::vector<const char *> args(argv, argv + argc);
@@ -38,10 +38,11 @@ int wpd_lld_link(const char *const *argv, size_t argc, int *can_run_again) {
 }
 
 // Writes a GNU archive at `path` holding members (data[i], len[i]) named
-// names[i], in order, with a symbol index. 1 on success, else 0 and *err
-// (malloc'd).
-int wpd_write_archive(const char *path, const char *const *names, const char *const *data, const size_t *lens,
-                      size_t count, char **err) {
+// names[i], in order, with a symbol index. WPD_OK, else WPD_FAILED and
+// *err (malloc'd).
+WpdStatus wpd_write_archive(const char *path, const char *const *names, const char *const *data, const size_t *lens,
+                            size_t count, char **err) {
+  *err = nullptr;
   std::vector<llvm::NewArchiveMember> members;
   members.reserve(count);
   for (size_t i = 0; i < count; ++i) {
@@ -55,9 +56,9 @@ int wpd_write_archive(const char *path, const char *const *names, const char *co
                                      llvm::object::Archive::K_GNU, /*Deterministic=*/true, /*Thin=*/false);
   if (e) {
     *err = wpd_shim::dup_string(llvm::toString(std::move(e)));
-    return 0;
+    return WPD_FAILED;
   }
-  return 1;
+  return WPD_OK;
 }
 
 }  // extern "C"

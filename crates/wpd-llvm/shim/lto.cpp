@@ -450,40 +450,44 @@ struct WpdInput {
 extern "C" {
 
 // How a bitcode file is laid out for LLVM's ThinLTO, read from its module
-// list and LTO info only (no module is parsed). Returns 1: one ThinLTO
-// module with a summary; 2: a split LTO unit as clang writes it, a ThinLTO
-// module with a summary followed by a regular LTO module (the vtables),
-// with no bitcode wrapper; 0: anything else; -1: unreadable (*err set).
-// For 1 and 2, *split_flag is the (first) summary's EnableSplitLTOUnit
-// flag, the one LLVM's thin link checks across modules.
-int wpd_thinlto_layout(const char *data, size_t len, const char *name, int *split_flag, char **err) {
+// list and LTO info only (no module is parsed). WPD_OK: ThinLTO can take it,
+// with *split_unit 0 for one ThinLTO module with a summary, 1 for a split
+// LTO unit as clang writes it, a ThinLTO module with a summary followed by
+// a regular LTO module (the vtables), with no bitcode wrapper. WPD_DECLINED:
+// anything else. WPD_FAILED: unreadable (*err set). With WPD_OK,
+// *split_flag is the (first) summary's EnableSplitLTOUnit flag, the one
+// LLVM's thin link checks across modules.
+WpdStatus wpd_thinlto_layout(const char *data, size_t len, const char *name, int *split_unit, int *split_flag,
+                             char **err) {
   *err = nullptr;
+  *split_unit = 0;
   *split_flag = 0;
   MemoryBufferRef buf(StringRef(data, len), StringRef(name));
   Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
   if (!list) {
     *err = wpd_shim::dup_string(error_text(list.takeError()));
-    return -1;
+    return WPD_FAILED;
   }
-  if (list->empty() || list->size() > 2) return 0;
+  if (list->empty() || list->size() > 2) return WPD_DECLINED;
   std::vector<BitcodeLTOInfo> infos;
   for (BitcodeModule &bm : *list) {
     Expected<BitcodeLTOInfo> info = bm.getLTOInfo();
     if (!info) {
       *err = wpd_shim::dup_string(error_text(info.takeError()));
-      return -1;
+      return WPD_FAILED;
     }
     infos.push_back(*info);
   }
-  if (!infos[0].IsThinLTO || !infos[0].HasSummary) return 0;
+  if (!infos[0].IsThinLTO || !infos[0].HasSummary) return WPD_DECLINED;
   *split_flag = infos[0].EnableSplitLTOUnit ? 1 : 0;
-  if (list->size() == 1) return 1;
+  if (list->size() == 1) return WPD_OK;
   // The thin part must be the file's first module, right after the magic
   // (LLVM's module buffers leave the magic out): the magic and its bytes
   // are then a prefix of the file (what wpd_split_thin_part cuts).
   bool plain = len >= 4 && std::memcmp(data, "BC\xC0\xDE", 4) == 0;
-  if (infos[1].IsThinLTO || !plain || (*list)[0].getBuffer().data() != data + 4) return 0;
-  return 2;
+  if (infos[1].IsThinLTO || !plain || (*list)[0].getBuffer().data() != data + 4) return WPD_DECLINED;
+  *split_unit = 1;
+  return WPD_OK;
 }
 
 // The thin part of a split LTO unit as a bitcode file of its own, without
@@ -492,38 +496,39 @@ int wpd_thinlto_layout(const char *data, size_t len, const char *name, int *spli
 // modules share), the symbol table told that it describes one module. Its
 // symbols are the first module's: an irsymtab lists each module's symbols
 // as one range, in module order. The caller has checked, with
-// wpd_thinlto_layout (which returned 2), that the first module is the thin
+// wpd_thinlto_layout (a split unit), that the first module is the thin
 // part and the second the regular one; this reads the module list once
-// more for the offsets only. Returns 1 (*out malloc'd), 0 (not laid out
-// so), -1 (error).
-int wpd_split_thin_part(const char *data, size_t len, const char *name, char **out, size_t *out_len, char **err) {
+// more for the offsets only. Returns WPD_OK (*out malloc'd), WPD_DECLINED
+// (not laid out so) or WPD_FAILED (*err set).
+WpdStatus wpd_split_thin_part(const char *data, size_t len, const char *name, char **out, size_t *out_len,
+                              char **err) {
   *out = nullptr;
   *out_len = 0;
   *err = nullptr;
   bool plain = len >= 4 && std::memcmp(data, "BC\xC0\xDE", 4) == 0;
-  if (!plain) return 0;
+  if (!plain) return WPD_DECLINED;
   MemoryBufferRef buf(StringRef(data, len), StringRef(name));
   Expected<BitcodeFileContents> contents = getBitcodeFileContents(buf);
   if (!contents) {
     *err = wpd_shim::dup_string(error_text(contents.takeError()));
-    return -1;
+    return WPD_FAILED;
   }
-  if (contents->Mods.size() != 2 || contents->Mods[0].getBuffer().data() != data + 4) return 0;
+  if (contents->Mods.size() != 2 || contents->Mods[0].getBuffer().data() != data + 4) return WPD_DECLINED;
   auto end_of = [&](const BitcodeModule &m) {
     return static_cast<size_t>(m.getBuffer().data() - data) + m.getBuffer().size();
   };
   size_t thin_end = end_of(contents->Mods[0]);
   size_t regular_end = end_of(contents->Mods[1]);
-  if (static_cast<size_t>(contents->Mods[1].getBuffer().data() - data) != thin_end) return 0;
+  if (static_cast<size_t>(contents->Mods[1].getBuffer().data() - data) != thin_end) return WPD_DECLINED;
   StringRef symtab = contents->Symtab;
-  if (thin_end % 4 != 0 || regular_end % 4 != 0 || regular_end < thin_end || regular_end > len) return 0;
+  if (thin_end % 4 != 0 || regular_end % 4 != 0 || regular_end < thin_end || regular_end > len) return WPD_DECLINED;
   // A symbol table wpd can adjust: after the second module, four-byte
   // aligned, for two modules. (Without one LLVM rebuilds it from the
   // module, which is still right, only slower.)
   size_t symtab_at = symtab.empty() ? 0 : static_cast<size_t>(symtab.data() - data);
   if (!symtab.empty() &&
       (symtab_at < regular_end || symtab_at % 4 != 0 || symtab.size() < sizeof(irsymtab::storage::Header)))
-    return 0;
+    return WPD_DECLINED;
   std::string bytes;
   bytes.reserve(len - (regular_end - thin_end));
   bytes.append(data, thin_end);
@@ -532,17 +537,17 @@ int wpd_split_thin_part(const char *data, size_t len, const char *name, char **o
     irsymtab::storage::Header header;
     size_t at = symtab_at - (regular_end - thin_end);
     std::memcpy(&header, bytes.data() + at, sizeof header);
-    if (header.Modules.Size != 2) return 0;
+    if (header.Modules.Size != 2) return WPD_DECLINED;
     header.Modules.Size = 1;
     std::memcpy(bytes.data() + at, &header, sizeof header);
   }
   *out = dup_bytes(bytes.data(), bytes.size());
   if (!*out) {
     *err = wpd_shim::dup_string("out of memory");
-    return -1;
+    return WPD_FAILED;
   }
   *out_len = bytes.size();
-  return 1;
+  return WPD_OK;
 }
 
 // Writes `mref` as ThinLTO bitcode (summary, module hash, symbol table) into
@@ -561,8 +566,8 @@ int wpd_split_thin_part(const char *data, size_t len, const char *name, char **o
 // LTO module and no ThinLTO backend can import from it: importing a vtable
 // costs each importing backend a read of this module, the copy and its
 // optimization, for a copy code generation drops.
-int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, const char *const *kept_names, size_t kept_count,
-                              char **out, size_t *len, char **err) {
+WpdStatus wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, const char *const *kept_names,
+                                    size_t kept_count, char **out, size_t *len, char **err) {
   *out = nullptr;
   *len = 0;
   *err = nullptr;
@@ -601,10 +606,10 @@ int wpd_write_thinlto_bitcode(LLVMModuleRef mref, int split_flag, const char *co
   *out = dup_bytes(buffer.data(), buffer.size());
   if (!*out) {
     *err = wpd_shim::dup_string("out of memory");
-    return 0;
+    return WPD_FAILED;
   }
   *len = buffer.size();
-  return 1;
+  return WPD_OK;
 }
 
 // Readies a module for LLVM's optimization pipeline, in a backend: checks
@@ -830,8 +835,8 @@ void wpd_lto_input_symbol(void *p, size_t i, const char **name, size_t *name_len
 // joined module's task emits no object; its code is in the host's. Only
 // for a module whose definitions no other module imports (a split unit's
 // regular part, wpd_write_thinlto_bitcode's `kept_names`), and only for
-// in-process backends. Returns 1, or 0 with *err set.
-int wpd_lto_join(void *p, size_t joined, size_t host, char **err) {
+// in-process backends. Returns WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_lto_join(void *p, size_t joined, size_t host, char **err) {
   *err = nullptr;
   auto *state = static_cast<WpdLto *>(p);
   // Task 0 is the regular LTO partition; the k-th module added is task k + 1.
@@ -840,15 +845,15 @@ int wpd_lto_join(void *p, size_t joined, size_t host, char **err) {
                            [&](const auto &pair) { return pair.second == joined_task || pair.second == host_task; });
   if (joined == host || hosts || state->joined.count(joined_task) || state->joined.count(host_task)) {
     *err = wpd_shim::dup_string("a module is joined once, to another module that is not joined itself");
-    return 0;
+    return WPD_FAILED;
   }
   state->joined[joined_task] = host_task;
-  return 1;
+  return WPD_OK;
 }
 
 // Adds an input (consumed, also on error) with one resolution byte per
-// symbol, in symbol order.
-int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char **err) {
+// symbol, in symbol order. Returns WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char **err) {
   *err = nullptr;
   auto *state = static_cast<WpdLto *>(p);
   std::unique_ptr<WpdInput> wrapped(static_cast<WpdInput *>(input));
@@ -856,7 +861,7 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
   std::unique_ptr<lto::InputFile> in = std::move(wrapped->file);
   if (n != in->symbols().size()) {
     *err = wpd_shim::dup_string("resolution count does not match the symbol table");
-    return 0;
+    return WPD_FAILED;
   }
   std::vector<lto::SymbolResolution> out(n);
   for (size_t i = 0; i < n; ++i) {
@@ -868,9 +873,9 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
   }
   if (Error e = state->lto->add(std::move(in), out)) {
     *err = wpd_shim::dup_string(error_text(std::move(e)));
-    return 0;
+    return WPD_FAILED;
   }
-  return 1;
+  return WPD_OK;
 }
 
 // Runs the thin link and every backend. `emit` receives each task's object
@@ -880,12 +885,13 @@ int wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, char *
 // compute one), in task order, after all backends finished. With `lookup`,
 // each backend first asks it (from the backend's thread) for the object of
 // its cache key: on 1 the caller has that object (its task is emitted
-// empty) and the backend does not run.
-int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data, size_t len, const char *key,
-                                       size_t key_len),
-                void *ctx, void (*warn)(void *ctx, const char *text, size_t len), void (*progress)(void *pctx),
-                void *pctx, int (*lookup)(void *lctx, unsigned task, const char *key, size_t len), void *lctx,
-                char **err) {
+// empty) and the backend does not run (a boolean: 1 found, 0 not). Returns
+// WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data, size_t len, const char *key,
+                                             size_t key_len),
+                      void *ctx, void (*warn)(void *ctx, const char *text, size_t len), void (*progress)(void *pctx),
+                      void *pctx, int (*lookup)(void *lctx, unsigned task, const char *key, size_t len), void *lctx,
+                      char **err) {
   *err = nullptr;
   auto *state = static_cast<WpdLto *>(p);
   state->outputs.assign(state->lto->getMaxTasks(), {});
@@ -916,16 +922,16 @@ int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data
   for (const std::string &w : state->warnings) warn(ctx, w.data(), w.size());
   if (e) {
     *err = wpd_shim::dup_string(error_text(std::move(e)));
-    return 0;
+    return WPD_FAILED;
   }
   if (!state->first_error.empty()) {
     *err = wpd_shim::dup_string(state->first_error);
-    return 0;
+    return WPD_FAILED;
   }
   for (size_t task = 0; task < state->outputs.size(); ++task)
     emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size(),
          keys[task].data(), keys[task].size());
-  return 1;
+  return WPD_OK;
 }
 
 // One job of a distributed link: `data` is a module as a link with
@@ -934,17 +940,17 @@ int wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char *data
 // from there (LLVM's -thinlto-assume-merged: no second import), with the
 // link's configuration. `task` is the module's task in the link (k + 1),
 // which names its split DWARF file. The object goes to *out (malloc'd).
-// Returns 1, or 0 with *err set; LLVM's warnings go to `warn`.
-int wpd_thin_backend(const WpdLtoOptions *o, const char *data, size_t len, const char *name, unsigned task,
-                     char **out, size_t *out_len, void (*warn)(void *ctx, const char *text, size_t len), void *ctx,
-                     char **err) {
+// Returns WPD_OK, or WPD_FAILED with *err set; LLVM's warnings go to `warn`.
+WpdStatus wpd_thin_backend(const WpdLtoOptions *o, const char *data, size_t len, const char *name, unsigned task,
+                           char **out, size_t *out_len, void (*warn)(void *ctx, const char *text, size_t len),
+                           void *ctx, char **err) {
   *out = nullptr;
   *out_len = 0;
   *err = nullptr;
   std::string module_name = name;
   auto fail = [&](const std::string &text) {
     *err = wpd_shim::dup_string(text);
-    return 0;
+    return WPD_FAILED;
   };
   // -thinlto-assume-merged is process-wide: it would also stop an
   // in-process link's backends from importing. `wpd backend` runs one job
@@ -981,32 +987,32 @@ int wpd_thin_backend(const WpdLtoOptions *o, const char *data, size_t len, const
   *out = dup_bytes(object.data(), object.size());
   if (!*out) return fail("out of memory");
   *out_len = object.size();
-  return 1;
+  return WPD_OK;
 }
 
 // Checks a cache pruning policy (lld's --thinlto-cache-policy syntax).
-// Returns 1, or 0 with *err set.
-int wpd_cache_policy_check(const char *policy, char **err) {
+// Returns WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_cache_policy_check(const char *policy, char **err) {
   *err = nullptr;
   Expected<CachePruningPolicy> parsed = parseCachePruningPolicy(policy);
   if (!parsed) {
     *err = wpd_shim::dup_string(error_text(parsed.takeError()));
-    return 0;
+    return WPD_FAILED;
   }
-  return 1;
+  return WPD_OK;
 }
 
 // Prunes the cache directory `dir` by `policy` (as lld does after a link).
-// Returns 1, or 0 with *err set.
-int wpd_cache_prune(const char *dir, const char *policy, char **err) {
+// Returns WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_cache_prune(const char *dir, const char *policy, char **err) {
   *err = nullptr;
   Expected<CachePruningPolicy> parsed = parseCachePruningPolicy(policy);
   if (!parsed) {
     *err = wpd_shim::dup_string(error_text(parsed.takeError()));
-    return 0;
+    return WPD_FAILED;
   }
   pruneCache(dir, *parsed);
-  return 1;
+  return WPD_OK;
 }
 
 }  // extern "C"

@@ -109,11 +109,11 @@ extern "C" {
 // metadata attachments and named metadata but no function bodies and no
 // other metadata until a body needs it (a function stays materializable,
 // neither a declaration nor a body, until wpd_materialize; the modules then
-// keep reading `data`, which must outlive them). On success returns 0 and
-// a malloc'd array of modules in *out_mods (free with wpd_free). On failure
-// returns 1 and a malloc'd message in *out_err.
-int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name, int lazy, size_t only,
-                      LLVMModuleRef **out_mods, size_t *out_count, char **out_err) {
+// keep reading `data`, which must outlive them). On success returns WPD_OK
+// and a malloc'd array of modules in *out_mods (free with wpd_free). On
+// failure returns WPD_FAILED and a malloc'd message in *out_err.
+WpdStatus wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const char *name, int lazy, size_t only,
+                            LLVMModuleRef **out_mods, size_t *out_count, char **out_err) {
   *out_mods = nullptr;
   *out_count = 0;
   *out_err = nullptr;
@@ -121,12 +121,12 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
   Expected<std::vector<BitcodeModule>> list = getBitcodeModuleList(buf);
   if (!list) {
     *out_err = dup_string(toString(list.takeError()));
-    return 1;
+    return WPD_FAILED;
   }
   if (only != SIZE_MAX && only >= list->size()) {
     *out_err = dup_string("bitcode file holds " + std::to_string(list->size()) + " module(s), not " +
                           std::to_string(only + 1));
-    return 1;
+    return WPD_FAILED;
   }
   std::vector<std::unique_ptr<Module>> mods;
   for (size_t i = 0; i < list->size(); ++i) {
@@ -141,29 +141,29 @@ int wpd_parse_bitcode(LLVMContextRef ctx, const char *data, size_t len, const ch
         *unwrap(ctx), /*ShouldLazyLoadMetadata=*/lazy != 0, /*IsImporting=*/lazy != 0);
     if (!m) {
       *out_err = dup_string(toString(m.takeError()));
-      return 1;
+      return WPD_FAILED;
     }
     // Unless lazy, materialize everything now: the module must not keep
     // reading `buf`.
     if (Error e = lazy ? (*m)->materializeMetadata() : (*m)->materializeAll()) {
       *out_err = dup_string(toString(std::move(e)));
-      return 1;
+      return WPD_FAILED;
     }
     mods.push_back(std::move(*m));
   }
   if (mods.empty()) {
     *out_err = dup_string("bitcode file holds no module");
-    return 1;
+    return WPD_FAILED;
   }
   auto *arr = static_cast<LLVMModuleRef *>(std::malloc(sizeof(LLVMModuleRef) * mods.size()));
   if (!arr) {
     *out_err = dup_string("out of memory");
-    return 1;
+    return WPD_FAILED;
   }
   for (size_t i = 0; i < mods.size(); ++i) arr[i] = wrap(mods[i].release());
   *out_mods = arr;
   *out_count = mods.size();
-  return 0;
+  return WPD_OK;
 }
 
 void wpd_free(void *p) { std::free(p); }
@@ -180,7 +180,8 @@ const char *wpd_comdat_name(LLVMValueRef gv, size_t *len) {
   return n.data();
 }
 
-// Instruction memory behaviour, as LLVM's own analyses see it.
+// Instruction memory behaviour, as LLVM's own analyses see it. Booleans
+// (1 may, 0 may not), not WpdStatus values.
 int wpd_inst_may_read_memory(LLVMValueRef inst) {
   auto *i = dyn_cast<Instruction>(unwrap(inst));
   return i ? i->mayReadFromMemory() : 0;
@@ -191,7 +192,8 @@ int wpd_inst_may_write_memory(LLVMValueRef inst) {
   return i ? i->mayWriteToMemory() : 0;
 }
 
-// Whether a metadata node is `distinct` (the type id of an internal class).
+// Whether a metadata node is `distinct` (the type id of an internal class):
+// a boolean, 1 or 0.
 int wpd_md_is_distinct(LLVMMetadataRef md) {
   auto *n = dyn_cast<MDNode>(unwrap(md));
   return n ? n->isDistinct() : 0;
@@ -282,7 +284,8 @@ LLVMValueRef wpd_strip_const_offset(LLVMModuleRef mod, LLVMValueRef v, int64_t *
 // vtables): `trunc (sub (ptrtoint T), (ptrtoint B))`, a 32-bit offset from
 // B to T, where T may be `dso_local_equivalent F`. Writes T (the global
 // value itself, not its dso_local_equivalent), B's base global and B's
-// constant offset from it. Returns 0 (and writes nothing) when `v` is not
+// constant offset from it. A boolean, not a WpdStatus: returns 1 when `v`
+// is such an entry, 0 (and writes nothing) when `v` is not
 // of that form or T or B is not a global value at a constant offset of 0
 // (T) or any (B).
 int wpd_relative_entry(LLVMModuleRef mod, LLVMValueRef v, LLVMValueRef *target, LLVMValueRef *base,
@@ -311,8 +314,9 @@ int wpd_relative_entry(LLVMModuleRef mod, LLVMValueRef v, LLVMValueRef *target, 
 
 // Sets LLVM command-line options (-mllvm, -plugin-opt=-...). Every option
 // must be registered in this LLVM, else nothing is set and *err names it
-// (LLVM's own parser would exit the process). Returns 0 on success.
-int wpd_set_llvm_options(int argc, const char **argv, char **err) {
+// (LLVM's own parser would exit the process). Returns WPD_OK, or WPD_FAILED
+// with *err set.
+WpdStatus wpd_set_llvm_options(int argc, const char **argv, char **err) {
   *err = nullptr;
   wpd_shim::register_codegen_flags();
   StringMap<cl::Option *> &opts = cl::getRegisteredOptions();
@@ -321,16 +325,16 @@ int wpd_set_llvm_options(int argc, const char **argv, char **err) {
     StringRef name = a.ltrim('-').split('=').first;
     if (name.empty() || !opts.count(name)) {
       *err = dup_string(("unknown LLVM option '" + a + "'").str());
-      return 1;
+      return WPD_FAILED;
     }
   }
   std::string msg;
   raw_string_ostream os(msg);
   if (!cl::ParseCommandLineOptions(argc, argv, "wpd", &os)) {
     *err = dup_string("invalid LLVM option: " + os.str());
-    return 1;
+    return WPD_FAILED;
   }
-  return 0;
+  return WPD_OK;
 }
 
 // LLVM's bitcode reader checks a module's debug info each time it reads a
@@ -351,14 +355,17 @@ void wpd_skip_debug_info_upgrade(void) {
   static_cast<cl::opt<bool> *>(it->second)->setValue(true);
 }
 
-int wpd_check_debug_info(LLVMModuleRef mod, char **err, char **warning) {
+// wpd_shim::check_module on a whole module, without the verifier run a
+// module without debug info needs: WPD_OK (with a malloc'd *warning when
+// debug info was stripped), or WPD_FAILED with a malloc'd *err.
+WpdStatus wpd_check_debug_info(LLVMModuleRef mod, char **err, char **warning) {
   *err = nullptr;
   *warning = nullptr;
   std::string e, w;
   bool ok = wpd_shim::check_module(*unwrap(mod), /*verify=*/false, e, w);
   if (!w.empty()) *warning = dup_string(w);
   if (!ok) *err = dup_string(e);
-  return ok ? 1 : 0;
+  return ok ? WPD_OK : WPD_FAILED;
 }
 
 // LLVM's fatal errors (report_fatal_error: a module the verifier rejects,
@@ -387,7 +394,8 @@ void wpd_install_fatal_error_handler(const char *prefix) {
   install_fatal_error_handler(on_fatal_error, nullptr);
 }
 
-// Integer value of a module flag; returns 0 when absent or not an integer.
+// Integer value of a module flag. A boolean, not a WpdStatus: 1 with *out
+// set, 0 when absent or not an integer.
 int wpd_module_flag_int(LLVMModuleRef mod, const char *key, size_t len, uint64_t *out) {
   Metadata *md = unwrap(mod)->getModuleFlag(StringRef(key, len));
   auto *c = mdconst::dyn_extract_or_null<ConstantInt>(md);
@@ -427,14 +435,15 @@ LLVMValueRef wpd_callee_or_declare(LLVMValueRef call, const char *name, size_t l
 }
 
 // Points a call or invoke at `callee` (a function, or an alias of one, of
-// the same module). Returns 0 when the kinds do not fit.
-int wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
+// the same module). Returns WPD_OK, or WPD_DECLINED (nothing changed) when
+// the kinds do not fit.
+WpdStatus wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *gv = dyn_cast<GlobalValue>(unwrap(callee));
-  if (!cb || !gv || !(isa<Function>(gv) || isa<GlobalAlias>(gv))) return 0;
-  if (gv->getParent() != cb->getModule()) return 0;
+  if (!cb || !gv || !(isa<Function>(gv) || isa<GlobalAlias>(gv))) return WPD_DECLINED;
+  if (gv->getParent() != cb->getModule()) return WPD_DECLINED;
   cb->setCalledOperand(gv);
-  return 1;
+  return WPD_OK;
 }
 
 // Whether every use of the i1 `v` ends in an llvm.assume through value
@@ -547,21 +556,23 @@ static Value *tested_pointer(Value *vptr) {
   return vptr && vptr->getType()->isPointerTy() ? vptr->stripPointerCasts() : nullptr;
 }
 
-// Uniform return value: the call becomes the constant `value`.
-int wpd_rewrite_uniform(LLVMValueRef call, uint64_t value) {
+// Uniform return value: the call becomes the constant `value`. Like the two
+// rewrites below, returns WPD_OK, or WPD_DECLINED (the call unchanged) when
+// the call does not fit the rewrite.
+WpdStatus wpd_rewrite_uniform(LLVMValueRef call, uint64_t value) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
-  if (!cb || !cb->getType()->isIntegerTy()) return 0;
+  if (!cb || !cb->getType()->isIntegerTy()) return WPD_DECLINED;
   replace_call(cb, ConstantInt::get(cb->getType(), value));
-  return 1;
+  return WPD_OK;
 }
 
 // Unique return value: the call becomes `vptr ==/!= member + offset`,
 // zero-extended to the call's type.
-int wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef vptr_arg, const char *member, size_t len, uint64_t offset,
-                       int is_one) {
+WpdStatus wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef vptr_arg, const char *member, size_t len, uint64_t offset,
+                             int is_one) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   Value *vptr = tested_pointer(unwrap(vptr_arg));
-  if (!cb || !vptr || !cb->getType()->isIntegerTy()) return 0;
+  if (!cb || !vptr || !cb->getType()->isIntegerTy()) return WPD_DECLINED;
   Module &m = *cb->getModule();
   StringRef name(member, len);
   Constant *g = m.getNamedValue(name);
@@ -572,15 +583,15 @@ int wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef vptr_arg, const char *mem
   Value *addr = b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), g, offset);
   Value *cmp = b.CreateICmp(is_one ? ICmpInst::ICMP_EQ : ICmpInst::ICMP_NE, vptr, addr);
   replace_call(cb, b.CreateZExt(cmp, cb->getType()));
-  return 1;
+  return WPD_OK;
 }
 
 // Virtual constant propagation: the call becomes a load of the value stored
 // at `vptr + byte_offset` (a bit of it when bit >= 0).
-int wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte_offset, int bit, unsigned width) {
+WpdStatus wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte_offset, int bit, unsigned width) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   Value *vptr = tested_pointer(unwrap(vptr_arg));
-  if (!cb || !vptr || !cb->getType()->isIntegerTy(width)) return 0;
+  if (!cb || !vptr || !cb->getType()->isIntegerTy(width)) return WPD_DECLINED;
   IRBuilder<> b(cb);
   Value *addr = b.CreateGEP(b.getInt8Ty(), vptr, b.getInt64(byte_offset));
   Value *v;
@@ -593,15 +604,16 @@ int wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte_offse
     v = b.CreateAlignedLoad(cb->getType(), addr, Align(std::max(1u, width / 8)));
   }
   replace_call(cb, v);
-  return 1;
+  return WPD_OK;
 }
 
 // Rebuilds vtable `name` as { [before], original initializer, [after] } with
 // the original symbol an alias to the middle (LLVM's rebuildGlobal), so the
 // address points and ABI layout stay; `!type` offsets shift by the before
 // size. An available_externally copy becomes a declaration instead (an alias
-// cannot be available_externally, and its bytes would be stale). Returns 1
-// when rebuilt, 2 when turned into a declaration, 0 when not defined here.
+// cannot be available_externally, and its bytes would be stale). Returns
+// which of three outcomes (none a failure; not a WpdStatus): 1 when rebuilt,
+// 2 when turned into a declaration, 0 when not defined here.
 int wpd_rebuild_vtable(LLVMModuleRef mod, const char *name, size_t len, const uint8_t *before, size_t blen,
                        const uint8_t *after, size_t alen) {
   Module &m = *unwrap(mod);
@@ -642,28 +654,29 @@ int wpd_rebuild_vtable(LLVMModuleRef mod, const char *name, size_t len, const ui
 }
 
 // Adds `alias` (external, hidden) for the local global `symbol`, so other
-// modules can name it. Returns 0 when `symbol` is not defined here.
-int wpd_add_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, const char *alias, size_t alen) {
+// modules can name it. Returns WPD_OK, or WPD_DECLINED (nothing added) when
+// `symbol` is not defined here.
+WpdStatus wpd_add_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, const char *alias, size_t alen) {
   Module &m = *unwrap(mod);
   GlobalValue *g = m.getNamedValue(StringRef(symbol, slen));
-  if (!g || g->isDeclaration()) return 0;
+  if (!g || g->isDeclaration()) return WPD_DECLINED;
   GlobalAlias *a = GlobalAlias::create(g->getValueType(), g->getAddressSpace(), GlobalValue::ExternalLinkage,
                                        StringRef(alias, alen), g, &m);
   a->setVisibility(GlobalValue::HiddenVisibility);
-  return 1;
+  return WPD_OK;
 }
 
 // Gives the local global `symbol` the name of its hidden alias `alias`
 // (added by wpd_add_hidden_alias, possibly through a vtable rebuilt since):
 // one name for one object. With two names, code that cross-module import
 // brings into another module could compare the addresses of two distinct
-// declarations, which LLVM folds to "different". Returns 0 when `alias` is
-// not an alias of `symbol`.
-int wpd_merge_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, const char *alias, size_t alen) {
+// declarations, which LLVM folds to "different". Returns WPD_OK, or
+// WPD_DECLINED (nothing changed) when `alias` is not an alias of `symbol`.
+WpdStatus wpd_merge_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, const char *alias, size_t alen) {
   Module &m = *unwrap(mod);
   GlobalValue *g = m.getNamedValue(StringRef(symbol, slen));
   auto *a = dyn_cast_or_null<GlobalAlias>(m.getNamedValue(StringRef(alias, alen)));
-  if (!g || !a || a->getAliasee() != g || !g->hasLocalLinkage()) return 0;
+  if (!g || !a || a->getAliasee() != g || !g->hasLocalLinkage()) return WPD_DECLINED;
   a->replaceAllUsesWith(g);
   std::string name = a->getName().str();
   a->eraseFromParent();
@@ -671,27 +684,27 @@ int wpd_merge_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t slen, c
   g->setLinkage(GlobalValue::ExternalLinkage);
   g->setVisibility(GlobalValue::HiddenVisibility);
   g->setDSOLocal(true);
-  return 1;
+  return WPD_OK;
 }
 
 // Guarded speculative devirtualization: `if (fp == callee) callee(args)
 // else fp(args)`, comparing the loaded function pointer so unknown classes
 // still take the indirect path. `callee` is a function or an alias of one
 // (the symbol the vtable holds, so the comparison matches its address).
-// LLVM's versionCallSite keeps invoke unwind edges and PHIs right. Returns 0
-// when not legal (a prototype other than the call's) or not an indirect
-// call.
-int wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
+// LLVM's versionCallSite keeps invoke unwind edges and PHIs right. Returns
+// WPD_OK, or WPD_DECLINED (the call unchanged) when not legal (a prototype
+// other than the call's) or not an indirect call.
+WpdStatus wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *gv = dyn_cast<GlobalValue>(unwrap(callee));
-  if (!cb || !gv || cb->getCalledFunction() || cb->isMustTailCall()) return 0;
+  if (!cb || !gv || cb->getCalledFunction() || cb->isMustTailCall()) return WPD_DECLINED;
   Function *body = dyn_cast_or_null<Function>(gv->getAliaseeObject());
-  if (!body || body->getFunctionType() != cb->getFunctionType()) return 0;
+  if (!body || body->getFunctionType() != cb->getFunctionType()) return WPD_DECLINED;
   const char *why = nullptr;
-  if (!isLegalToPromote(*cb, body, &why)) return 0;
+  if (!isLegalToPromote(*cb, body, &why)) return WPD_DECLINED;
   CallBase &direct = versionCallSite(*cb, gv, nullptr);
   direct.setCalledOperand(gv);
-  return 1;
+  return WPD_OK;
 }
 
 // A target machine configured as lld configures its LTO code generator:

@@ -1,7 +1,8 @@
 //! Module surgery and code generation: linking split parts, running the
 //! new pass manager pipeline, emitting ELF objects.
 
-use crate::{Module, ffi};
+use crate::Module;
+use crate::ffi::{self, ShimMessage};
 use llvm_sys::core as c;
 use llvm_sys::target_machine as tm;
 use llvm_sys::transforms::pass_builder as pb;
@@ -9,6 +10,7 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Once;
+use wpd_summary::error::{Error, Result};
 
 static INIT: Once = Once::new();
 
@@ -23,13 +25,13 @@ pub(crate) fn init_native_target() {
 
 impl<'c> Module<'c> {
     /// Links `src` into this module (LLVM's IR linker); `src` is consumed.
-    pub fn link_in(&mut self, src: Module<'c>) -> Result<(), String> {
+    pub fn link_in(&mut self, src: Module<'c>) -> Result<()> {
         let raw = src.raw;
         std::mem::forget(src); // LLVMLinkModules2 takes ownership and frees it.
         // SAFETY: both modules belong to the same context; ownership of
         // `raw` passes to the linker.
         let failed = unsafe { llvm_sys::linker::LLVMLinkModules2(self.raw, raw) };
-        if failed != 0 { Err("cannot link the two parts of the split LTO unit".into()) } else { Ok(()) }
+        if failed != 0 { Err(Error::msg("cannot link the two parts of the split LTO unit")) } else { Ok(()) }
     }
 
     /// Rebuilds a vtable with bytes before and after it (see the shim).
@@ -47,6 +49,7 @@ impl<'c> Module<'c> {
                 after.len(),
             )
         };
+        // Not a status: one of three outcomes, none a failure.
         match rc {
             1 => VtableRebuild::Rebuilt,
             2 => VtableRebuild::Dropped,
@@ -69,11 +72,12 @@ impl<'c> Module<'c> {
     }
 
     /// Calls a shim function taking this module and two names (as bytes
-    /// with lengths); true when it returns non-zero.
+    /// with lengths); true when it did its work (`WPD_OK`), false when it
+    /// declined.
     fn with_two_names(&self, f: ffi::TwoNamesFn, a: &str, b: &str) -> bool {
         let (a, b) = (wpd_summary::name::to_bytes(a), wpd_summary::name::to_bytes(b));
         // SAFETY: a live module; both names passed with their lengths.
-        unsafe { f(self.raw, a.as_ptr().cast(), a.len(), b.as_ptr().cast(), b.len()) != 0 }
+        unsafe { f(self.raw, a.as_ptr().cast(), a.len(), b.as_ptr().cast(), b.len()) }.is_ok()
     }
 
     /// Type tests and checked loads used as real checks (CFI), which
@@ -91,7 +95,7 @@ impl<'c> Module<'c> {
     }
 
     /// Runs LLVM's verifier.
-    pub fn verify(&self) -> Result<(), String> {
+    pub fn verify(&self) -> Result<()> {
         let mut msg = std::ptr::null_mut();
         // SAFETY: a live module; the message is freed by take_message.
         let broken = unsafe {
@@ -102,7 +106,7 @@ impl<'c> Module<'c> {
             )
         };
         let text = take_message(msg);
-        if broken != 0 { Err(text) } else { Ok(()) }
+        if broken != 0 { Err(Error::msg(text)) } else { Ok(()) }
     }
 
     /// What LLVM's reader checks when it reads a whole module, for a module
@@ -112,25 +116,25 @@ impl<'c> Module<'c> {
     /// it, and the warning returned says so.
     ///
     /// [`Context::set_llvm_options`]: crate::Context::set_llvm_options
-    pub fn check_debug_info(&self) -> Result<Option<String>, String> {
-        let (mut err, mut warning) = (std::ptr::null_mut(), std::ptr::null_mut());
+    pub fn check_debug_info(&self) -> Result<Option<String>> {
+        let (mut err, mut warning) = (ShimMessage::new(), ShimMessage::new());
         // SAFETY: a live module; both out-pointers are valid and get null or
         // a malloc'd string.
-        let ok = unsafe { crate::ffi::wpd_check_debug_info(self.raw, &mut err, &mut warning) };
-        // SAFETY: null or malloc'd by the shim, taken once each.
-        let (err, warning) = unsafe { (crate::take_c_string(err), crate::take_c_string(warning)) };
-        if ok == 0 { Err(err.unwrap_or_else(|| "invalid module".into())) } else { Ok(warning) }
+        let status = unsafe { ffi::wpd_check_debug_info(self.raw, err.out(), warning.out()) };
+        let warning = warning.take();
+        status.check(err, "invalid module")?;
+        Ok(warning)
     }
 
     /// Runs a new-pass-manager pipeline (e.g. `thinlto<O2>`), with the
     /// machine's profile when it has one ([`TargetMachine::set_profile`]).
-    pub fn run_passes(&self, pipeline: &str, machine: &TargetMachine, vectorize: bool) -> Result<(), String> {
-        let cpipe = CString::new(pipeline).map_err(|e| e.to_string())?;
+    pub fn run_passes(&self, pipeline: &str, machine: &TargetMachine, vectorize: bool) -> Result<()> {
+        let cpipe = CString::new(pipeline).map_err(|e| Error::msg(e.to_string()))?;
         if let Some(profile) = &machine.profile {
-            let mut err = std::ptr::null_mut();
+            let mut err = ShimMessage::new();
             // SAFETY: live module and machine; NUL-terminated strings alive
-            // for the call; the error is malloc'd by the shim.
-            let rc = unsafe {
+            // for the call; `err` receives null or a malloc'd message.
+            let status = unsafe {
                 ffi::wpd_run_passes_with_profile(
                     self.raw,
                     cpipe.as_ptr(),
@@ -139,16 +143,11 @@ impl<'c> Module<'c> {
                     profile.sample.as_ptr(),
                     profile.cs_profile.as_ptr(),
                     profile.cs_generate as i32,
-                    &mut err,
+                    err.out(),
                 )
             };
-            return if rc == 0 {
-                Ok(())
-            } else {
-                // SAFETY: malloc'd by the shim (or null).
-                Err(unsafe { crate::take_c_string(err) }
-                    .map_or_else(|| "optimization failed".into(), |e| e.trim_end().to_string()))
-            };
+            // (The fallback has no trailing space to trim.)
+            return status.check(err, "optimization failed").map_err(|e| Error::msg(e.message.trim_end()));
         }
         // SAFETY: options are created and disposed here; module and machine
         // are live.
@@ -164,7 +163,7 @@ impl<'c> Module<'c> {
             } else {
                 let m = llvm_sys::error::LLVMGetErrorMessage(err);
                 let text = take_c_string_llvm(m);
-                Err(text)
+                Err(Error::msg(text))
             }
         }
     }
@@ -260,13 +259,14 @@ impl TargetMachine {
         opt: u8,
         reloc: Reloc,
         sections: Sections,
-    ) -> Result<TargetMachine, String> {
+    ) -> Result<TargetMachine> {
         init_native_target();
-        let ctriple = CString::new(triple).map_err(|e| e.to_string())?;
-        let ccpu = CString::new(cpu).map_err(|e| e.to_string())?;
-        let cfeat = CString::new(features).map_err(|e| e.to_string())?;
-        let mut err = std::ptr::null_mut();
-        // SAFETY: valid strings; the error is malloc'd by the shim.
+        let nul = |e: std::ffi::NulError| Error::msg(e.to_string());
+        let ctriple = CString::new(triple).map_err(nul)?;
+        let ccpu = CString::new(cpu).map_err(nul)?;
+        let cfeat = CString::new(features).map_err(nul)?;
+        let mut err = ShimMessage::new();
+        // SAFETY: valid strings; `err` receives null or a malloc'd message.
         let raw = unsafe {
             ffi::wpd_create_target_machine(
                 ctriple.as_ptr(),
@@ -276,25 +276,24 @@ impl TargetMachine {
                 (reloc == Reloc::Pic) as i32,
                 sections.functions as i32,
                 sections.data as i32,
-                &mut err,
+                err.out(),
             )
         };
         if raw.is_null() {
-            // SAFETY: malloc'd by the shim (or null).
-            let why = unsafe { crate::take_c_string(err) }.unwrap_or_default();
-            return Err(format!("no LLVM target for {triple} ({cpu}): {why}"));
+            let why = err.take().unwrap_or_default();
+            return Err(Error::msg(format!("no LLVM target for {triple} ({cpu}): {why}")));
         }
         Ok(TargetMachine { raw, profile: None, split_dwarf_file: CString::default() })
     }
 
     /// `-debugger-tune=`: `gdb`, `lldb`, `sce` or `dbx` (LLVM's spellings).
-    pub fn set_debugger_tuning(&mut self, tuning: &str) -> Result<(), String> {
+    pub fn set_debugger_tuning(&mut self, tuning: &str) -> Result<()> {
         let kind = match tuning {
             "gdb" => 1,
             "lldb" => 2,
             "sce" => 3,
             "dbx" => 4,
-            _ => return Err(format!("unknown debugger tuning '{tuning}' (gdb, lldb, sce or dbx)")),
+            _ => return Err(Error::msg(format!("unknown debugger tuning '{tuning}' (gdb, lldb, sce or dbx)"))),
         };
         // SAFETY: a live machine.
         unsafe { ffi::wpd_tm_set_debugger_tuning(self.raw, kind) };
@@ -336,12 +335,7 @@ impl TargetMachine {
     /// chooses it: the sample profile, else context-sensitive
     /// instrumentation writing to `cs_profile` (`cs_generate`), else the
     /// context-sensitive profile `cs_profile` to use.
-    pub fn set_profile(
-        &mut self,
-        sample: Option<&Path>,
-        cs_profile: Option<&Path>,
-        cs_generate: bool,
-    ) -> Result<(), String> {
+    pub fn set_profile(&mut self, sample: Option<&Path>, cs_profile: Option<&Path>, cs_generate: bool) -> Result<()> {
         if sample.is_none() && cs_profile.is_none() && !cs_generate {
             self.profile = None;
             return Ok(());
@@ -353,26 +347,24 @@ impl TargetMachine {
 
     /// Split DWARF for the next [`TargetMachine::emit_object`]: the object
     /// keeps a skeleton naming `dwo`, the rest of the DWARF is written there.
-    pub fn set_split_dwarf_file(&mut self, dwo: Option<&Path>) -> Result<(), String> {
+    pub fn set_split_dwarf_file(&mut self, dwo: Option<&Path>) -> Result<()> {
         self.split_dwarf_file = path_c_string(dwo)?;
         Ok(())
     }
 
     /// Emits `module` as a relocatable object file (and its `.dwo`, see
     /// [`TargetMachine::set_split_dwarf_file`]).
-    pub fn emit_object(&self, module: &Module<'_>) -> Result<Vec<u8>, String> {
-        let mut err = std::ptr::null_mut();
+    pub fn emit_object(&self, module: &Module<'_>) -> Result<Vec<u8>> {
+        let mut err = ShimMessage::new();
         let mut buf = std::ptr::null_mut();
         let mut len = 0usize;
         // SAFETY: live machine and module; the buffer and the error are
         // malloc'd by the shim and freed below.
-        let failed = unsafe {
-            ffi::wpd_emit_object(self.raw, module.raw, self.split_dwarf_file.as_ptr(), &mut buf, &mut len, &mut err)
+        let status = unsafe {
+            ffi::wpd_emit_object(self.raw, module.raw, self.split_dwarf_file.as_ptr(), &mut buf, &mut len, err.out())
         };
-        if failed != 0 {
-            // SAFETY: malloc'd by the shim (or null).
-            let why = unsafe { crate::take_c_string(err) }.unwrap_or_default();
-            return Err(format!("code generation failed: {}", why.trim_end()));
+        if let Err(why) = status.check(err, "") {
+            return Err(Error::msg(format!("code generation failed: {}", why.message.trim_end())));
         }
         // SAFETY: `buf` holds `len` bytes, malloc'd by the shim.
         unsafe {
@@ -384,7 +376,7 @@ impl TargetMachine {
 }
 
 /// A path for the shim; `None` is the empty string.
-fn path_c_string(path: Option<&Path>) -> Result<CString, String> {
+fn path_c_string(path: Option<&Path>) -> Result<CString> {
     let Some(p) = path else { return Ok(CString::default()) };
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: a path with a NUL byte", p.display()))
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| Error::at(p.display().to_string(), "a path with a NUL byte"))
 }

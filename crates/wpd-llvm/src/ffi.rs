@@ -1,13 +1,161 @@
-//! Declarations of the C++ shim (`shim/shim.cpp`, `shim/codegen.cpp`);
-//! LLVM's own C API comes from `llvm-sys`. Only this crate calls either.
+//! Declarations of the C++ shim (`shim/*.cpp`); LLVM's own C API comes
+//! from `llvm-sys`. Only this crate calls either.
+//!
+//! Every shim function that can fail (or decline) returns a [`Status`];
+//! its error message, when it has one, comes through a `char **err`
+//! out-parameter, taken and freed by a [`ShimMessage`]. Functions that
+//! return a genuine boolean (`c_int`, 1 or 0: `wpd_inst_may_read_memory`,
+//! `wpd_inst_may_write_memory`, `wpd_md_is_distinct`,
+//! `wpd_module_flag_int`, `wpd_relative_entry`, and the [`LtoLookupFn`]
+//! callback), a count (`usize`), lld's exit code (`wpd_lld_link`), a
+//! three-way outcome (`wpd_rebuild_vtable`) or a pointer (null on failure,
+//! with the message in `err`: `wpd_symtab_read`, `wpd_lto_input_open`,
+//! `wpd_create_target_machine`) say so.
 
 use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMValueRef};
 use llvm_sys::target_machine::LLVMTargetMachineRef;
 use std::os::raw::{c_char, c_int, c_void};
+use wpd_summary::error::Error;
 
-/// A shim function taking a module and two names (bytes, length).
+/// What a fallible shim function returns: `WpdStatus` of `shim/common.h`
+/// (rustc's `LLVMRustResult` in spirit). A transparent integer, never
+/// transmuted into a Rust enum: a value this side does not know is a
+/// failure ([`Status::outcome`]).
+#[repr(transparent)]
+#[must_use]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status(i32);
+
+/// What a [`Status`] says, once read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// `WPD_OK`.
+    Done,
+    /// `WPD_DECLINED`: not applicable, nothing changed, no error.
+    Declined,
+    /// `WPD_FAILED`, or a value this side does not know.
+    Failed,
+}
+
+impl Status {
+    /// `WPD_OK`: done.
+    pub const OK: Status = Status(0);
+    /// `WPD_FAILED`: an error (the message, where the function has an
+    /// `err` out-parameter, is there).
+    pub const FAILED: Status = Status(1);
+    /// `WPD_DECLINED`: not applicable, and no error; nothing was changed or
+    /// produced. Only the functions that say so return it.
+    pub const DECLINED: Status = Status(2);
+
+    /// What the status says; an unknown value is a failure.
+    pub fn outcome(self) -> Outcome {
+        match self {
+            Status::OK => Outcome::Done,
+            Status::DECLINED => Outcome::Declined,
+            // WPD_FAILED, and any value this side does not know.
+            Status::FAILED | Status(_) => Outcome::Failed,
+        }
+    }
+
+    /// Whether the function did its work (`WPD_OK`).
+    pub fn is_ok(self) -> bool {
+        self.outcome() == Outcome::Done
+    }
+
+    /// For a function that never declines: `Ok` on `WPD_OK`, else the
+    /// shim's message in `err` (`fallback` when it has none), naming no
+    /// file ([`Error::msg`]).
+    pub fn check(self, err: ShimMessage, fallback: &str) -> Result<(), Error> {
+        match self.outcome() {
+            Outcome::Done => Ok(()),
+            Outcome::Declined | Outcome::Failed => Err(Error::msg(err.or(fallback))),
+        }
+    }
+
+    /// For a function that may decline: `Ok(true)` on `WPD_OK`,
+    /// `Ok(false)` on `WPD_DECLINED`, else the shim's message in `err`
+    /// (`fallback` when it has none), naming no file ([`Error::msg`]).
+    pub fn check_declined(self, err: ShimMessage, fallback: &str) -> Result<bool, Error> {
+        match self.outcome() {
+            Outcome::Done => Ok(true),
+            Outcome::Declined => Ok(false),
+            Outcome::Failed => Err(Error::msg(err.or(fallback))),
+        }
+    }
+}
+
+/// A message the shim hands back: through a `char **` out-parameter
+/// ([`ShimMessage::out`]) or as a returned `char *`
+/// ([`ShimMessage::from_raw`]). It holds null or a malloc'd NUL-terminated
+/// string, which it owns: [`ShimMessage::take`] copies it out, and either
+/// that or the drop frees it with `wpd_free`, exactly once.
+pub struct ShimMessage(*mut c_char);
+
+impl Default for ShimMessage {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ShimMessage {
+    /// No message yet (null).
+    pub fn new() -> ShimMessage {
+        ShimMessage(std::ptr::null_mut())
+    }
+
+    /// Takes ownership of a string the shim returned.
+    ///
+    /// # Safety
+    /// `p` is null or a NUL-terminated string allocated with malloc, owned
+    /// by nobody else.
+    pub unsafe fn from_raw(p: *mut c_char) -> ShimMessage {
+        ShimMessage(p)
+    }
+
+    /// The out-parameter for a shim function, which leaves it null or sets
+    /// it to a malloc'd NUL-terminated string (the contract of every shim
+    /// function taking `char **err`, which the caller's `unsafe` block
+    /// vouches for).
+    pub fn out(&mut self) -> *mut *mut c_char {
+        &mut self.0
+    }
+
+    /// The message (lossy UTF-8), if the shim set one; frees it.
+    pub fn take(mut self) -> Option<String> {
+        let p = std::mem::replace(&mut self.0, std::ptr::null_mut());
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: a non-null pointer here is a malloc'd NUL-terminated
+        // string the shim handed over (see `out` and `from_raw`), read
+        // before it is freed below.
+        let text = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
+        // SAFETY: malloc'd by the shim, owned here, freed once (`self` now
+        // holds null, so the drop frees nothing).
+        unsafe { wpd_free(p.cast()) };
+        Some(text)
+    }
+
+    /// The message, or `fallback` when the shim set none.
+    pub fn or(self, fallback: &str) -> String {
+        self.take().unwrap_or_else(|| fallback.to_string())
+    }
+}
+
+impl Drop for ShimMessage {
+    fn drop(&mut self) {
+        if !self.0.is_null() {
+            // SAFETY: null or a malloc'd string owned here (see `take`);
+            // freed once.
+            unsafe { wpd_free(self.0.cast()) }
+        }
+    }
+}
+
+/// A shim function taking a module and two names (bytes, length); returns
+/// `WPD_OK` or `WPD_DECLINED`.
 pub type TwoNamesFn =
-    unsafe extern "C" fn(module: LLVMModuleRef, a: *const c_char, alen: usize, b: *const c_char, blen: usize) -> c_int;
+    unsafe extern "C" fn(module: LLVMModuleRef, a: *const c_char, alen: usize, b: *const c_char, blen: usize) -> Status;
 
 unsafe extern "C" {
     /// Registers LLVM's x86 target (info, target, MC, asm printer and
@@ -23,9 +171,9 @@ unsafe extern "C" {
         out_mods: *mut *mut LLVMModuleRef,
         out_count: *mut usize,
         out_err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_free(p: *mut c_void);
-    pub fn wpd_materialize(f: LLVMValueRef, out_err: *mut *mut c_char) -> c_int;
+    pub fn wpd_materialize(f: LLVMValueRef, out_err: *mut *mut c_char) -> Status;
     #[allow(clippy::too_many_arguments)]
     pub fn wpd_function_summaries(
         data: *const c_char,
@@ -38,7 +186,7 @@ unsafe extern "C" {
         out_nfuncs: *mut usize,
         out_nrefs: *mut usize,
         out_err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_comdat_name(gv: LLVMValueRef, len: *mut usize) -> *const c_char;
     pub fn wpd_inst_may_read_memory(inst: LLVMValueRef) -> c_int;
     pub fn wpd_inst_may_write_memory(inst: LLVMValueRef) -> c_int;
@@ -52,12 +200,12 @@ unsafe extern "C" {
         offsets: *mut *mut u64,
         flags: *mut c_int,
     ) -> usize;
-    pub fn wpd_set_llvm_options(argc: c_int, argv: *const *const c_char, err: *mut *mut c_char) -> c_int;
+    pub fn wpd_set_llvm_options(argc: c_int, argv: *const *const c_char, err: *mut *mut c_char) -> Status;
     pub fn wpd_skip_debug_info_upgrade();
-    pub fn wpd_check_debug_info(module: LLVMModuleRef, err: *mut *mut c_char, warning: *mut *mut c_char) -> c_int;
+    pub fn wpd_check_debug_info(module: LLVMModuleRef, err: *mut *mut c_char, warning: *mut *mut c_char) -> Status;
     pub fn wpd_install_fatal_error_handler(prefix: *const c_char);
     pub fn wpd_module_flag_int(module: LLVMModuleRef, key: *const c_char, len: usize, out: *mut u64) -> c_int;
-    pub fn wpd_rewrite_uniform(call: LLVMValueRef, value: u64) -> c_int;
+    pub fn wpd_rewrite_uniform(call: LLVMValueRef, value: u64) -> Status;
     pub fn wpd_rewrite_unique(
         call: LLVMValueRef,
         test: LLVMValueRef,
@@ -65,8 +213,8 @@ unsafe extern "C" {
         len: usize,
         offset: u64,
         is_one: c_int,
-    ) -> c_int;
-    pub fn wpd_rewrite_vcp(call: LLVMValueRef, test: LLVMValueRef, byte_offset: i64, bit: c_int, width: u32) -> c_int;
+    ) -> Status;
+    pub fn wpd_rewrite_vcp(call: LLVMValueRef, test: LLVMValueRef, byte_offset: i64, bit: c_int, width: u32) -> Status;
     pub fn wpd_rebuild_vtable(
         module: LLVMModuleRef,
         name: *const c_char,
@@ -82,7 +230,7 @@ unsafe extern "C" {
         slen: usize,
         alias: *const c_char,
         alen: usize,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_create_target_machine(
         triple: *const c_char,
         cpu: *const c_char,
@@ -99,9 +247,9 @@ unsafe extern "C" {
         slen: usize,
         alias: *const c_char,
         alen: usize,
-    ) -> c_int;
-    pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
-    pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef) -> c_int;
+    ) -> Status;
+    pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
+    pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
     pub fn wpd_named_global(module: LLVMModuleRef, name: *const c_char, len: usize, kind: c_int) -> LLVMValueRef;
     pub fn wpd_callee_or_declare(call: LLVMValueRef, name: *const c_char, len: usize) -> LLVMValueRef;
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
@@ -133,7 +281,7 @@ unsafe extern "C" {
         cs_profile: *const c_char,
         cs_generate: c_int,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_emit_object(
         tm: LLVMTargetMachineRef,
         module: LLVMModuleRef,
@@ -141,7 +289,7 @@ unsafe extern "C" {
         out: *mut *mut c_char,
         len: *mut usize,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
 }
 
 // `shim/symtab.cpp`: bitcode symbol tables (LLVM's irsymtab) for resolution.
@@ -216,9 +364,10 @@ unsafe extern "C" {
         data: *const c_char,
         len: usize,
         name: *const c_char,
+        split_unit: *mut c_int,
         split_flag: *mut c_int,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_split_thin_part(
         data: *const c_char,
         len: usize,
@@ -226,7 +375,7 @@ unsafe extern "C" {
         out: *mut *mut c_char,
         out_len: *mut usize,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_write_thinlto_bitcode(
         module: LLVMModuleRef,
         split_flag: c_int,
@@ -235,7 +384,7 @@ unsafe extern "C" {
         out: *mut *mut c_char,
         len: *mut usize,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_lto_new(options: *const LtoOptionsRaw, post_import_only: c_int) -> *mut c_void;
     pub fn wpd_lto_free(lto: *mut c_void);
     pub fn wpd_lto_input_open(
@@ -255,8 +404,9 @@ unsafe extern "C" {
         section_len: *mut usize,
         flags: *mut u32,
     );
-    pub fn wpd_lto_add(lto: *mut c_void, input: *mut c_void, res: *const u8, n: usize, err: *mut *mut c_char) -> c_int;
-    pub fn wpd_lto_join(lto: *mut c_void, joined: usize, host: usize, err: *mut *mut c_char) -> c_int;
+    pub fn wpd_lto_add(lto: *mut c_void, input: *mut c_void, res: *const u8, n: usize, err: *mut *mut c_char)
+    -> Status;
+    pub fn wpd_lto_join(lto: *mut c_void, joined: usize, host: usize, err: *mut *mut c_char) -> Status;
     pub fn wpd_lto_run(
         lto: *mut c_void,
         emit: LtoEmitFn,
@@ -267,7 +417,7 @@ unsafe extern "C" {
         lookup: Option<LtoLookupFn>,
         lookup_ctx: *mut c_void,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
     pub fn wpd_lto_backend_runs(lto: *mut c_void, each: LtoBackendRunFn, ctx: *mut c_void);
     pub fn wpd_thin_backend(
         options: *const LtoOptionsRaw,
@@ -280,9 +430,9 @@ unsafe extern "C" {
         warn: LtoWarnFn,
         ctx: *mut c_void,
         err: *mut *mut c_char,
-    ) -> c_int;
-    pub fn wpd_cache_policy_check(policy: *const c_char, err: *mut *mut c_char) -> c_int;
-    pub fn wpd_cache_prune(dir: *const c_char, policy: *const c_char, err: *mut *mut c_char) -> c_int;
+    ) -> Status;
+    pub fn wpd_cache_policy_check(policy: *const c_char, err: *mut *mut c_char) -> Status;
+    pub fn wpd_cache_prune(dir: *const c_char, policy: *const c_char, err: *mut *mut c_char) -> Status;
 }
 
 // `shim/link.cpp`: lld's ELF driver in-process, LLVM's archive writer.
@@ -295,5 +445,37 @@ unsafe extern "C" {
         lens: *const usize,
         count: usize,
         err: *mut *mut c_char,
-    ) -> c_int;
+    ) -> Status;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_statuses_are_failures() {
+        assert_eq!(Status::OK.outcome(), Outcome::Done);
+        assert_eq!(Status::DECLINED.outcome(), Outcome::Declined);
+        assert_eq!(Status::FAILED.outcome(), Outcome::Failed);
+        for v in [-1, 3, 42, i32::MIN, i32::MAX] {
+            assert_eq!(Status(v).outcome(), Outcome::Failed, "{v}");
+            assert!(!Status(v).is_ok());
+        }
+        assert_eq!(Status(7).check(ShimMessage::new(), "it failed"), Err(Error::msg("it failed")));
+        assert_eq!(Status::DECLINED.check_declined(ShimMessage::new(), "x"), Ok(false));
+        assert_eq!(Status::OK.check_declined(ShimMessage::new(), "x"), Ok(true));
+    }
+
+    #[test]
+    fn a_message_is_taken_once_and_freed() {
+        // SAFETY: the name is passed with its length; the result is a
+        // malloc'd string (the name is mangled), owned by nobody else.
+        let m = unsafe { ShimMessage::from_raw(wpd_demangle(b"_Z1fv".as_ptr().cast(), 5)) };
+        assert_eq!(m.take().as_deref(), Some("f()"));
+        // Dropped without being taken: the drop frees it.
+        // SAFETY: as above.
+        drop(unsafe { ShimMessage::from_raw(wpd_demangle(b"_Z1gv".as_ptr().cast(), 5)) });
+        assert_eq!(ShimMessage::new().take(), None);
+        assert_eq!(ShimMessage::new().or("fallback"), "fallback");
+    }
 }

@@ -4,10 +4,12 @@
 //! `-flto=thin` object, and in regular LTO objects for ELF), which is also
 //! what LLVM's own thin link trusts for liveness.
 
-use crate::{Context, Module, Value, ffi, take_c_string};
+use crate::ffi::{self, ShimMessage};
+use crate::{Context, Module, Value};
 use llvm_sys::prelude::LLVMValueRef;
 use std::marker::PhantomData;
 use std::ops::Deref;
+use wpd_summary::error::Result;
 
 /// A module of a bitcode file read lazily: globals, initializers, their
 /// metadata attachments (`!type`, `!vcall_visibility`) and named metadata
@@ -46,7 +48,7 @@ pub struct FunctionSummary<'m> {
 impl Context {
     /// Reads every module of a bitcode file (plain, wrapped, or a split LTO
     /// unit) without function bodies. `name` is used in LLVM's messages.
-    pub fn parse_bitcode_lazy<'c>(&'c self, bytes: &'c [u8], name: &str) -> Result<Vec<LazyModule<'c>>, String> {
+    pub fn parse_bitcode_lazy<'c>(&'c self, bytes: &'c [u8], name: &str) -> Result<Vec<LazyModule<'c>>> {
         // SAFETY: the modules keep reading `bytes`; each `LazyModule`
         // borrows them for as long as it lives.
         let raw = unsafe { self.parse_modules(bytes, name, true, None) }?;
@@ -69,31 +71,29 @@ impl<'c> Deref for LazyModule<'c> {
 impl LazyModule<'_> {
     /// Reads the body of function `f` of this module; nothing when it has
     /// one already or is a declaration.
-    pub fn materialize(&self, f: Value<'_>) -> Result<(), String> {
-        let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
+    pub fn materialize(&self, f: Value<'_>) -> Result<()> {
+        let mut err = ShimMessage::new();
         // SAFETY: `f` is a live value; the shim checks that it is a
-        // function, and its module's reader still has `self.bytes`.
-        let rc = unsafe { ffi::wpd_materialize(f.raw(), &mut err) };
-        if rc == 0 {
-            return Ok(());
-        }
-        // SAFETY: on failure the shim returns a malloc'd message or null.
-        Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot read a function body".into()))
+        // function, and its module's reader still has `self.bytes`; `err`
+        // receives null or a malloc'd message.
+        let status = unsafe { ffi::wpd_materialize(f.raw(), err.out()) };
+        status.check(err, "cannot read a function body")
     }
 
     /// The module's summary index, function by function; `None` when the
     /// module carries no summary. A definition the index does not describe
     /// exactly (no summary, or an edge to a value this module cannot name
     /// unambiguously) is left out: its body must be read.
-    pub fn function_summaries(&self) -> Result<Option<Vec<FunctionSummary<'_>>>, String> {
+    pub fn function_summaries(&self) -> Result<Option<Vec<FunctionSummary<'_>>>> {
         let mut funcs: *mut LLVMValueRef = std::ptr::null_mut();
         let mut meta: *mut u32 = std::ptr::null_mut();
         let mut refs: *mut LLVMValueRef = std::ptr::null_mut();
         let (mut nfuncs, mut nrefs) = (0usize, 0usize);
-        let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
+        let mut err = ShimMessage::new();
         // SAFETY: the pointers are valid for the call; the shim reads the
-        // bytes this module was read from and only looks at the module.
-        let rc = unsafe {
+        // bytes this module was read from and only looks at the module;
+        // `err` receives null or a malloc'd message.
+        let status = unsafe {
             ffi::wpd_function_summaries(
                 self.bytes.as_ptr().cast(),
                 self.bytes.len(),
@@ -104,14 +104,12 @@ impl LazyModule<'_> {
                 &mut refs,
                 &mut nfuncs,
                 &mut nrefs,
-                &mut err,
+                err.out(),
             )
         };
-        match rc {
-            0 => {}
-            2 => return Ok(None),
-            // SAFETY: on failure the shim returns a malloc'd message or null.
-            _ => return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot read the summary".into())),
+        // Declined: the module carries no summary.
+        if !status.check_declined(err, "cannot read the summary")? {
+            return Ok(None);
         }
         // SAFETY: on success the shim malloc'd `nfuncs` functions, `3 *
         // nfuncs` words (reference count, flags, instruction count per

@@ -29,10 +29,12 @@ pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
 pub use vcall::{RewriteError, TypeTest, VirtualCall};
 pub use wpd_summary::{Linkage, Visibility};
 
+use ffi::ShimMessage;
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use std::ffi::CString;
 use std::marker::PhantomData;
+use wpd_summary::error::{Error, Result};
 
 /// An LLVM context. Not `Send`: create one per thread.
 pub struct Context {
@@ -59,7 +61,7 @@ impl Context {
 
     /// Parses every module of a bitcode file (plain, wrapped, or a split LTO
     /// unit with two modules). `name` is used in LLVM's messages.
-    pub fn parse_bitcode(&self, bytes: &[u8], name: &str) -> Result<Vec<Module<'_>>, String> {
+    pub fn parse_bitcode(&self, bytes: &[u8], name: &str) -> Result<Vec<Module<'_>>> {
         // SAFETY: not lazy: the shim materializes each module, so no module
         // keeps pointing into `bytes`.
         let raw = unsafe { self.parse_modules(bytes, name, false, None) }?;
@@ -68,13 +70,13 @@ impl Context {
 
     /// Module `index` of a bitcode file alone, fully read (the regular part
     /// of a split LTO unit, say, without its larger thin part).
-    pub fn parse_bitcode_module(&self, bytes: &[u8], name: &str, index: usize) -> Result<Module<'_>, String> {
+    pub fn parse_bitcode_module(&self, bytes: &[u8], name: &str, index: usize) -> Result<Module<'_>> {
         // SAFETY: not lazy: the module is materialized, so it keeps nothing
         // of `bytes`.
         let raw = unsafe { self.parse_modules(bytes, name, false, Some(index)) }?;
         match raw.as_slice() {
             [one] => Ok(Module { raw: *one, _ctx: PhantomData }),
-            _ => Err(format!("expected module {index} alone, the reader gave {}", raw.len())),
+            _ => Err(Error::msg(format!("expected module {index} alone, the reader gave {}", raw.len()))),
         }
     }
 
@@ -91,14 +93,15 @@ impl Context {
         name: &str,
         lazy: bool,
         only: Option<usize>,
-    ) -> Result<Vec<LLVMModuleRef>, String> {
+    ) -> Result<Vec<LLVMModuleRef>> {
         let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
         let mut mods: *mut LLVMModuleRef = std::ptr::null_mut();
         let mut count = 0usize;
-        let mut err: *mut std::os::raw::c_char = std::ptr::null_mut();
-        // SAFETY: the pointers are valid for the call; what the modules
-        // read later is the caller's contract.
-        let rc = unsafe {
+        let mut err = ShimMessage::new();
+        // SAFETY: the pointers are valid for the call; `err` receives null
+        // or a malloc'd message; what the modules read later is the
+        // caller's contract.
+        let status = unsafe {
             ffi::wpd_parse_bitcode(
                 self.raw,
                 bytes.as_ptr().cast(),
@@ -108,15 +111,10 @@ impl Context {
                 only.unwrap_or(usize::MAX),
                 &mut mods,
                 &mut count,
-                &mut err,
+                err.out(),
             )
         };
-        if rc != 0 {
-            // SAFETY: on failure the shim returns a malloc'd NUL-terminated
-            // message (or null when even that allocation failed).
-            let msg = unsafe { take_c_string(err) };
-            return Err(msg.unwrap_or_else(|| "unknown bitcode error".into()));
-        }
+        status.check(err, "unknown bitcode error")?;
         // SAFETY: on success `mods` holds `count` owned module handles.
         let out = unsafe { std::slice::from_raw_parts(mods, count) }.to_vec();
         // SAFETY: the array (not the modules) was malloc'd by the shim.
@@ -138,31 +136,27 @@ impl Context {
     /// Call before any LLVM work, on any thread: LLVM reads these options
     /// without synchronization. Options are parsed once per process; a
     /// first call with none (a program's start) sets wpd's own only.
-    pub fn set_llvm_options(options: &[String]) -> Result<(), String> {
+    pub fn set_llvm_options(options: &[String]) -> Result<()> {
         Self::parse_llvm_options(options)?;
         // SAFETY: no arguments; the caller runs before any LLVM work.
         unsafe { ffi::wpd_skip_debug_info_upgrade() };
         Ok(())
     }
 
-    fn parse_llvm_options(options: &[String]) -> Result<(), String> {
+    fn parse_llvm_options(options: &[String]) -> Result<()> {
         if options.is_empty() {
             return Ok(());
         }
         let owned: Vec<CString> = std::iter::once("wpd".to_string())
             .chain(options.iter().cloned())
-            .map(|o| CString::new(o).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
+            .map(|o| CString::new(o).map_err(|e| Error::msg(e.to_string())))
+            .collect::<Result<_>>()?;
         let ptrs: Vec<*const std::os::raw::c_char> = owned.iter().map(|c| c.as_ptr()).collect();
-        let mut err = std::ptr::null_mut();
-        // SAFETY: `ptrs` point into `owned`, alive for the call.
-        let rc = unsafe { ffi::wpd_set_llvm_options(ptrs.len() as i32, ptrs.as_ptr(), &mut err) };
-        if rc == 0 {
-            Ok(())
-        } else {
-            // SAFETY: malloc'd by the shim.
-            Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid LLVM option".into()))
-        }
+        let mut err = ShimMessage::new();
+        // SAFETY: `ptrs` point into `owned`, alive for the call; `err`
+        // receives null or a malloc'd message.
+        let status = unsafe { ffi::wpd_set_llvm_options(ptrs.len() as i32, ptrs.as_ptr(), err.out()) };
+        status.check(err, "invalid LLVM option")
     }
 
     /// Makes LLVM's fatal errors (a module the verifier rejects, a backend
@@ -195,21 +189,6 @@ impl Drop for Context {
         // SAFETY: modules borrow the context, so none is alive any more.
         unsafe { c::LLVMContextDispose(self.raw) }
     }
-}
-
-/// Takes ownership of a malloc'd C string from the shim.
-///
-/// # Safety
-/// `p` is null or a NUL-terminated string allocated with malloc.
-pub(crate) unsafe fn take_c_string(p: *mut std::os::raw::c_char) -> Option<String> {
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: per the contract above.
-    let s = unsafe { std::ffi::CStr::from_ptr(p) }.to_string_lossy().into_owned();
-    // SAFETY: allocated with malloc by the shim.
-    unsafe { ffi::wpd_free(p.cast()) };
-    Some(s)
 }
 
 /// Copies an LLVM (pointer, length) string.

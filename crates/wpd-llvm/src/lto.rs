@@ -5,11 +5,13 @@
 //! attribute propagation, cross-module import) and its in-process backends
 //! produce one native object per module.
 
-use crate::{Module, ffi, name_text, take_c_string};
+use crate::ffi::{self, ShimMessage};
+use crate::{Module, name_text};
 use std::ffi::CString;
 use std::marker::PhantomData;
 use std::os::raw::{c_char, c_int, c_void};
 use std::path::Path;
+use wpd_summary::error::{Error, Result};
 
 impl Module<'_> {
     /// The module as ThinLTO bitcode: a fresh module summary (with the
@@ -23,20 +25,21 @@ impl Module<'_> {
     /// regular LTO module, out of every ThinLTO backend's reach; kept out
     /// of reach here too, no backend pays for reading this module, copying
     /// a vtable and optimizing a copy that code generation then drops.
-    pub fn write_thinlto_bitcode(&self, split_flag: bool, kept_home: &[String]) -> Result<Vec<u8>, String> {
+    pub fn write_thinlto_bitcode(&self, split_flag: bool, kept_home: &[String]) -> Result<Vec<u8>> {
         // The summary and symbol table read module-level assembly, which
         // needs the target's assembly parser.
         crate::codegen::init_native_target();
         let mut out = std::ptr::null_mut();
         let mut len = 0usize;
-        let mut err = std::ptr::null_mut();
+        let mut err = ShimMessage::new();
         // A name with a NUL byte is not marked: it stays importable, which
         // costs time, never correctness.
         let names: Vec<CString> = kept_home.iter().filter_map(|n| CString::new(n.as_str()).ok()).collect();
         let name_ptrs: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
         // SAFETY: a live module; `name_ptrs` holds `len()` NUL-terminated
-        // strings that outlive the call; out-pointers are valid.
-        let ok = unsafe {
+        // strings that outlive the call; out-pointers are valid; `err`
+        // receives null or a malloc'd message.
+        let status = unsafe {
             ffi::wpd_write_thinlto_bitcode(
                 self.raw,
                 c_int::from(split_flag),
@@ -44,13 +47,10 @@ impl Module<'_> {
                 name_ptrs.len(),
                 &mut out,
                 &mut len,
-                &mut err,
+                err.out(),
             )
         };
-        if ok == 0 {
-            // SAFETY: err is null or a malloc'd string.
-            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot write bitcode".into()));
-        }
+        status.check(err, "cannot write bitcode")?;
         // SAFETY: `out` holds `len` bytes, malloc'd by the shim.
         let bytes = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
         // SAFETY: allocated with malloc by the shim.
@@ -76,46 +76,49 @@ pub struct LtoLayout {
 /// as it is: one ThinLTO module with a summary, or a split unit as clang
 /// writes it (`None`: anything else). Reads the file's module list and LTO
 /// info only, not the modules.
-pub fn thinlto_layout(bytes: &[u8], name: &str) -> Result<Option<LtoLayout>, String> {
+pub fn thinlto_layout(bytes: &[u8], name: &str) -> Result<Option<LtoLayout>> {
     let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
-    let mut flag: c_int = 0;
-    let mut err = std::ptr::null_mut();
+    let (mut split_unit, mut flag): (c_int, c_int) = (0, 0);
+    let mut err = ShimMessage::new();
     // SAFETY: `bytes` and `cname` outlive the call, which copies nothing it
-    // keeps; out-pointers are valid.
-    let r = unsafe { ffi::wpd_thinlto_layout(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut flag, &mut err) };
-    match r {
-        1 | 2 => Ok(Some(LtoLayout { split_unit: r == 2, split_flag: flag == 1 })),
-        0 => Ok(None),
-        // SAFETY: err is null or a malloc'd string.
-        _ => Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid bitcode".into())),
-    }
+    // keeps; out-pointers are valid; `err` receives null or a malloc'd
+    // message.
+    let status = unsafe {
+        ffi::wpd_thinlto_layout(
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            cname.as_ptr(),
+            &mut split_unit,
+            &mut flag,
+            err.out(),
+        )
+    };
+    let taken = status.check_declined(err, "invalid bitcode")?;
+    Ok(taken.then_some(LtoLayout { split_unit: split_unit == 1, split_flag: flag == 1 }))
 }
 
 /// The thin part of a split unit (`bytes`, which [`thinlto_layout`] found
 /// to be one: [`LtoLayout::split_unit`]) as a bitcode file of its own, cut
 /// out without reading the module: clang's module, summary and symbol
 /// table as they are. `None`: the bytes are not laid out so after all.
-pub fn split_thin_part(bytes: &[u8], name: &str) -> Result<Option<Vec<u8>>, String> {
+pub fn split_thin_part(bytes: &[u8], name: &str) -> Result<Option<Vec<u8>>> {
     let cname = CString::new(name.replace('\0', "?")).expect("no interior NUL");
     let mut out = std::ptr::null_mut();
     let mut len = 0usize;
-    let mut err = std::ptr::null_mut();
-    // SAFETY: `bytes` and `cname` outlive the call; out-pointers are valid.
-    let r = unsafe {
-        ffi::wpd_split_thin_part(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut out, &mut len, &mut err)
+    let mut err = ShimMessage::new();
+    // SAFETY: `bytes` and `cname` outlive the call; out-pointers are valid;
+    // `err` receives null or a malloc'd message.
+    let status = unsafe {
+        ffi::wpd_split_thin_part(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut out, &mut len, err.out())
     };
-    match r {
-        1 => {
-            // SAFETY: `out` holds `len` bytes, malloc'd by the shim.
-            let part = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
-            // SAFETY: allocated with malloc by the shim.
-            unsafe { ffi::wpd_free(out.cast()) };
-            Ok(Some(part))
-        }
-        0 => Ok(None),
-        // SAFETY: err is null or a malloc'd string.
-        _ => Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid bitcode".into())),
+    if !status.check_declined(err, "invalid bitcode")? {
+        return Ok(None);
     }
+    // SAFETY: on WPD_OK `out` holds `len` bytes, malloc'd by the shim.
+    let part = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
+    // SAFETY: allocated with malloc by the shim.
+    unsafe { ffi::wpd_free(out.cast()) };
+    Ok(Some(part))
 }
 
 /// Relocation model of the link's code (lld: PIC for `-pie`/`-shared`).
@@ -224,15 +227,15 @@ impl Drop for LtoInput<'_> {
 impl<'b> LtoInput<'b> {
     /// Opens `bytes` (ThinLTO bitcode with a symbol table) under the unique
     /// module name `name`.
-    pub fn open(bytes: &'b [u8], name: &str) -> Result<LtoInput<'b>, String> {
+    pub fn open(bytes: &'b [u8], name: &str) -> Result<LtoInput<'b>> {
         crate::codegen::init_native_target();
-        let cname = CString::new(name.replace('\0', "?")).map_err(|e| e.to_string())?;
-        let mut err = std::ptr::null_mut();
-        // SAFETY: `bytes` outlives the input (the lifetime 'b ties them).
-        let raw = unsafe { ffi::wpd_lto_input_open(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), &mut err) };
+        let cname = CString::new(name.replace('\0', "?")).map_err(|e| Error::msg(e.to_string()))?;
+        let mut err = ShimMessage::new();
+        // SAFETY: `bytes` outlives the input (the lifetime 'b ties them);
+        // `err` receives null or a malloc'd message.
+        let raw = unsafe { ffi::wpd_lto_input_open(bytes.as_ptr().cast(), bytes.len(), cname.as_ptr(), err.out()) };
         if raw.is_null() {
-            // SAFETY: err is null or a malloc'd string.
-            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "not LTO bitcode".into()));
+            return Err(Error::msg(err.or("not LTO bitcode")));
         }
         let mut input = LtoInput { raw, symbols: Vec::new(), _bytes: PhantomData };
         // SAFETY: a live input.
@@ -298,12 +301,12 @@ struct RawOptions {
 }
 
 impl RawOptions {
-    fn new(o: &LtoOptions<'_>) -> Result<RawOptions, String> {
+    fn new(o: &LtoOptions<'_>) -> Result<RawOptions> {
         let text = |s: Option<&Path>| {
             CString::new(s.map(|p| p.as_os_str().as_encoded_bytes().to_vec()).unwrap_or_default())
-                .map_err(|_| "NUL in a path of the link's options".to_string())
+                .map_err(|_| Error::msg("NUL in a path of the link's options"))
         };
-        let cpu = CString::new(o.cpu).map_err(|e| e.to_string())?;
+        let cpu = CString::new(o.cpu).map_err(|e| Error::msg(e.to_string()))?;
         let sample = text(o.sample_profile)?;
         let cs = text(o.cs_profile)?;
         let dwo = text(o.dwo_dir)?;
@@ -313,7 +316,9 @@ impl RawOptions {
             Some("lldb") => 2,
             Some("sce") => 3,
             Some("dbx") => 4,
-            Some(other) => return Err(format!("unknown debugger tuning '{other}' (gdb, lldb, sce or dbx)")),
+            Some(other) => {
+                return Err(Error::msg(format!("unknown debugger tuning '{other}' (gdb, lldb, sce or dbx)")));
+            }
         };
         let raw = ffi::LtoOptionsRaw {
             opt_level: o.opt_level as u32,
@@ -347,7 +352,7 @@ impl RawOptions {
 impl<'b> ThinLto<'b> {
     /// A link whose backends run in this process ([`ThinLto::run`] returns
     /// the objects).
-    pub fn new(o: &LtoOptions<'_>) -> Result<ThinLto<'b>, String> {
+    pub fn new(o: &LtoOptions<'_>) -> Result<ThinLto<'b>> {
         Self::create(o, false)
     }
 
@@ -357,11 +362,11 @@ impl<'b> ThinLto<'b> {
     /// returns each as bitcode instead of compiling it; [`thin_backend`]
     /// then optimizes and compiles one, anywhere, as [`ThinLto::new`]'s
     /// backends would have.
-    pub fn post_import(o: &LtoOptions<'_>) -> Result<ThinLto<'b>, String> {
+    pub fn post_import(o: &LtoOptions<'_>) -> Result<ThinLto<'b>> {
         Self::create(o, true)
     }
 
-    fn create(o: &LtoOptions<'_>, post_import_only: bool) -> Result<ThinLto<'b>, String> {
+    fn create(o: &LtoOptions<'_>, post_import_only: bool) -> Result<ThinLto<'b>> {
         crate::codegen::init_native_target();
         let options = RawOptions::new(o)?;
         // SAFETY: the options and their strings live through the call; the
@@ -372,16 +377,14 @@ impl<'b> ThinLto<'b> {
 
     /// Adds `input` with one resolution per symbol (in
     /// [`LtoInput::symbols`] order).
-    pub fn add(&mut self, mut input: LtoInput<'b>, resolutions: &[LtoResolution]) -> Result<(), String> {
+    pub fn add(&mut self, mut input: LtoInput<'b>, resolutions: &[LtoResolution]) -> Result<()> {
         let bits: Vec<u8> = resolutions.iter().map(|r| r.bits()).collect();
         let raw = std::mem::replace(&mut input.raw, std::ptr::null_mut());
-        let mut err = std::ptr::null_mut();
-        // SAFETY: both live; the shim takes ownership of the input.
-        let ok = unsafe { ffi::wpd_lto_add(self.raw, raw, bits.as_ptr(), bits.len(), &mut err) };
-        if ok == 0 {
-            // SAFETY: err is null or a malloc'd string.
-            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot add to the link".into()));
-        }
+        let mut err = ShimMessage::new();
+        // SAFETY: both live; the shim takes ownership of the input; `err`
+        // receives null or a malloc'd message.
+        let status = unsafe { ffi::wpd_lto_add(self.raw, raw, bits.as_ptr(), bits.len(), err.out()) };
+        status.check(err, "cannot add to the link")?;
         self.added += 1;
         Ok(())
     }
@@ -396,21 +399,20 @@ impl<'b> ThinLto<'b> {
     /// imports from (a split unit's regular part, written with its
     /// definitions kept home, [`Module::write_thinlto_bitcode`]), with
     /// backends in this process ([`ThinLto::new`]).
-    pub fn join(&mut self, joined: usize, host: usize) -> Result<(), String> {
+    pub fn join(&mut self, joined: usize, host: usize) -> Result<()> {
         if self.post_import {
-            return Err("a distributed link compiles every module on its own: none is joined to another".into());
+            return Err(Error::msg("a distributed link compiles every module on its own: none is joined to another"));
         }
         if joined >= self.added || host >= self.added {
-            return Err(format!("cannot join module {joined} to module {host}: {} modules added", self.added));
+            return Err(Error::msg(format!(
+                "cannot join module {joined} to module {host}: {} modules added",
+                self.added
+            )));
         }
-        let mut err = std::ptr::null_mut();
-        // SAFETY: a live LTO; err receives null or a malloc'd string.
-        let ok = unsafe { ffi::wpd_lto_join(self.raw, joined, host, &mut err) };
-        if ok == 0 {
-            // SAFETY: err is null or a malloc'd string.
-            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "cannot join the modules".into()));
-        }
-        Ok(())
+        let mut err = ShimMessage::new();
+        // SAFETY: a live LTO; `err` receives null or a malloc'd message.
+        let status = unsafe { ffi::wpd_lto_join(self.raw, joined, host, err.out()) };
+        status.check(err, "cannot join the modules")
     }
 
     /// Runs LLVM's thin link and the backends; returns one native object
@@ -426,7 +428,7 @@ impl<'b> ThinLto<'b> {
         on_warning: &mut dyn FnMut(&str),
         on_module: &(dyn Fn() + Sync),
         cache: Option<&dyn ObjectCache>,
-    ) -> Result<LtoObjects, String> {
+    ) -> Result<LtoObjects> {
         struct Sink<'w> {
             objects: Vec<Vec<u8>>,
             regular: Vec<u8>,
@@ -495,7 +497,7 @@ impl<'b> ThinLto<'b> {
         let found = cache.map(|cache| Found { cache, objects: std::sync::Mutex::new(vec![None; tasks]) });
         let mut sink = Sink { objects: vec![Vec::new(); self.added], regular: Vec::new(), warn: on_warning, cache };
         let on_module: &(dyn Fn() + Sync) = on_module;
-        let mut err = std::ptr::null_mut();
+        let mut err = ShimMessage::new();
         let (lookup_fn, lookup_ctx): (Option<ffi::LtoLookupFn>, *mut c_void) = match &found {
             Some(f) => (Some(lookup), std::ptr::from_ref(f).cast_mut().cast()),
             None => (None, std::ptr::null_mut()),
@@ -504,8 +506,9 @@ impl<'b> ThinLto<'b> {
         // the call; the shim calls them on this thread after every backend
         // finished. `progress` gets `on_module` and `lookup` gets `found`,
         // both alive through the call and used from backend threads through
-        // shared references only (both Sync).
-        let ok = unsafe {
+        // shared references only (both Sync). `err` receives null or a
+        // malloc'd message.
+        let status = unsafe {
             ffi::wpd_lto_run(
                 self.raw,
                 emit,
@@ -515,13 +518,10 @@ impl<'b> ThinLto<'b> {
                 (&raw const on_module).cast_mut().cast(),
                 lookup_fn,
                 lookup_ctx,
-                &mut err,
+                err.out(),
             )
         };
-        if ok == 0 {
-            // SAFETY: err is null or a malloc'd string.
-            return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO failed".into()));
-        }
+        status.check(err, "ThinLTO failed")?;
         unsafe extern "C" fn each_run(ctx: *mut c_void, task: u32, work: u64, start_ms: f64, ms: f64) {
             // SAFETY: ctx is the Vec of `run` below, alive and borrowed only
             // here through the call.
@@ -586,7 +586,7 @@ pub fn thin_backend(
     name: &str,
     task: u32,
     on_warning: &mut dyn FnMut(&str),
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>> {
     unsafe extern "C" fn warn(ctx: *mut c_void, text: *const c_char, len: usize) {
         // SAFETY: ctx is `on_warning` of `thin_backend`, alive through the
         // call, used on this thread only; text holds len bytes.
@@ -596,13 +596,14 @@ pub fn thin_backend(
     }
     crate::codegen::init_native_target();
     let options = RawOptions::new(o)?;
-    let cname = CString::new(name).map_err(|_| format!("NUL in the module name {name:?}"))?;
-    let (mut out, mut len, mut err) = (std::ptr::null_mut(), 0usize, std::ptr::null_mut());
+    let cname = CString::new(name).map_err(|_| Error::msg(format!("NUL in the module name {name:?}")))?;
+    let (mut out, mut len, mut err) = (std::ptr::null_mut(), 0usize, ShimMessage::new());
     let mut on_warning = on_warning;
     // SAFETY: the options, strings and bytes live through the call, which
     // copies what it keeps; `warn` gets `on_warning`, alive through the
-    // call and called on this thread; the out-pointers are valid.
-    let ok = unsafe {
+    // call and called on this thread; the out-pointers are valid; `err`
+    // receives null or a malloc'd message.
+    let status = unsafe {
         ffi::wpd_thin_backend(
             &options.raw,
             bytes.as_ptr().cast(),
@@ -613,13 +614,10 @@ pub fn thin_backend(
             &mut len,
             warn,
             (&raw mut on_warning).cast(),
-            &mut err,
+            err.out(),
         )
     };
-    if ok == 0 {
-        // SAFETY: err is null or a malloc'd string.
-        return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "ThinLTO backend failed".into()));
-    }
+    status.check(err, "ThinLTO backend failed")?;
     // SAFETY: `out` holds `len` bytes, malloc'd by the shim.
     let object = unsafe { std::slice::from_raw_parts(out.cast::<u8>(), len) }.to_vec();
     // SAFETY: allocated with malloc by the shim.
@@ -638,31 +636,23 @@ pub trait ObjectCache: Sync {
 
 /// Checks a cache pruning policy (lld's `--thinlto-cache-policy` syntax,
 /// e.g. `prune_interval=1h:prune_after=24h:cache_size=10%`).
-pub fn parse_cache_policy(policy: &str) -> Result<(), String> {
-    let c = CString::new(policy).map_err(|_| "NUL in the cache policy".to_string())?;
-    let mut err = std::ptr::null_mut();
-    // SAFETY: a NUL-terminated string alive through the call; err is set
-    // to null or a malloc'd string.
-    let ok = unsafe { ffi::wpd_cache_policy_check(c.as_ptr(), &mut err) };
-    if ok == 0 {
-        // SAFETY: err is null or a malloc'd string.
-        return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid cache policy".into()));
-    }
-    Ok(())
+pub fn parse_cache_policy(policy: &str) -> Result<()> {
+    let c = CString::new(policy).map_err(|_| Error::msg("NUL in the cache policy"))?;
+    let mut err = ShimMessage::new();
+    // SAFETY: a NUL-terminated string alive through the call; `err`
+    // receives null or a malloc'd message.
+    let status = unsafe { ffi::wpd_cache_policy_check(c.as_ptr(), err.out()) };
+    status.check(err, "invalid cache policy")
 }
 
 /// Prunes the cache directory `dir` by `policy` (LLVM's `pruneCache`, as
 /// lld runs it after a link).
-pub fn prune_cache(dir: &std::path::Path, policy: &str) -> Result<(), String> {
-    let d = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| "NUL in the cache path".to_string())?;
-    let c = CString::new(policy).map_err(|_| "NUL in the cache policy".to_string())?;
-    let mut err = std::ptr::null_mut();
-    // SAFETY: NUL-terminated strings alive through the call; err is set to
-    // null or a malloc'd string.
-    let ok = unsafe { ffi::wpd_cache_prune(d.as_ptr(), c.as_ptr(), &mut err) };
-    if ok == 0 {
-        // SAFETY: err is null or a malloc'd string.
-        return Err(unsafe { take_c_string(err) }.unwrap_or_else(|| "invalid cache policy".into()));
-    }
-    Ok(())
+pub fn prune_cache(dir: &std::path::Path, policy: &str) -> Result<()> {
+    let d = CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|_| Error::msg("NUL in the cache path"))?;
+    let c = CString::new(policy).map_err(|_| Error::msg("NUL in the cache policy"))?;
+    let mut err = ShimMessage::new();
+    // SAFETY: NUL-terminated strings alive through the call; `err`
+    // receives null or a malloc'd message.
+    let status = unsafe { ffi::wpd_cache_prune(d.as_ptr(), c.as_ptr(), err.out()) };
+    status.check(err, "invalid cache policy")
 }

@@ -4,9 +4,10 @@
 //! or common, its visibility and comdat, and LLVM's flags. A split LTO unit
 //! has two modules in one file; the table covers the file.
 
-use crate::ffi;
+use crate::ffi::{self, ShimMessage};
 use std::os::raw::{c_char, c_int};
 use wpd_summary::Visibility;
+use wpd_summary::error::{Error, Result};
 
 /// LLVM's `Comdat::SelectionKind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,7 +21,7 @@ pub enum ComdatKind {
 
 impl TryFrom<c_int> for ComdatKind {
     type Error = c_int;
-    fn try_from(v: c_int) -> Result<ComdatKind, c_int> {
+    fn try_from(v: c_int) -> std::result::Result<ComdatKind, c_int> {
         Ok(match v {
             0 => ComdatKind::Any,
             1 => ComdatKind::ExactMatch,
@@ -80,14 +81,14 @@ pub struct BitcodeSymtab {
 }
 
 /// Reads the symbol table of a bitcode file (raw or wrapped).
-pub fn read_bitcode_symtab(bytes: &[u8]) -> Result<BitcodeSymtab, String> {
-    let mut err: *mut c_char = std::ptr::null_mut();
+pub fn read_bitcode_symtab(bytes: &[u8]) -> Result<BitcodeSymtab> {
+    let mut err = ShimMessage::new();
     // SAFETY: `bytes` is valid for the call; the shim copies everything it
-    // keeps, so the table does not point into `bytes`.
-    let table = unsafe { ffi::wpd_symtab_read(bytes.as_ptr().cast(), bytes.len(), &mut err) };
+    // keeps, so the table does not point into `bytes`; `err` receives null
+    // or a malloc'd message.
+    let table = unsafe { ffi::wpd_symtab_read(bytes.as_ptr().cast(), bytes.len(), err.out()) };
     if table.is_null() {
-        // SAFETY: on failure the shim returns a malloc'd message or null.
-        return Err(unsafe { crate::take_c_string(err) }.unwrap_or_else(|| "cannot read the symbol table".into()));
+        return Err(Error::msg(err.or("cannot read the symbol table")));
     }
     let out = read_table(table);
     // SAFETY: `table` came from wpd_symtab_read and is freed once.
@@ -95,7 +96,7 @@ pub fn read_bitcode_symtab(bytes: &[u8]) -> Result<BitcodeSymtab, String> {
     out
 }
 
-fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab, String> {
+fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab> {
     const UNDEFINED: u32 = 1 << 0;
     const WEAK: u32 = 1 << 1;
     const COMMON: u32 = 1 << 2;
@@ -124,7 +125,7 @@ fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab, String>
         let (mut name, mut len, mut kind) = (std::ptr::null(), 0usize, 0 as c_int);
         // SAFETY: see above.
         unsafe { ffi::wpd_symtab_comdat(table, i, &mut name, &mut len, &mut kind) };
-        let kind = ComdatKind::try_from(kind).map_err(|k| format!("unknown comdat selection kind {k}"))?;
+        let kind = ComdatKind::try_from(kind).map_err(|k| Error::msg(format!("unknown comdat selection kind {k}")))?;
         comdats.push((bytes(name, len), kind));
     }
     let mut symbols = Vec::with_capacity(n);
@@ -149,7 +150,7 @@ fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab, String>
             0 => Visibility::Default,
             1 => Visibility::Hidden,
             2 => Visibility::Protected,
-            v => return Err(format!("unknown symbol visibility {v}")),
+            v => return Err(Error::msg(format!("unknown symbol visibility {v}"))),
         };
         let comdat = u32::try_from(comdat).ok().filter(|&k| (k as usize) < c);
         let has = |bit: u32| flags & bit != 0;
@@ -180,6 +181,6 @@ fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab, String>
 pub fn demangle(name: &str) -> Option<String> {
     let bytes = wpd_summary::name::to_bytes(name);
     // SAFETY: the pointer and length describe `bytes` for the call; the
-    // result is a malloc'd NUL-terminated string or null.
-    unsafe { crate::take_c_string(ffi::wpd_demangle(bytes.as_ptr().cast(), bytes.len())) }
+    // result is a malloc'd NUL-terminated string or null, owned here.
+    unsafe { ShimMessage::from_raw(ffi::wpd_demangle(bytes.as_ptr().cast(), bytes.len())) }.take()
 }

@@ -126,8 +126,12 @@ impl<'c> Module<'c> {
     pub fn rewrite_direct(&self, call: VirtualCall<'_>, name: &[u8]) -> Result<(), RewriteError> {
         let callee = callee_or_declare(call.call, name)?;
         // SAFETY: both belong to this module; the shim checks their kinds.
-        let ok = unsafe { ffi::wpd_set_called_operand(call.call.raw(), callee) };
-        if ok == 0 { Err(RewriteError::NotAFunction(wpd_summary::name::from_bytes(name).into_owned())) } else { Ok(()) }
+        let status = unsafe { ffi::wpd_set_called_operand(call.call.raw(), callee) };
+        if status.is_ok() {
+            Ok(())
+        } else {
+            Err(RewriteError::NotAFunction(wpd_summary::name::from_bytes(name).into_owned()))
+        }
     }
 
     /// Guards the call with `if (fp == target) target(...)` for each of
@@ -140,8 +144,8 @@ impl<'c> Module<'c> {
             let callee = callee_or_declare(call.call, name)?;
             // SAFETY: the call is live (this handle is its only one and
             // versioning keeps the original instruction); the shim checks
-            // kinds and prototypes.
-            if unsafe { ffi::wpd_speculate(call.call.raw(), callee) } != 0 {
+            // kinds and prototypes (WPD_DECLINED when they do not fit).
+            if unsafe { ffi::wpd_speculate(call.call.raw(), callee) }.is_ok() {
                 added += 1;
             }
         }
@@ -152,8 +156,8 @@ impl<'c> Module<'c> {
     pub fn rewrite_uniform(&self, call: VirtualCall<'_>, value: u64) -> Result<(), RewriteError> {
         // SAFETY: the handle guarantees a live call; the shim checks that it
         // is a call base of integer type and erases it.
-        let ok = unsafe { ffi::wpd_rewrite_uniform(call.call.raw(), value) };
-        if ok == 0 { Err(RewriteError::CallType) } else { Ok(()) }
+        let status = unsafe { ffi::wpd_rewrite_uniform(call.call.raw(), value) };
+        if status.is_ok() { Ok(()) } else { Err(RewriteError::CallType) }
     }
 
     /// Unique return value: the call becomes a comparison of the tested
@@ -167,7 +171,7 @@ impl<'c> Module<'c> {
     ) -> Result<(), RewriteError> {
         // SAFETY: a live call (see above); the member name is passed with its
         // length.
-        let ok = unsafe {
+        let status = unsafe {
             ffi::wpd_rewrite_unique(
                 call.call.raw(),
                 call.vptr.raw(),
@@ -177,7 +181,7 @@ impl<'c> Module<'c> {
                 is_one as i32,
             )
         };
-        if ok == 0 { Err(RewriteError::CallType) } else { Ok(()) }
+        if status.is_ok() { Ok(()) } else { Err(RewriteError::CallType) }
     }
 
     /// Virtual constant propagation: the call becomes a load at `tested
@@ -191,8 +195,8 @@ impl<'c> Module<'c> {
     ) -> Result<(), RewriteError> {
         let bit = bit.map_or(-1, i32::from);
         // SAFETY: a live call (see above); the shim checks its width.
-        let ok = unsafe { ffi::wpd_rewrite_vcp(call.call.raw(), call.vptr.raw(), byte_offset, bit, width) };
-        if ok == 0 { Err(RewriteError::CallType) } else { Ok(()) }
+        let status = unsafe { ffi::wpd_rewrite_vcp(call.call.raw(), call.vptr.raw(), byte_offset, bit, width) };
+        if status.is_ok() { Ok(()) } else { Err(RewriteError::CallType) }
     }
 }
 

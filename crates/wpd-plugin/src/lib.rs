@@ -29,6 +29,7 @@ use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::sync::Mutex;
+use wpd::error::{Error, Result};
 use wpd::input::BitcodeInput;
 use wpd_llvm::BitcodeSymbol;
 
@@ -285,9 +286,9 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
     *claimed = 0;
     // SAFETY: the name is a C string the linker owns.
     let name = unsafe { CStr::from_ptr(file.name) }.to_string_lossy().into_owned();
-    let result = with_state(|state| -> Result<bool, String> {
+    let result = with_state(|state| -> Result<bool> {
         let mut bytes = read_at(file.fd, file.offset, file.filesize)
-            .map_err(|e| format!("{name} (at offset {}): {e}", file.offset))?;
+            .map_err(|e| Error::at(format!("{name} (at offset {})", file.offset), e.to_string()))?;
         if !wpd::input::is_bitcode(&bytes) {
             // A fat LTO object is claimed as its bitcode when asked
             // (`-plugin-opt=fat-lto-objects`), left to the linker as the
@@ -299,9 +300,9 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
                 Some(true) => bytes = bytes[r].to_vec(),
                 Some(false) => return Ok(false),
                 None => {
-                    return Err(format!(
+                    return Err(Error::msg(format!(
                         "{name}: a fat LTO object (bitcode in .llvm.lto beside native code): pass -plugin-opt=fat-lto-objects to link its bitcode, or -plugin-opt=no-fat-lto-objects to link its native code"
-                    ));
+                    )));
                 }
             }
         }
@@ -315,17 +316,17 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         } else {
             name.clone()
         };
-        let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| format!("{shown}: {e}"))?;
+        let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| e.context(&shown))?;
         let symbols: Vec<BitcodeSymbol> = table.symbols.iter().filter(|s| s.in_link()).cloned().collect();
         let mut strings = Vec::new();
         let mut records = Vec::with_capacity(symbols.len());
         for s in &symbols {
             let cname = CString::new(wpd_summary::name::to_bytes(&s.name).into_owned())
-                .map_err(|_| format!("{shown}: a symbol name holds a NUL byte"))?;
+                .map_err(|_| Error::at(&shown, "a symbol name holds a NUL byte"))?;
             let comdat = match s.comdat.and_then(|c| table.comdats.get(c as usize)) {
                 Some((key, _)) => {
                     let k = CString::new(wpd_summary::name::to_bytes(key).into_owned())
-                        .map_err(|_| format!("{shown}: a comdat name holds a NUL byte"))?;
+                        .map_err(|_| Error::at(&shown, "a comdat name holds a NUL byte"))?;
                     let p = k.as_ptr().cast_mut();
                     strings.push(k);
                     p
@@ -358,12 +359,12 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
             });
             strings.push(cname);
         }
-        let n = c_int::try_from(records.len()).map_err(|_| format!("{shown}: too many symbols"))?;
+        let n = c_int::try_from(records.len()).map_err(|_| Error::at(&shown, "too many symbols"))?;
         // SAFETY: the linker's callback, given its handle and records whose
         // strings live in `strings` (kept with the file until the link ends).
         let status = unsafe { (state.linker.add_symbols)(file.handle, n, records.as_ptr()) };
         if status != api::LDPS_OK {
-            return Err(format!("{shown}: the linker refused its symbols"));
+            return Err(Error::msg(format!("{shown}: the linker refused its symbols")));
         }
         // Every native object goes to the linker as a file of its own, loaded
         // whatever the claimed file was: a split unit may become two.
@@ -391,7 +392,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         }
         Some(Err(e)) => {
             let message = with_state(|s| s.linker.message).flatten();
-            say(message, api::level::ERROR, &e);
+            say(message, api::level::ERROR, &e.to_string());
             api::LDPS_ERR
         }
         None => api::LDPS_ERR,
@@ -407,7 +408,7 @@ unsafe extern "C" fn all_symbols_read() -> api::Status {
     match result {
         Some(Ok(())) => api::LDPS_OK,
         Some(Err((message, e))) => {
-            say(message, api::level::FATAL, &e);
+            say(message, api::level::FATAL, &e.to_string());
             api::LDPS_ERR
         }
         None => api::LDPS_ERR,
@@ -419,7 +420,7 @@ unsafe extern "C" fn all_symbols_read() -> api::Status {
 /// # Safety
 /// Called by the linker only, after `onload` registered it.
 unsafe extern "C" fn cleanup() -> api::Status {
-    let result = with_state(|state| -> Result<(), String> {
+    let result = with_state(|state| -> Result<()> {
         if let (Some(mut json), Some(path)) = (state.report.take(), state.options.report.clone()) {
             let sizes = state
                 .linker
@@ -427,8 +428,8 @@ unsafe extern "C" fn cleanup() -> api::Status {
                 .as_deref()
                 .and_then(|o| wpd::report::sizes::of_file(std::path::Path::new(o)).ok());
             json["size"] = serde_json::json!({ "output": sizes, "baseline": null });
-            let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
-            wpd_summary::container::write_bytes_atomic(text.as_bytes(), &path).map_err(|e| e.to_string())?;
+            let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
+            wpd_summary::container::write_bytes_atomic(text.as_bytes(), &path)?;
         }
         // Dropping the folder removes the objects, unless save-temps.
         if let Some(t) = state.temp.take()
@@ -441,7 +442,7 @@ unsafe extern "C" fn cleanup() -> api::Status {
     });
     match result {
         Some(Err(e)) => {
-            say(with_state(|s| s.linker.message).flatten(), api::level::ERROR, &e);
+            say(with_state(|s| s.linker.message).flatten(), api::level::ERROR, &e.to_string());
             api::LDPS_ERR
         }
         _ => api::LDPS_OK,
@@ -450,14 +451,14 @@ unsafe extern "C" fn cleanup() -> api::Status {
 
 /// all-symbols-read: the resolutions, the pipeline, the objects back to
 /// the linker.
-fn link(state: &mut State) -> Result<(), String> {
+fn link(state: &mut State) -> Result<()> {
     let mut timings = wpd::timing::Timings::default();
     let start = std::time::Instant::now();
     // Resolutions; with v3, a claimed file the linker did not load answers
     // "no symbols" and is not part of the link.
     let mut resolutions: Vec<Option<Vec<i32>>> = Vec::with_capacity(state.files.len());
     for f in &mut state.files {
-        let n = c_int::try_from(f.records.len()).map_err(|_| "too many symbols".to_string())?;
+        let n = c_int::try_from(f.records.len()).map_err(|_| Error::msg("too many symbols"))?;
         let (get, v3) = match state.linker.get_symbols {
             GetSymbols::V1(g) | GetSymbols::V2(g) => (g, false),
             GetSymbols::V3(g) => (g, true),
@@ -470,7 +471,7 @@ fn link(state: &mut State) -> Result<(), String> {
             continue;
         }
         if status != api::LDPS_OK {
-            return Err(format!("{}: the linker gave no symbol resolutions", f.input.name));
+            return Err(Error::msg(format!("{}: the linker gave no symbol resolutions", f.input.name)));
         }
         resolutions.push(Some(f.records.iter().map(|r| r.resolution).collect()));
     }
@@ -546,7 +547,7 @@ fn link(state: &mut State) -> Result<(), String> {
         cache: None,
         progress: &progress,
     };
-    let wpd::Linked { out, policy, .. } = wpd::link(&request, &mut timings).map_err(|e| e.to_string())?;
+    let wpd::Linked { out, policy, .. } = wpd::link(&request, &mut timings)?;
     for r in wpd::report::remarks(&out.summaries, &out.plan, &out.stats, o.remarks) {
         eprintln!("{r}");
     }
@@ -557,24 +558,24 @@ fn link(state: &mut State) -> Result<(), String> {
     let temp = tempfile::Builder::new()
         .prefix("wpd-plugin-")
         .tempdir()
-        .map_err(|e| format!("cannot create a temporary directory: {e}"))?;
+        .map_err(|e| Error::msg(format!("cannot create a temporary directory: {e}")))?;
     let natives = &out.natives;
     let mut paths: Vec<PathBuf> = Vec::with_capacity(natives.objects.len());
     // Every input is placed `Joined`: no vtables go to a regular LTO object.
     if natives.regular.is_some() {
-        return Err("a regular LTO object was made for the plugin's link (a wpd bug)".into());
+        return Err(Error::msg("a regular LTO object was made for the plugin's link (a wpd bug)"));
     }
     for (k, object) in natives.objects.iter().enumerate() {
         let path = temp.path().join(format!("{k}.o"));
-        std::fs::write(&path, object).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, object).map_err(|e| Error::at(path.display().to_string(), e.to_string()))?;
         paths.push(path);
     }
     for path in &paths {
-        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| "NUL in a temporary path".to_string())?;
+        let c = CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| Error::msg("NUL in a temporary path"))?;
         // SAFETY: the linker's callback, given a C string alive through the
         // call (the linker copies the name).
         if unsafe { (state.linker.add_input_file)(c.as_ptr()) } != api::LDPS_OK {
-            return Err(format!("the linker refused the native object {}", path.display()));
+            return Err(Error::msg(format!("the linker refused the native object {}", path.display())));
         }
     }
     state.temp = Some(temp);
@@ -583,9 +584,10 @@ fn link(state: &mut State) -> Result<(), String> {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);
         json["linker"] = serde_json::Value::String(format!("{:?} (plugin)", state.linker.flavor));
-        json["settings"] = serde_json::to_value(o).map_err(|e| e.to_string())?;
-        json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| e.to_string())?;
-        json["prevailing_copies"] = serde_json::to_value(&out.natives.prevailing).map_err(|e| e.to_string())?;
+        json["settings"] = serde_json::to_value(o).map_err(|e| Error::msg(e.to_string()))?;
+        json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| Error::msg(e.to_string()))?;
+        json["prevailing_copies"] =
+            serde_json::to_value(&out.natives.prevailing).map_err(|e| Error::msg(e.to_string()))?;
         json["link_model"] = serde_json::json!({
             "source": "linker plugin resolutions",
             "loaded": modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),

@@ -263,7 +263,8 @@ pub fn compile_summarized(
     let in_process = matches!(backends, Backends::InProcess);
     let rewritten = timings.phase("rewrite", || -> Result<Vec<backends::Rewritten>> {
         let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
-            wpd_llvm::thinlto_layout(&i.bytes, &i.name).map_err(|e| Error::at(&i.name, format!("invalid bitcode: {e}")))
+            wpd_llvm::thinlto_layout(&i.bytes, &i.name)
+                .map_err(|e| Error::at(&i.name, format!("invalid bitcode: {}", e.message)))
         })?;
         let split_flag = backends::link_split_flag(&layouts);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {

@@ -29,7 +29,7 @@ pub enum ElfInput {
 
 /// Reads an ELF file's symbol table. Errors are static strings naming what
 /// is malformed.
-pub fn read(data: &[u8]) -> Result<ElfInput, String> {
+pub(crate) fn read(data: &[u8]) -> Result<ElfInput, String> {
     let is64 = data.get(4) == Some(&elf::ELFCLASS64); // e_ident[EI_CLASS]
     if is64 {
         let file = ElfFile64::<Endianness>::parse(data).map_err(|e| format!("malformed ELF file: {e}"))?;

@@ -121,7 +121,7 @@ fn is_deleting_destructor(name: &str) -> bool {
 /// The members of a slot for unguarded devirtualization, LLVM's rules: the
 /// type id is not open, and no live vtable carrying it is public after the
 /// policy (see [`slot_members`] for the rest).
-pub fn members<'a>(
+fn members<'a>(
     link: &Hierarchy<'a>,
     policy: &Policy,
     open: &BTreeMap<&'a TypeId, String>,

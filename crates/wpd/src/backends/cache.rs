@@ -153,7 +153,7 @@ impl Cache {
         }
         self.summaries.misses.fetch_add(1, Ordering::Relaxed);
         let s = make()?;
-        let bytes = wpd_summary::container::encode(Kind::Summary, &s).map_err(|e| Error::at(&input.name, e))?;
+        let bytes = wpd_summary::container::encode(Kind::Summary, &s).map_err(|e| e.context(&input.name))?;
         self.store(&path, &bytes);
         Ok(s)
     }
@@ -220,7 +220,7 @@ impl Cache {
     /// syntax; empty: LLVM's defaults).
     pub fn prune(&self, policy: &str) -> Result<()> {
         wpd_llvm::prune_cache(&self.dir, policy)
-            .map_err(|e| Error::at(self.dir.display().to_string(), format!("cannot prune the cache: {e}")))
+            .map_err(|e| Error::at(self.dir.display().to_string(), format!("cannot prune the cache: {}", e.message)))
     }
 
     /// A verified entry's payload (the file's bytes, header removed in
@@ -252,12 +252,12 @@ impl Cache {
 
 /// The content hash of a plan (the key rewrites share).
 pub fn plan_hash(plan: &Plan) -> Result<u128> {
-    let bytes = wpd_summary::container::encode(Kind::Plan, plan).map_err(Error::msg)?;
+    let bytes = wpd_summary::container::encode(Kind::Plan, plan)?;
     Ok(xxh3_128(&bytes))
 }
 
 /// Checks a cache policy string (lld's `--thinlto-cache-policy` syntax).
-pub fn check_policy(policy: &str) -> std::result::Result<(), String> {
+pub fn check_policy(policy: &str) -> Result<()> {
     wpd_llvm::parse_cache_policy(policy)
 }
 

@@ -3,6 +3,7 @@
 //! with the link's code generation flags, profile and split DWARF applied
 //! as lld's LTO backends apply them.
 
+use crate::error::{Error, Result};
 use std::path::PathBuf;
 use wpd_llvm::{Module, Reloc, Sections, TargetMachine};
 
@@ -120,13 +121,13 @@ pub struct Profile {
 }
 
 /// Optimizes `module` and emits it as a relocatable object.
-pub fn emit(module: &Module<'_>, opts: &CodegenOptions) -> Result<Vec<u8>, String> {
+pub fn emit(module: &Module<'_>, opts: &CodegenOptions) -> Result<Vec<u8>> {
     // The reader's own check may be off (wpd_llvm's set_llvm_options).
     if let Some(warning) = module.check_debug_info()? {
         eprintln!("wpd: warning: {warning}");
     }
     if opts.verify {
-        module.verify().map_err(|e| format!("invalid IR after rewriting: {e}"))?;
+        module.verify().map_err(|e| Error::msg(format!("invalid IR after rewriting: {}", e.message)))?;
     }
     // clang's default is PIE (PIC level 2); a module without the flag was
     // built for static code.

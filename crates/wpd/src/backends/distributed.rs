@@ -317,7 +317,7 @@ impl JobList {
 /// `options`, as task `task`, into `out` (written atomically).
 pub fn run_job(module: &Path, options: &Path, task: u32, out: &Path) -> Result<()> {
     let opts = BackendOptions::read(options)?;
-    wpd_llvm::Context::set_llvm_options(&opts.llvm_options).map_err(|e| Error::at(options.display().to_string(), e))?;
+    wpd_llvm::Context::set_llvm_options(&opts.llvm_options).map_err(|e| e.context(options.display().to_string()))?;
     let codegen = opts.codegen(&options.display().to_string())?;
     if let Some(dir) = &codegen.dwo_dir {
         std::fs::create_dir_all(dir).map_err(|e| {

@@ -51,7 +51,7 @@ pub fn backend(input: &BitcodeInput, plan: &Plan, opts: &CodegenOptions) -> Resu
     let index = plan_module(plan, input, &hash)?;
     let ctx = Context::new();
     let applied = rewrite::module(&ctx, input, plan, index, &hash)?;
-    let object = codegen::emit(&applied.module, opts).map_err(|e| Error::at(&input.name, e))?;
+    let object = codegen::emit(&applied.module, opts).map_err(|e| e.context(&input.name))?;
     Ok((object, applied.stats))
 }
 
@@ -164,8 +164,7 @@ pub fn unrewritten(
         let stats = BackendStats { kept_in_two: true, vtables_in_regular_lto: true, ..stats };
         return Ok(Some(Rewritten::unchanged(stats)));
     }
-    let Some(thin) = wpd_llvm::split_thin_part(&input.bytes, &input.name).map_err(|e| Error::at(&input.name, e))?
-    else {
+    let Some(thin) = wpd_llvm::split_thin_part(&input.bytes, &input.name).map_err(|e| e.context(&input.name))? else {
         return Ok(None);
     };
     let vtables = vtables_module(input)?;
@@ -210,10 +209,10 @@ pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
     let ctx = Context::new();
     let module = ctx
         .parse_bitcode_module(&input.bytes, &input.name, 1)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
     rewrite::refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);
-    module.write_thinlto_bitcode(true, &rewrite::definition_names(&module)).map_err(|e| Error::at(&input.name, e))
+    module.write_thinlto_bitcode(true, &rewrite::definition_names(&module)).map_err(|e| e.context(&input.name))
 }
 
 /// Applies the plan to one input (`summary` its summary, `index` its
@@ -230,9 +229,9 @@ pub fn rewrite_to_bitcode(
     let Applied { module, stats, introduced, regular_part } =
         rewrite::module(&ctx, input, plan, index, &summary.module.hash)?;
     if verify {
-        module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {e}")))?;
+        module.verify().map_err(|e| Error::at(&input.name, format!("invalid IR after rewriting: {}", e.message)))?;
     }
-    let bitcode = module.write_thinlto_bitcode(split_flag, &regular_part).map_err(|e| Error::at(&input.name, e))?;
+    let bitcode = module.write_thinlto_bitcode(split_flag, &regular_part).map_err(|e| e.context(&input.name))?;
     Ok(Rewritten { bitcode: Some(bitcode), vtables: None, stats, introduced })
 }
 

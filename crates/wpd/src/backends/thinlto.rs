@@ -80,7 +80,7 @@ fn add_modules<'b>(
             .chain(module.vtables.as_deref().map(|v| (v, &vtables_name, true)));
         for (bitcode, name, vtables) in modules {
             let lto_input = LtoInput::open(bitcode, name)
-                .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {e}")))?;
+                .map_err(|e| Error::at(&input.name, format!("cannot read the rewritten module: {}", e.message)))?;
             opened.push((Part { input: k, vtables }, lto_input));
         }
     }
@@ -129,7 +129,7 @@ fn add_modules<'b>(
                 }
             })
             .collect();
-        lto.add(lto_input, &resolutions).map_err(|e| Error::at(&input.name, e))?;
+        lto.add(lto_input, &resolutions).map_err(|e| e.context(&input.name))?;
         parts.push(part);
     }
     Ok((parts, spread))
@@ -197,7 +197,7 @@ pub fn compile(
     // of which places its object.
     let regular_first = rewritten.iter().position(|r| r.stats.vtables_in_regular_lto);
     let options = LtoOptions { regular_parts: regular_first.is_some(), ..lto_options(opts, jobs) };
-    let mut lto = ThinLto::new(&options).map_err(Error::msg)?;
+    let mut lto = ThinLto::new(&options)?;
     // Module names are LLVM's keys: unique, whatever the command line repeats.
     let mut seen = HashSet::new();
     let names: Vec<String> = inputs
@@ -219,7 +219,7 @@ pub fn compile(
     // in two, compiled as one"). No other module imports from that part.
     // (add_modules adds a regular part right after its thin part.)
     for (j, part) in parts.iter().enumerate().filter(|(_, p)| p.vtables) {
-        lto.join(j, j - 1).map_err(|e| Error::at(&inputs[part.input].name, e))?;
+        lto.join(j, j - 1).map_err(|e| e.context(&inputs[part.input].name))?;
     }
     let compiled = parts.iter().filter(|p| !p.vtables).count();
     progress.phase("backend", compiled);
@@ -231,7 +231,7 @@ pub fn compile(
     };
     let wpd_llvm::LtoObjects { thin: objects, regular, backends } = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
-        .map_err(|e| Error::msg(format!("ThinLTO backend: {e}")))?;
+        .map_err(|e| Error::msg(format!("ThinLTO backend: {}", e.message)))?;
     if let Some(k) = parts.iter().zip(&objects).position(|(p, o)| !p.vtables && o.is_empty()) {
         return Err(Error::at(&inputs[parts[k].input].name, "LLVM's ThinLTO produced no object for this module"));
     }
@@ -293,7 +293,7 @@ pub fn write_job_modules(
     progress: &crate::progress::Progress,
 ) -> Result<(Vec<String>, PrevailingCopies)> {
     let names: Vec<String> = (0..inputs.len()).map(job_module_name).collect();
-    let mut lto = ThinLto::post_import(&lto_options(opts, jobs)).map_err(Error::msg)?;
+    let mut lto = ThinLto::post_import(&lto_options(opts, jobs))?;
     // A distributed job compiles one module per input: no unit is kept in two.
     let (parts, spread) = add_modules(&mut lto, inputs, rewritten, summaries, &names, symbols)?;
     if parts.len() != inputs.len() {
@@ -302,7 +302,7 @@ pub fn write_job_modules(
     progress.phase("thin link", rewritten.len());
     let modules = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), None)
-        .map_err(|e| Error::msg(format!("ThinLTO thin link: {e}")))?
+        .map_err(|e| Error::msg(format!("ThinLTO thin link: {}", e.message)))?
         .thin;
     for (k, module) in modules.iter().enumerate() {
         if module.is_empty() {
@@ -323,5 +323,4 @@ pub fn backend_job(module: &Path, opts: &CodegenOptions, task: u32) -> Result<Ve
     wpd_llvm::thin_backend(&lto_options(opts, None), &bytes, &shown, task, &mut |w| {
         eprintln!("wpd: warning: {}", w.replace('\n', " "))
     })
-    .map_err(Error::msg)
 }

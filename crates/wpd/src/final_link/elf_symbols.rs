@@ -26,7 +26,7 @@ pub(crate) struct Object<'d> {
 }
 
 impl<'d> Object<'d> {
-    pub fn parse(elf: &'d [u8]) -> std::result::Result<Self, String> {
+    pub(crate) fn parse(elf: &'d [u8]) -> std::result::Result<Self, String> {
         let text = |e: object::read::Error| e.to_string();
         let header = FileHeader64::<LE>::parse(elf).map_err(text)?;
         let endian = header.endian().map_err(text)?;

@@ -95,7 +95,7 @@ pub fn module<'c>(
 ) -> Result<Applied<'c>> {
     let mut modules = ctx
         .parse_bitcode(&input.bytes, &input.name)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
     let policy = call_policy(plan);
     let mut stats = BackendStats::default();
     let planned = &plan.modules[index];
@@ -131,7 +131,7 @@ pub fn module<'c>(
     let mut module = modules.remove(0);
     let regular_part = modules.iter().flat_map(definition_names).collect();
     for part in modules {
-        module.link_in(part).map_err(|e| Error::at(&input.name, e))?;
+        module.link_in(part).map_err(|e| e.context(&input.name))?;
     }
     refuse_cfi(input, &module)?;
     stats.type_tests_dropped = type_tests::apply(&module) as u32;

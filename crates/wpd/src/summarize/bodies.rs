@@ -20,6 +20,7 @@
 //! indirect is one; a test whose calls are all gone only feeds assumptions
 //! and is no call site.
 
+use crate::error::Result;
 use std::collections::{BTreeSet, HashMap};
 use wpd_llvm::{LazyModule, Value};
 
@@ -44,7 +45,7 @@ pub(super) struct Index<'m> {
 /// Reads, in each part, the bodies with type tests and the bodies the index
 /// does not describe; returns each part's index (`None`: every body of
 /// that part was read).
-pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<Index<'m>>>, String> {
+pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<Index<'m>>>> {
     let mut out = Vec::with_capacity(parts.len());
     for part in parts {
         let summaries = if part.ifuncs().next().is_some() { None } else { part.function_summaries()? };
@@ -79,7 +80,7 @@ pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<
 /// split LTO unit's thin part names the ids it tests by strings. A part
 /// whose internal ids are only in tests needs nothing more: no vtable
 /// anywhere can match those tests.
-pub(super) fn read_indirect(part: &LazyModule<'_>, index: Option<&Index<'_>>) -> Result<(), String> {
+pub(super) fn read_indirect(part: &LazyModule<'_>, index: Option<&Index<'_>>) -> Result<()> {
     match index {
         Some(index) => index.indirect.iter().try_for_each(|&f| part.materialize(f)),
         None => Ok(()),
@@ -87,12 +88,12 @@ pub(super) fn read_indirect(part: &LazyModule<'_>, index: Option<&Index<'_>>) ->
 }
 
 /// Reads every body of a part.
-pub(super) fn read_all(part: &LazyModule<'_>) -> Result<(), String> {
+pub(super) fn read_all(part: &LazyModule<'_>) -> Result<()> {
     part.functions().try_for_each(|f| part.materialize(f))
 }
 
 /// Reads the bodies of the functions named in `names`, in every part.
-pub(super) fn read_named(parts: &[LazyModule<'_>], names: &BTreeSet<&str>) -> Result<(), String> {
+pub(super) fn read_named(parts: &[LazyModule<'_>], names: &BTreeSet<&str>) -> Result<()> {
     if names.is_empty() {
         return Ok(());
     }

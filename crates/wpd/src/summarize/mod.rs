@@ -42,8 +42,8 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
     let ctx = Context::new();
     let parts = ctx
         .parse_bitcode_lazy(&input.bytes, &input.name)
-        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {e}")))?;
-    let unreadable = |e: String| Error::at(&input.name, format!("invalid bitcode: {e}"));
+        .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
+    let unreadable = |e: Error| Error::at(&input.name, format!("invalid bitcode: {}", e.message));
     let indexed = match bodies {
         Bodies::Needed => bodies::read_tested(&parts).map_err(unreadable)?,
         Bodies::All => {
