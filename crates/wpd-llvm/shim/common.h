@@ -44,7 +44,7 @@ size_t count_type_checks(llvm::Module &m);
 // Removes every type test and checked load of `m`: assumes they feed are
 // erased, other uses become `true`, a checked load becomes a plain load
 // paired with `true`. Returns how many intrinsic calls went (shim.cpp).
-size_t drop_type_tests(llvm::Module &m);
+size_t rewrite_type_tests(llvm::Module &m);
 
 // What LLVM's reader checks when it reads a whole module (AutoUpgrade's
 // UpgradeDebugInfo), for a module read with that check off

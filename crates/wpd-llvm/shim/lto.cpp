@@ -634,7 +634,7 @@ static bool prepare_module(WpdLto *state, Module &m) {
                 "will not drop them");
     return false;
   }
-  wpd_shim::drop_type_tests(m);
+  wpd_shim::rewrite_type_tests(m);
   return true;
 }
 

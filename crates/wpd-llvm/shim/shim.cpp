@@ -437,7 +437,7 @@ LLVMValueRef wpd_callee_or_declare(LLVMValueRef call, const char *name, size_t l
 // Points a call or invoke at `callee` (a function, or an alias of one, of
 // the same module). Returns WPD_OK, or WPD_DECLINED (nothing changed) when
 // the kinds do not fit.
-WpdStatus wpd_set_called_operand(LLVMValueRef call, LLVMValueRef callee) {
+WpdStatus wpd_rewrite_single_impl(LLVMValueRef call, LLVMValueRef callee) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *gv = dyn_cast<GlobalValue>(unwrap(callee));
   if (!cb || !gv || !(isa<Function>(gv) || isa<GlobalAlias>(gv))) return WPD_DECLINED;
@@ -501,7 +501,7 @@ size_t wpd_shim::count_type_checks(Module &m) {
   return checks;
 }
 
-size_t wpd_shim::drop_type_tests(Module &m) {
+size_t wpd_shim::rewrite_type_tests(Module &m) {
   size_t removed = 0;
   for (Intrinsic::ID id : {Intrinsic::type_test, Intrinsic::public_type_test}) {
     Function *f = m.getFunction(Intrinsic::getName(id));
@@ -537,7 +537,7 @@ extern "C" {
 
 size_t wpd_count_type_checks(LLVMModuleRef mod) { return wpd_shim::count_type_checks(*unwrap(mod)); }
 
-size_t wpd_drop_type_tests(LLVMModuleRef mod) { return wpd_shim::drop_type_tests(*unwrap(mod)); }
+size_t wpd_rewrite_type_tests(LLVMModuleRef mod) { return wpd_shim::rewrite_type_tests(*unwrap(mod)); }
 
 // Replaces a call or invoke by `v` and erases it; an invoke becomes a
 // branch to its normal destination.
@@ -559,7 +559,7 @@ static Value *tested_pointer(Value *vptr) {
 // Uniform return value: the call becomes the constant `value`. Like the two
 // rewrites below, returns WPD_OK, or WPD_DECLINED (the call unchanged) when
 // the call does not fit the rewrite.
-WpdStatus wpd_rewrite_uniform(LLVMValueRef call, uint64_t value) {
+WpdStatus wpd_rewrite_uniform_ret(LLVMValueRef call, uint64_t value) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   if (!cb || !cb->getType()->isIntegerTy()) return WPD_DECLINED;
   replace_call(cb, ConstantInt::get(cb->getType(), value));
@@ -568,7 +568,7 @@ WpdStatus wpd_rewrite_uniform(LLVMValueRef call, uint64_t value) {
 
 // Unique return value: the call becomes `vptr ==/!= member + offset`,
 // zero-extended to the call's type.
-WpdStatus wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef vptr_arg, const char *member, size_t len, uint64_t offset,
+WpdStatus wpd_rewrite_unique_ret(LLVMValueRef call, LLVMValueRef vptr_arg, const char *member, size_t len, uint64_t offset,
                              int is_one) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   Value *vptr = tested_pointer(unwrap(vptr_arg));
@@ -588,7 +588,7 @@ WpdStatus wpd_rewrite_unique(LLVMValueRef call, LLVMValueRef vptr_arg, const cha
 
 // Virtual constant propagation: the call becomes a load of the value stored
 // at `vptr + byte_offset` (a bit of it when bit >= 0).
-WpdStatus wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte_offset, int bit, unsigned width) {
+WpdStatus wpd_rewrite_virtual_const_prop(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte_offset, int bit, unsigned width) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   Value *vptr = tested_pointer(unwrap(vptr_arg));
   if (!cb || !vptr || !cb->getType()->isIntegerTy(width)) return WPD_DECLINED;
@@ -614,7 +614,7 @@ WpdStatus wpd_rewrite_vcp(LLVMValueRef call, LLVMValueRef vptr_arg, int64_t byte
 // cannot be available_externally, and its bytes would be stale). Returns
 // which of three outcomes (none a failure; not a WpdStatus): 1 when rebuilt,
 // 2 when turned into a declaration, 0 when not defined here.
-int wpd_rebuild_vtable(LLVMModuleRef mod, const char *name, size_t len, const uint8_t *before, size_t blen,
+int wpd_rewrite_vtable_layout(LLVMModuleRef mod, const char *name, size_t len, const uint8_t *before, size_t blen,
                        const uint8_t *after, size_t alen) {
   Module &m = *unwrap(mod);
   GlobalVariable *gv = m.getGlobalVariable(StringRef(name, len), /*AllowInternal=*/true);
@@ -694,7 +694,7 @@ WpdStatus wpd_merge_hidden_alias(LLVMModuleRef mod, const char *symbol, size_t s
 // LLVM's versionCallSite keeps invoke unwind edges and PHIs right. Returns
 // WPD_OK, or WPD_DECLINED (the call unchanged) when not legal (a prototype
 // other than the call's) or not an indirect call.
-WpdStatus wpd_speculate(LLVMValueRef call, LLVMValueRef callee) {
+WpdStatus wpd_rewrite_speculative(LLVMValueRef call, LLVMValueRef callee) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *gv = dyn_cast<GlobalValue>(unwrap(callee));
   if (!cb || !gv || cb->getCalledFunction() || cb->isMustTailCall()) return WPD_DECLINED;

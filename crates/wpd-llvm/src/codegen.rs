@@ -35,11 +35,11 @@ impl<'c> Module<'c> {
     }
 
     /// Rebuilds a vtable with bytes before and after it (see the shim).
-    pub fn rebuild_vtable(&self, name: &str, before: &[u8], after: &[u8]) -> VtableRebuild {
+    pub fn rewrite_vtable_layout(&self, name: &str, before: &[u8], after: &[u8]) -> VtableRebuild {
         let name = wpd_summary::name::to_bytes(name);
         // SAFETY: all buffers are passed with their lengths.
         let rc = unsafe {
-            ffi::wpd_rebuild_vtable(
+            ffi::wpd_rewrite_vtable_layout(
                 self.raw,
                 name.as_ptr().cast(),
                 name.len(),
@@ -81,7 +81,7 @@ impl<'c> Module<'c> {
     }
 
     /// Type tests and checked loads used as real checks (CFI), which
-    /// [`Module::drop_type_tests`] would turn into no-ops.
+    /// [`Module::rewrite_type_tests`] would turn into no-ops.
     pub fn count_type_checks(&self) -> usize {
         // SAFETY: a live module.
         unsafe { ffi::wpd_count_type_checks(self.raw) }
@@ -89,9 +89,9 @@ impl<'c> Module<'c> {
 
     /// Removes every type test / checked load (see the shim); returns how
     /// many were removed.
-    pub fn drop_type_tests(&self) -> usize {
+    pub fn rewrite_type_tests(&self) -> usize {
         // SAFETY: a live module.
-        unsafe { ffi::wpd_drop_type_tests(self.raw) }
+        unsafe { ffi::wpd_rewrite_type_tests(self.raw) }
     }
 
     /// Runs LLVM's verifier.
@@ -192,7 +192,7 @@ unsafe fn take_c_string_llvm(m: *mut std::os::raw::c_char) -> String {
     }
 }
 
-/// What [`Module::rebuild_vtable`] did.
+/// What [`Module::rewrite_vtable_layout`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VtableRebuild {
     /// Rebuilt with the extra bytes.

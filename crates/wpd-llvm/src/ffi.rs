@@ -8,7 +8,7 @@
 //! `wpd_inst_may_write_memory`, `wpd_md_is_distinct`,
 //! `wpd_module_flag_int`, `wpd_relative_entry`, and the [`LtoLookupFn`]
 //! callback), a count (`usize`), lld's exit code (`wpd_lld_link`), a
-//! three-way outcome (`wpd_rebuild_vtable`) or a pointer (null on failure,
+//! three-way outcome (`wpd_rewrite_vtable_layout`) or a pointer (null on failure,
 //! with the message in `err`: `wpd_symtab_read`, `wpd_lto_input_open`,
 //! `wpd_create_target_machine`) say so.
 
@@ -205,8 +205,8 @@ unsafe extern "C" {
     pub fn wpd_check_debug_info(module: LLVMModuleRef, err: *mut *mut c_char, warning: *mut *mut c_char) -> Status;
     pub fn wpd_install_fatal_error_handler(prefix: *const c_char);
     pub fn wpd_module_flag_int(module: LLVMModuleRef, key: *const c_char, len: usize, out: *mut u64) -> c_int;
-    pub fn wpd_rewrite_uniform(call: LLVMValueRef, value: u64) -> Status;
-    pub fn wpd_rewrite_unique(
+    pub fn wpd_rewrite_uniform_ret(call: LLVMValueRef, value: u64) -> Status;
+    pub fn wpd_rewrite_unique_ret(
         call: LLVMValueRef,
         test: LLVMValueRef,
         member: *const c_char,
@@ -214,8 +214,14 @@ unsafe extern "C" {
         offset: u64,
         is_one: c_int,
     ) -> Status;
-    pub fn wpd_rewrite_vcp(call: LLVMValueRef, test: LLVMValueRef, byte_offset: i64, bit: c_int, width: u32) -> Status;
-    pub fn wpd_rebuild_vtable(
+    pub fn wpd_rewrite_virtual_const_prop(
+        call: LLVMValueRef,
+        test: LLVMValueRef,
+        byte_offset: i64,
+        bit: c_int,
+        width: u32,
+    ) -> Status;
+    pub fn wpd_rewrite_vtable_layout(
         module: LLVMModuleRef,
         name: *const c_char,
         len: usize,
@@ -248,12 +254,12 @@ unsafe extern "C" {
         alias: *const c_char,
         alen: usize,
     ) -> Status;
-    pub fn wpd_speculate(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
-    pub fn wpd_set_called_operand(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
+    pub fn wpd_rewrite_speculative(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
+    pub fn wpd_rewrite_single_impl(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
     pub fn wpd_named_global(module: LLVMModuleRef, name: *const c_char, len: usize, kind: c_int) -> LLVMValueRef;
     pub fn wpd_callee_or_declare(call: LLVMValueRef, name: *const c_char, len: usize) -> LLVMValueRef;
     pub fn wpd_count_type_checks(module: LLVMModuleRef) -> usize;
-    pub fn wpd_drop_type_tests(module: LLVMModuleRef) -> usize;
+    pub fn wpd_rewrite_type_tests(module: LLVMModuleRef) -> usize;
     pub fn wpd_strip_const_offset(module: LLVMModuleRef, v: LLVMValueRef, offset: *mut i64) -> LLVMValueRef;
     pub fn wpd_relative_entry(
         module: LLVMModuleRef,

@@ -123,10 +123,10 @@ impl<'c> Module<'c> {
     /// looked up as any global value, so a constructor or destructor alias
     /// is called as the alias; it is declared with the call's type when
     /// absent.
-    pub fn rewrite_direct(&self, call: VirtualCall<'_>, name: &[u8]) -> Result<(), RewriteError> {
+    pub fn rewrite_single_impl(&self, call: VirtualCall<'_>, name: &[u8]) -> Result<(), RewriteError> {
         let callee = callee_or_declare(call.call, name)?;
         // SAFETY: both belong to this module; the shim checks their kinds.
-        let status = unsafe { ffi::wpd_set_called_operand(call.call.raw(), callee) };
+        let status = unsafe { ffi::wpd_rewrite_single_impl(call.call.raw(), callee) };
         if status.is_ok() {
             Ok(())
         } else {
@@ -145,7 +145,7 @@ impl<'c> Module<'c> {
             // SAFETY: the call is live (this handle is its only one and
             // versioning keeps the original instruction); the shim checks
             // kinds and prototypes (WPD_DECLINED when they do not fit).
-            if unsafe { ffi::wpd_speculate(call.call.raw(), callee) }.is_ok() {
+            if unsafe { ffi::wpd_rewrite_speculative(call.call.raw(), callee) }.is_ok() {
                 added += 1;
             }
         }
@@ -153,16 +153,16 @@ impl<'c> Module<'c> {
     }
 
     /// Uniform return value: the call becomes the constant `value`.
-    pub fn rewrite_uniform(&self, call: VirtualCall<'_>, value: u64) -> Result<(), RewriteError> {
+    pub fn rewrite_uniform_ret(&self, call: VirtualCall<'_>, value: u64) -> Result<(), RewriteError> {
         // SAFETY: the handle guarantees a live call; the shim checks that it
         // is a call base of integer type and erases it.
-        let status = unsafe { ffi::wpd_rewrite_uniform(call.call.raw(), value) };
+        let status = unsafe { ffi::wpd_rewrite_uniform_ret(call.call.raw(), value) };
         if status.is_ok() { Ok(()) } else { Err(RewriteError::CallType) }
     }
 
     /// Unique return value: the call becomes a comparison of the tested
     /// vtable pointer with `member + offset` (`==` when `is_one`, else `!=`).
-    pub fn rewrite_unique(
+    pub fn rewrite_unique_ret(
         &self,
         call: VirtualCall<'_>,
         member: &[u8],
@@ -172,7 +172,7 @@ impl<'c> Module<'c> {
         // SAFETY: a live call (see above); the member name is passed with its
         // length.
         let status = unsafe {
-            ffi::wpd_rewrite_unique(
+            ffi::wpd_rewrite_unique_ret(
                 call.call.raw(),
                 call.vptr.raw(),
                 member.as_ptr().cast(),
@@ -186,7 +186,7 @@ impl<'c> Module<'c> {
 
     /// Virtual constant propagation: the call becomes a load at `tested
     /// pointer + byte_offset` (one bit of it for 1-bit results).
-    pub fn rewrite_vcp(
+    pub fn rewrite_virtual_const_prop(
         &self,
         call: VirtualCall<'_>,
         byte_offset: i64,
@@ -195,7 +195,8 @@ impl<'c> Module<'c> {
     ) -> Result<(), RewriteError> {
         let bit = bit.map_or(-1, i32::from);
         // SAFETY: a live call (see above); the shim checks its width.
-        let status = unsafe { ffi::wpd_rewrite_vcp(call.call.raw(), call.vptr.raw(), byte_offset, bit, width) };
+        let status =
+            unsafe { ffi::wpd_rewrite_virtual_const_prop(call.call.raw(), call.vptr.raw(), byte_offset, bit, width) };
         if status.is_ok() { Ok(()) } else { Err(RewriteError::CallType) }
     }
 }

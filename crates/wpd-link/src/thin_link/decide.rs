@@ -202,7 +202,7 @@ fn not_evaluable(f: Option<&FunctionFacts>, name: &str, ret_width: u32, arg_widt
 
 /// The alignment of a vtable rebuilt with bytes beside it: its own, at
 /// least 8 (a pointer's, and a 64-bit result's). The rebuild gives the new
-/// global this alignment (`wpd_rebuild_vtable`), so a relative vtable
+/// global this alignment (`wpd_rewrite_vtable_layout`), so a relative vtable
 /// (aligned to 4) can take 64-bit results too, as LLVM's layout does.
 fn vcp_alignment(vt: &Vtable) -> u64 {
     vt.align.max(8)

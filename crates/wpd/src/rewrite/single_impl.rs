@@ -7,5 +7,5 @@ use wpd_llvm::{Module, RewriteError, VirtualCall};
 /// Points `call` at `target` (a function or an alias of one, declared in
 /// `module` when absent).
 pub fn apply(module: &Module<'_>, call: VirtualCall<'_>, target: &str) -> Result<(), RewriteError> {
-    module.rewrite_direct(call, &wpd_summary::name::to_bytes(target))
+    module.rewrite_single_impl(call, &wpd_summary::name::to_bytes(target))
 }

@@ -6,5 +6,5 @@ use wpd_llvm::Module;
 
 /// Drops every type test, public type test and checked load; returns how many.
 pub fn apply(module: &Module<'_>) -> usize {
-    module.drop_type_tests()
+    module.rewrite_type_tests()
 }

@@ -9,5 +9,5 @@ use wpd_summary::ArgDecision;
 /// that it names a member).
 pub fn apply(module: &Module<'_>, call: VirtualCall<'_>, decision: &ArgDecision) -> Result<(), RewriteError> {
     let member = decision.member_symbol.as_deref().unwrap_or_default();
-    module.rewrite_unique(call, &wpd_summary::name::to_bytes(member), decision.member_offset, decision.value == 1)
+    module.rewrite_unique_ret(call, &wpd_summary::name::to_bytes(member), decision.member_offset, decision.value == 1)
 }

@@ -7,5 +7,5 @@ use wpd_summary::ArgDecision;
 
 /// Replaces `call` by the load `decision` places.
 pub fn apply(module: &Module<'_>, call: VirtualCall<'_>, decision: &ArgDecision) -> Result<(), RewriteError> {
-    module.rewrite_vcp(call, decision.byte_offset, decision.bit, decision.width)
+    module.rewrite_virtual_const_prop(call, decision.byte_offset, decision.bit, decision.width)
 }
