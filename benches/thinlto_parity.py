@@ -13,6 +13,9 @@ with -fno-split-lto-unit):
   templates  templates instantiated in 16 objects and 192 dead external
              functions (benches/parity/gen_templates.py)
   demo       fixtures/demo
+  alternating  one of two classes allocated in turn, four virtual calls and
+             a virtual delete per round (benches/parity/alternating, the
+             loop of perf reproducer 01)
   big        the generated program of benches/gen_big.sh (300 classes,
              2100 virtual call sites, 9 objects; its walk repeated 2000 times)
   box2d      a real code base: Box2D 2.3 (46 objects in an archive, from the
@@ -52,7 +55,8 @@ The header names the wpd-ld binary and whether BOLT laid out its code
 slowly: docs/performance.md, "Code layout").
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
-JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo big box2d"),
+JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d";
+also closedset, fixtures/e2e/closed_set),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json).
 Exit status 1 when an output differs from -O0 (never for a ratio).
 """
@@ -74,7 +78,7 @@ WPD_LD = os.path.abspath(os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target
 RUNS = int(os.environ.get('RUNS', '3'))
 JOBS = int(os.environ.get('JOBS', '2'))
 LAYOUTS = max(1, int(os.environ.get('LAYOUTS', '3')))
-PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo big box2d').split()
+PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo alternating big box2d').split()
 OUT = os.path.join(ROOT, 'bench-out')
 WORK = os.path.join(OUT, 'parity-work')
 # DEBUG_INFO=1: the objects carry debug info (-g), as most real builds'
@@ -169,6 +173,10 @@ def sources(program, src_dir):
         d = os.path.join(ROOT, 'fixtures/thinlto/import')
     elif program == 'demo':
         d = os.path.join(ROOT, 'fixtures/demo')
+    elif program == 'alternating':
+        d = os.path.join(ROOT, 'benches/parity/alternating')
+    elif program == 'closedset':
+        d = os.path.join(ROOT, 'fixtures/e2e/closed_set')
     elif program == 'templates':
         d = src_dir
         run([sys.executable, os.path.join(ROOT, 'benches/parity/gen_templates.py'), d])
@@ -231,21 +239,56 @@ def run_times(progs):
 
 
 def instructions(prog):
-    """The instructions the program executes (valgrind's count: the same on
-    every run and whatever the machine's load or the code's alignment), or
-    None without valgrind."""
+    """(instructions executed, indirect calls executed) by the program, or
+    (None, None) without valgrind. Counted by callgrind (the same on every
+    run, whatever the machine's load or the code's alignment): the
+    instructions are its total, the indirect calls the executions of every
+    `call *` instruction of the program's own code (its disassembly; calls
+    in shared libraries are not counted). Counted on a copy without debug
+    info: the same code, and Debian's valgrind 3.19 cannot read clang 19's
+    DWARF 5 (DEBUG_INFO=1)."""
     if shutil.which('valgrind') is None:
-        return None
-    # Counted on a copy without debug info: the same code, and Debian's
-    # valgrind 3.19 cannot read clang 19's DWARF 5 (DEBUG_INFO=1).
+        return None, None
     counted = prog + '.nodebug'
     subprocess.run(['llvm-objcopy-19', '--strip-debug', prog, counted], check=True)
-    r = subprocess.run(['valgrind', '--tool=cachegrind', '--cache-sim=no', '--cachegrind-out-file=/dev/null', counted],
+    out = counted + '.callgrind'
+    r = subprocess.run(['valgrind', '--tool=callgrind', '--dump-instr=yes', '--compress-pos=no',
+                        '--compress-strings=no', f'--callgrind-out-file={out}', counted],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    m = re.search(r'I\s+refs:\s+([\d,]+)', r.stderr)
-    if r.returncode != 0 or not m:
+    if r.returncode != 0 or not os.path.exists(out):
         sys.exit(f'thinlto_parity: valgrind {prog} failed:\n{r.stderr}')
-    return int(m.group(1).replace(',', ''))
+    # Self cost per executed address of the program's own object; the line
+    # after a `calls=` line is a call's inclusive cost, not the
+    # instruction's own.
+    total, own, by_fn, obj, fn, skip = 0, {}, {}, None, None, False
+    with open(out) as f:
+        for line in f:
+            if line.startswith('summary:'):
+                total = int(line.split()[1])
+            elif line.startswith('ob='):
+                obj = line[3:].strip()
+            elif line.startswith('fn='):
+                fn = line[3:].strip()
+            elif line.startswith('calls='):
+                skip = True
+            elif line.startswith('0x'):
+                if skip:
+                    skip = False
+                    continue
+                if obj == os.path.abspath(counted) or obj == counted:
+                    addr, _, ir = line.split()
+                    a = int(addr, 16)
+                    own[a] = own.get(a, 0) + int(ir)
+                    by_fn.setdefault(fn, []).append(a)
+    os.remove(out)
+    # A position-independent program runs at a load bias: main's entry,
+    # its lowest executed address, against its address in the file.
+    main_addr = next(int(l.split()[0], 16) for l in run(['llvm-nm-19', counted]).splitlines()
+                     if l.split()[-1] == 'main' and len(l.split()) == 3)
+    bias = min(by_fn['main']) - main_addr
+    calls = [int(l.split(':')[0], 16) for l in run(['llvm-objdump-19', '-d', '--no-show-raw-insn', counted]).splitlines()
+             if re.search(r'\bcall[a-z]*\s+\*', l)]
+    return total, sum(own.get(a + bias, 0) for a in calls)
 
 
 def paired_ratio(wpd, lld):
@@ -355,7 +398,7 @@ def bench(program, mode):
         lld_all += lld_runs
     wpd_run = statistics.mean(w for w, _ in best)
     lld_run = statistics.mean(l for _, l in best)
-    wpd_instr, lld_instr = instructions(wpd_prog), instructions(lld_prog)
+    (wpd_instr, wpd_icalls), (lld_instr, lld_icalls) = instructions(wpd_prog), instructions(lld_prog)
     wpd_text, lld_text = text_size(wpd_prog), text_size(lld_prog)
     return {
         'program': program, 'mode': mode, 'objects': len(objs), 'layouts': len(layouts),
@@ -365,6 +408,8 @@ def bench(program, mode):
         'run_ms_by_layout': [[round(w, 1), round(l, 1)] for w, l in best],
         'instructions': [wpd_instr, lld_instr],
         'instruction_ratio': wpd_instr / lld_instr if wpd_instr and lld_instr else None,
+        'indirect_calls': [wpd_icalls, lld_icalls],
+        'indirect_call_ratio': wpd_icalls / lld_icalls if wpd_icalls is not None and lld_icalls else None,
         'text_bytes': [wpd_text, lld_text], 'text_ratio': wpd_text / lld_text,
         'link_ms': [round(wpd_link, 1), round(lld_link, 1)], 'link_ratio': wpd_link / lld_link,
         'link_paired_ratio': paired_ratio(wpd_links, lld_links),
@@ -402,18 +447,20 @@ def main():
             f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds, {LAYOUTS} link orders{", objects built with -g" if DEBUG_INFO else ""})\n'
             f'wpd-ld: {WPD_LD}, {layout}\n'
             'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
-    fmt = '{:<10} {:<8} {:>4} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>9} {:>11} {:>11} {:>6}'
-    lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', 'run/1', 'instr', '.text', 'link', 'link~',
+    fmt = '{:<10} {:<8} {:>4} {:>6} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6} {:>6} {:>9} {:>11} {:>11} {:>6}'
+    lines = [head, fmt.format('program', 'mode', 'objs', 'run', 'run~', 'run/1', 'instr', 'icalls', '.text', 'link', 'link~',
                               'peak mem', 'devirt wpd', 'devirt lld', 'output')]
     for r in rows:
         instr = 'n/a' if r['instruction_ratio'] is None else f"{r['instruction_ratio']:.3f}"
+        icalls = 'n/a' if r['indirect_call_ratio'] is None else f"{r['indirect_call_ratio']:.3f}"
         lines.append(fmt.format(r['program'], r['mode'], r['objects'], f"{r['run_ratio']:.2f}",
-                                f"{r['run_paired_ratio']:.2f}", f"{r['run_first_layout_ratio']:.2f}", instr,
+                                f"{r['run_paired_ratio']:.2f}", f"{r['run_first_layout_ratio']:.2f}", instr, icalls,
                                 f"{r['text_ratio']:.2f}", f"{r['link_ratio']:.2f}", f"{r['link_paired_ratio']:.2f}",
                                 f"{r['peak_ratio']:.2f}", r['devirtualized'][0], r['devirtualized'][1],
                                 'same' if r['output_matches_O0'] else 'DIFFERS'))
     lines.append(f'run: ratio of the mean over {LAYOUTS} link orders of the best run times; run~: median of the '
-                 'ratio within a round (all orders); run/1: the given order alone; instr: instructions executed')
+                 'ratio within a round (all orders); run/1: the given order alone; instr: instructions executed; '
+                 'icalls: indirect calls executed (call * in the program\'s code)')
     lines.append('link: ratio of the best times; link~: median over rounds of the ratio within a round')
     lines.append('devirt: distinct call sites devirtualized (a function copied into several modules counts once); '
                  "wpd's guarded speculative calls are not in it")
@@ -423,7 +470,8 @@ def main():
     for r in rows:
         lines.append(f"{r['program']:<10} {r['mode']:<8} run {r['run_ms']}, .text {r['text_bytes']}, "
                      f"link {r['link_ms']}, peak {r['peak_kib']}")
-        lines.append(f"{'':<19} run by order {r['run_ms_by_layout']}, instructions {r['instructions']}")
+        lines.append(f"{'':<19} run by order {r['run_ms_by_layout']}, instructions {r['instructions']}, "
+                     f"indirect calls {r['indirect_calls']}")
         lines.append(f"{'':<19} speculative calls (wpd) {r['wpd_speculative']}; devirtualized by LLVM only: "
                      f"{', '.join(r['llvm_only']) or 'none'}")
     text = '\n'.join(lines) + '\n'

@@ -34,6 +34,7 @@ pub const COUNTERS: &[&str] = &[
     "uniform_ret_val",
     "unique_ret_val",
     "virtual_const_prop",
+    "closed_set",
     "speculative",
     "not_devirtualized",
 ];
@@ -280,13 +281,21 @@ fn split_kind(text: &str) -> Option<(&str, &str)> {
 /// devirtualization: the indirect call stays behind the guard).
 pub const SPECULATIVE: &str = "speculative";
 
+/// The remark kind of wpd-ld's closed-set dispatches (no indirect call is
+/// left, but LLVM has no such kind to compare with).
+pub const CLOSED_SET: &str = "closed-set";
+
 /// A wpd-ld remark: `<kind>: devirtualized a call to <fn> (<file>:<line>:<col>)`
 /// or `... <fn> (in <function>, <module>)`, or a guarded speculative call,
 /// `speculative: guarded direct call to <fn>[ or <fn>] (<location>)` (kind
 /// [`SPECULATIVE`]).
 pub fn parse_wpd_remark(line: &str) -> Option<Remark> {
     let speculative = line.strip_prefix("speculative: guarded direct call to ").map(|r| (SPECULATIVE, r));
-    let (kind, rest) = match speculative {
+    let closed_set = line
+        .strip_prefix("closed-set: dispatched over ")
+        .and_then(|r| r.split_once(" targets: "))
+        .map(|(_, r)| (CLOSED_SET, r));
+    let (kind, rest) = match speculative.or(closed_set) {
         Some(s) => s,
         None => split_kind(line)?,
     };
@@ -511,7 +520,7 @@ pub fn check_report(report: &Value, wpv: bool, output: &Path) -> Check {
                             errs.push(format!("decision leaves {} call sites without a reason: {d}", n - dv));
                         }
                     }
-                    "uniform_ret_val" | "unique_ret_val" | "virtual_const_prop" | "speculative" => {}
+                    "uniform_ret_val" | "unique_ret_val" | "virtual_const_prop" | "closed_set" | "speculative" => {}
                     other => errs.push(format!("unknown resolution {other:?} in {d}")),
                 }
             }

@@ -498,6 +498,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                 out.settings.set_speculate(&v, &format!("--wpd-speculate={v}"))?;
                 pass = false;
             }
+            Action::WpdClosedSet => {
+                out.settings.set_closed_set(&v, &format!("--wpd-closed-set={v}"))?;
+                pass = false;
+            }
             Action::WpdUnknownOptions => {
                 out.wpd.unknown_options = match v.as_str() {
                     "error" => UnknownOptions::Error,

@@ -232,6 +232,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
         plain.validation.force_open = vec!["*".into()];
         plain.validation.enabled = true;
         plain.speculate = 0;
+        plain.closed_set = 0;
         let base = wpd::compile_summarized(
             &modules,
             out.summaries.clone(),

@@ -145,6 +145,7 @@ pub enum Action {
     WpdKnownSafe,
     WpdOpen,
     WpdSpeculate,
+    WpdClosedSet,
     WpdUnknownOptions,
     /// `--wpd-index-only=DIR`: distributed backends; stop after the thin
     /// link and write the jobs into DIR.
@@ -435,6 +436,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-known-safe"], Value, Wpd, A::WpdKnownSafe),
     o(&["wpd-open"], Value, Wpd, A::WpdOpen),
     o(&["wpd-speculate"], Value, Wpd, A::WpdSpeculate),
+    o(&["wpd-closed-set"], Value, Wpd, A::WpdClosedSet),
     o(&["wpd-unknown-options"], Value, Wpd, A::WpdUnknownOptions),
     o(&["wpd-index-only"], Value, Wpd, A::WpdIndexOnly),
     o(&["wpd-from-index"], Value, Wpd, A::WpdFromIndex),

@@ -7,7 +7,7 @@ use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 5;
+pub const PLAN_VERSION: u32 = 6;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -48,6 +48,8 @@ pub struct PlanOptions {
     pub validated: bool,
     /// Most targets guarded per speculative call (0: off).
     pub speculate: u8,
+    /// Most targets of a closed-set dispatch (0: off).
+    pub closed_set: u8,
     /// Whether every reference from outside the bitcode was known; when not,
     /// every externally visible symbol was treated as a liveness root.
     pub external_refs_known: bool,
@@ -117,6 +119,10 @@ pub enum Resolution {
     UniqueRetVal,
     /// Each vtable's result is stored beside it and loaded.
     VirtualConstProp,
+    /// The slot's complete set of targets: the vtable pointer is compared
+    /// with the classes' address points, each target called directly, the
+    /// last one without a test.
+    ClosedSet,
 }
 
 impl Resolution {
@@ -128,6 +134,7 @@ impl Resolution {
             Resolution::UniformRetVal => "uniform-ret-val",
             Resolution::UniqueRetVal => "unique-ret-val",
             Resolution::VirtualConstProp => "virtual-const-prop",
+            Resolution::ClosedSet => "closed-set",
         }
     }
 }
@@ -160,6 +167,33 @@ pub struct SlotDecision {
     pub speculative: Vec<String>,
     /// Call sites that get the guarded direct calls.
     pub speculated: u32,
+    /// Closed-set dispatch for the calls no other rewrite resolves: one
+    /// case per target, in comparison order; the last case is called
+    /// without a test (its vtables are listed, not compared). Empty when
+    /// the slot's set is not complete or too large. Its calls count in
+    /// `devirtualized`.
+    pub closed_set: Vec<DispatchCase>,
+    /// Call sites that get the closed-set dispatch (counted in
+    /// `devirtualized` too).
+    pub dispatched: u32,
+}
+
+/// One target of a closed-set dispatch and the vtables that reach it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct DispatchCase {
+    /// The symbol the direct call names (promoted for a local function).
+    pub target: String,
+    /// The address points whose vtable holds `target` in the slot, sorted.
+    pub vtables: Vec<AddressPoint>,
+}
+
+/// A vtable's address point: the value a vtable pointer holds.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AddressPoint {
+    /// The vtable's symbol (a hidden alias for a local vtable).
+    pub symbol: String,
+    /// The address point's byte offset in it.
+    pub offset: u64,
 }
 
 /// The decision for the calls of one slot with one constant argument tuple.
@@ -198,6 +232,8 @@ pub struct PlanStats {
     pub uniform_ret_val: u32,
     pub unique_ret_val: u32,
     pub virtual_const_prop: u32,
+    /// Call sites dispatched over their slot's closed set.
+    pub closed_set: u32,
     /// Call sites given guarded direct calls (not counted in
     /// `not_devirtualized`; the counters partition `call_sites`).
     pub speculative: u32,

@@ -355,7 +355,7 @@ impl Plan {
         }
         sorted_unique(&self.decisions, |d| (d.type_id.as_str(), d.offset), "decisions")?;
         for d in &self.decisions {
-            decision(d, self.options.speculate)
+            decision(d, self.options.speculate, self.options.closed_set)
                 .map_err(|e| format!("slot {}+{}: {e}", show(d.type_id.as_str()), d.offset))?;
         }
         sorted_unique(&self.layouts, |l| (l.symbol.as_str(), l.module), "layouts")?;
@@ -373,7 +373,8 @@ impl Plan {
         }
         sorted_unique(&self.open_type_ids, |o| o.type_id.as_str(), "open type ids")?;
         let s = &self.stats;
-        let parts = [s.single_impl, s.uniform_ret_val, s.unique_ret_val, s.virtual_const_prop, s.speculative];
+        let parts =
+            [s.single_impl, s.uniform_ret_val, s.unique_ret_val, s.virtual_const_prop, s.closed_set, s.speculative];
         let sum: u64 = parts.iter().chain([&s.not_devirtualized]).map(|&n| u64::from(n)).sum();
         ensure(sum == u64::from(s.call_sites), || {
             format!("the call-site counters add up to {sum}, not to call_sites {}", s.call_sites)
@@ -395,7 +396,7 @@ fn promotions(list: &[Promotion], what: &str) -> Check {
     Ok(())
 }
 
-fn decision(d: &SlotDecision, speculate: u8) -> Check {
+fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
     printable("the type id", d.type_id.as_str())?;
     let single = d.resolution == Resolution::SingleImpl;
     ensure(single == d.target.is_some(), || {
@@ -413,11 +414,37 @@ fn decision(d: &SlotDecision, speculate: u8) -> Check {
             resolved += u64::from(a.call_sites);
         }
     }
+    ensure(d.closed_set.is_empty() == (d.dispatched == 0), || {
+        "dispatched call sites without a closed set, or a closed set without call sites".into()
+    })?;
+    ensure(d.closed_set.is_empty() || (2..=usize::from(closed_set)).contains(&d.closed_set.len()), || {
+        format!("a closed set of {} targets, closed_set is {closed_set}", d.closed_set.len())
+    })?;
+    ensure(!single || d.closed_set.is_empty(), || "single_impl with a closed set".into())?;
+    for (k, case) in d.closed_set.iter().enumerate() {
+        symbol("a closed-set target", &case.target)?;
+        ensure(!case.vtables.is_empty(), || format!("closed-set target {} has no vtable", show(&case.target)))?;
+        sorted_unique(&case.vtables, |v| (v.symbol.as_str(), v.offset), "a closed-set case's vtables")?;
+        for v in &case.vtables {
+            symbol("a closed-set vtable", &v.symbol)?;
+        }
+        ensure(d.closed_set[..k].iter().all(|c| c.target != case.target), || {
+            format!("closed-set target {} twice", show(&case.target))
+        })?;
+    }
+    if d.dispatched > 0 {
+        resolved += u64::from(d.dispatched);
+    }
     if !single {
         ensure(u64::from(d.devirtualized) == resolved, || {
-            format!("devirtualized is {}, the resolved arguments have {resolved} call sites", d.devirtualized)
+            format!(
+                "devirtualized is {}, the resolved arguments and dispatches have {resolved} call sites",
+                d.devirtualized
+            )
         })?;
-        let used = d.resolution == Resolution::None || d.by_args.iter().any(|a| a.resolution == d.resolution);
+        let used = d.resolution == Resolution::None
+            || d.by_args.iter().any(|a| a.resolution == d.resolution)
+            || (d.resolution == Resolution::ClosedSet && d.dispatched > 0);
         ensure(used && (resolved == 0) == (d.resolution == Resolution::None), || {
             format!("resolution {} does not match its per-argument decisions", word(&d.resolution))
         })?;
@@ -440,7 +467,7 @@ fn decision(d: &SlotDecision, speculate: u8) -> Check {
 fn arg_decision(a: &ArgDecision) -> Check {
     width_1_to_64(|| "the result".into(), a.width)?;
     let r = a.resolution;
-    ensure(r != Resolution::SingleImpl, || "single_impl per argument".into())?;
+    ensure(r != Resolution::SingleImpl && r != Resolution::ClosedSet, || format!("{} per argument", word(&r)))?;
     ensure(r == Resolution::UniformRetVal || r == Resolution::UniqueRetVal || a.value == 0, || {
         format!("a value {} with resolution {}", a.value, word(&r))
     })?;
@@ -664,6 +691,8 @@ mod tests {
                 by_args: vec![],
                 speculative: vec![],
                 speculated: 0,
+                closed_set: vec![],
+                dispatched: 0,
             }],
             layouts: vec![VtableLayout {
                 symbol: "_ZTV1A".into(),

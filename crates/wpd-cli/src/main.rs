@@ -96,6 +96,10 @@ enum Command {
         /// most this many visible targets (0: off).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u8).range(0..=2))]
         speculate: u8,
+        /// Closed-set dispatch for slots whose complete set has at most
+        /// this many targets: `off`, or 2 to 8.
+        #[arg(long, default_value_t = wpd::DEFAULT_CLOSED_SET, value_parser = closed_set_arg)]
+        closed_set: u8,
         /// Worker threads for reading summaries.
         #[arg(short = 'j', long = "jobs")]
         jobs: Option<usize>,
@@ -177,6 +181,11 @@ enum ReportCommand {
     },
 }
 
+/// `--closed-set`'s value: `off`, or 2 to 8 targets.
+fn closed_set_arg(v: &str) -> std::result::Result<u8, String> {
+    wpd::parse_closed_set(v).ok_or_else(|| format!("invalid value {v:?} (off, or 2 to 8)"))
+}
+
 fn main() -> ExitCode {
     wpd_llvm::Context::exit_on_fatal_errors("wpd");
     // wpd's own LLVM options, before any LLVM work (a distributed job adds
@@ -217,6 +226,7 @@ fn run(cli: Cli) -> Result<()> {
             known_safe,
             open,
             speculate,
+            closed_set,
             jobs,
             remarks,
             time,
@@ -232,6 +242,7 @@ fn run(cli: Cli) -> Result<()> {
                 known_safe,
                 open,
                 speculate,
+                closed_set,
                 ..LinkSettings::default()
             };
             let mut external: std::collections::BTreeSet<String> = roots.into_iter().collect();

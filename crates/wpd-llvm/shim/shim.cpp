@@ -707,6 +707,50 @@ WpdStatus wpd_rewrite_speculative(LLVMValueRef call, LLVMValueRef callee) {
   return WPD_OK;
 }
 
+// Closed-set dispatch: every class that reaches the call's slot is known,
+// and `callees` are its targets. The call becomes comparisons of the tested
+// vtable pointer with the address points of the classes of each target but
+// the last (target k's are points[first[k]] up to points[first[k + 1]]),
+// each hit calling its target directly (LLVM's promoteCallWithVTableCmp,
+// which keeps invoke unwind edges and PHIs right), and a direct call of the
+// last target without a test: no indirect call is left. A vtable the module
+// lacks is declared as an external i8 global, as for a unique return value.
+// WPD_DECLINED (the call unchanged) when the call is not a plain indirect
+// call, the tested pointer is not an instruction, or a target does not fit
+// the call's prototype; every check comes before the first change.
+WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const LLVMValueRef *callees,
+                                 size_t ncases, const size_t *first, const char *const *names,
+                                 const size_t *name_lens, const uint64_t *offsets) {
+  auto *cb = dyn_cast<CallBase>(unwrap(call));
+  auto *vptr = dyn_cast_or_null<Instruction>(tested_pointer(unwrap(vptr_arg)));
+  if (!cb || !vptr || ncases < 2 || cb->getCalledFunction() || cb->isMustTailCall()) return WPD_DECLINED;
+  SmallVector<std::pair<GlobalValue *, Function *>, 4> targets;
+  for (size_t k = 0; k < ncases; ++k) {
+    auto *gv = dyn_cast<GlobalValue>(unwrap(callees[k]));
+    Function *body = gv ? dyn_cast_or_null<Function>(gv->getAliaseeObject()) : nullptr;
+    if (!body || body->getFunctionType() != cb->getFunctionType() || !isLegalToPromote(*cb, body))
+      return WPD_DECLINED;
+    targets.push_back({gv, body});
+  }
+  Module &m = *cb->getModule();
+  Type *i8 = Type::getInt8Ty(m.getContext());
+  Type *i64 = Type::getInt64Ty(m.getContext());
+  for (size_t k = 0; k + 1 < ncases; ++k) {
+    SmallVector<Constant *, 4> points;
+    for (size_t i = first[k]; i < first[k + 1]; ++i) {
+      StringRef name(names[i], name_lens[i]);
+      Constant *g = m.getNamedValue(name);
+      if (!g) g = new GlobalVariable(m, i8, /*isConstant=*/true, GlobalValue::ExternalLinkage, nullptr, name);
+      points.push_back(ConstantExpr::getInBoundsGetElementPtr(i8, g, ConstantInt::get(i64, offsets[i])));
+    }
+    CallBase &direct = promoteCallWithVTableCmp(*cb, vptr, targets[k].second, points, nullptr);
+    direct.setCalledOperand(targets[k].first);
+  }
+  promoteCall(*cb, targets.back().second);
+  cb->setCalledOperand(targets.back().first);
+  return WPD_OK;
+}
+
 // A target machine configured as lld configures its LTO code generator:
 // a section per function and per datum (so --gc-sections and --icf work at
 // function granularity), address-significance tables, and constructors in

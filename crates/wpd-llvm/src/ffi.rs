@@ -255,6 +255,16 @@ unsafe extern "C" {
         alen: usize,
     ) -> Status;
     pub fn wpd_rewrite_speculative(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
+    pub fn wpd_rewrite_closed_set(
+        call: LLVMValueRef,
+        test: LLVMValueRef,
+        callees: *const LLVMValueRef,
+        ncases: usize,
+        first: *const usize,
+        names: *const *const c_char,
+        name_lens: *const usize,
+        offsets: *const u64,
+    ) -> Status;
     pub fn wpd_rewrite_single_impl(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
     pub fn wpd_named_global(module: LLVMModuleRef, name: *const c_char, len: usize, kind: c_int) -> LLVMValueRef;
     pub fn wpd_callee_or_declare(call: LLVMValueRef, name: *const c_char, len: usize) -> LLVMValueRef;

@@ -45,6 +45,15 @@ pub struct VirtualCall<'m> {
     _unique: PhantomData<*mut ()>,
 }
 
+/// One target of a closed-set dispatch
+/// ([`Module::rewrite_closed_set`]): the function the direct call names and
+/// the (vtable symbol, address point) of every class that reaches it.
+#[derive(Debug, Clone)]
+pub struct DispatchTarget<'n> {
+    pub callee: &'n [u8],
+    pub vtables: Vec<(&'n [u8], u64)>,
+}
+
 /// Why a rewrite did not apply; the call is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RewriteError {
@@ -150,6 +159,49 @@ impl<'c> Module<'c> {
             }
         }
         Ok(added)
+    }
+
+    /// Closed-set dispatch: `cases` are every target of the call's slot,
+    /// each with the (vtable symbol, address point) pairs of the classes
+    /// that reach it. The call becomes comparisons of the tested vtable
+    /// pointer with each case's address points but the last's, each
+    /// calling its target directly, and a direct call of the last target
+    /// without a test. `Ok(false)`: the call does not fit (unchanged).
+    pub fn rewrite_closed_set(
+        &self,
+        call: VirtualCall<'_>,
+        cases: &[DispatchTarget<'_>],
+    ) -> Result<bool, RewriteError> {
+        let callees: Vec<LLVMValueRef> =
+            cases.iter().map(|c| callee_or_declare(call.call, c.callee)).collect::<Result<_, _>>()?;
+        let mut first = Vec::with_capacity(cases.len());
+        let (mut names, mut lens, mut offsets) = (Vec::new(), Vec::new(), Vec::new());
+        for case in cases {
+            first.push(names.len());
+            for (name, offset) in &case.vtables {
+                names.push(name.as_ptr().cast::<std::os::raw::c_char>());
+                lens.push(name.len());
+                offsets.push(*offset);
+            }
+        }
+        // SAFETY: the handle guarantees a live call and its tested pointer;
+        // every array is as long as the shim reads it (`callees` and `first`
+        // one entry per case, the names, lengths and offsets one per address
+        // point, `first` within them), and the names outlive the call. The
+        // shim checks kinds and prototypes before changing anything.
+        let status = unsafe {
+            ffi::wpd_rewrite_closed_set(
+                call.call.raw(),
+                call.vptr.raw(),
+                callees.as_ptr(),
+                cases.len(),
+                first.as_ptr(),
+                names.as_ptr(),
+                lens.as_ptr(),
+                offsets.as_ptr(),
+            )
+        };
+        Ok(status.is_ok())
     }
 
     /// Uniform return value: the call becomes the constant `value`.

@@ -54,6 +54,20 @@ pub fn parse_jobs(v: &str) -> Result<usize> {
     v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| Error::msg(format!("invalid job count '{v}'")))
 }
 
+/// The most targets of a closed-set dispatch by default: a slot whose
+/// complete set has more keeps its indirect call (docs/design.md,
+/// "Closed-set dispatch").
+pub const DEFAULT_CLOSED_SET: u8 = 4;
+
+/// The most targets of a closed-set dispatch (`--wpd-closed-set=`,
+/// `-plugin-opt=wpd-closed-set=`): `off` (or 0), or 2 to 8.
+pub fn parse_closed_set(v: &str) -> Option<u8> {
+    match v {
+        "off" | "0" => Some(0),
+        _ => v.parse::<u8>().ok().filter(|n| (2..=8).contains(n)),
+    }
+}
+
 /// The most targets per guarded speculative call (`--wpd-speculate=`,
 /// `-plugin-opt=wpd-speculate=`): `off` (or 0), 1 or 2.
 pub fn parse_speculate(v: &str) -> Option<u8> {

@@ -60,6 +60,9 @@ pub struct LinkSettings {
     pub remarks: Remarks,
     /// `wpd-speculate=off|1|2`: most targets per guarded call (0: off).
     pub speculate: u8,
+    /// `wpd-closed-set=off|N`: most targets of a closed-set dispatch (0:
+    /// off).
+    pub closed_set: u8,
     /// Validation of the visibility against the native side (off with
     /// `wpd-no-validate`).
     pub validate: bool,
@@ -91,6 +94,7 @@ impl Default for LinkSettings {
             report: None,
             remarks: Remarks::default(),
             speculate: 1,
+            closed_set: crate::DEFAULT_CLOSED_SET,
             validate: true,
             known_safe: Vec::new(),
             open: Vec::new(),
@@ -153,6 +157,8 @@ impl LinkSettings {
             self.set_remarks(r, &shown)?;
         } else if let Some(s) = v.strip_prefix("wpd-speculate=") {
             self.set_speculate(s, &shown)?;
+        } else if let Some(s) = v.strip_prefix("wpd-closed-set=") {
+            self.set_closed_set(s, &shown)?;
         } else if v == "wpd-no-validate" {
             self.validate = false;
         } else if let Some(g) = v.strip_prefix("wpd-known-safe=") {
@@ -228,6 +234,13 @@ impl LinkSettings {
     pub fn set_remarks(&mut self, which: &str, shown: &str) -> Result<()> {
         self.remarks = Remarks::parse(which)
             .ok_or_else(|| Error::msg(format!("invalid {shown} (passed, missed, all or none)")))?;
+        Ok(())
+    }
+
+    /// `wpd-closed-set=off|N` (N from 2 to 8).
+    pub fn set_closed_set(&mut self, value: &str, shown: &str) -> Result<()> {
+        self.closed_set =
+            crate::parse_closed_set(value).ok_or_else(|| Error::msg(format!("invalid {shown} (off, or 2 to 8)")))?;
         Ok(())
     }
 
@@ -309,7 +322,13 @@ impl LinkSettings {
         validation.enabled = self.validate;
         validation.known_safe = self.known_safe.clone();
         validation.force_open = self.open.clone();
-        Policy { whole_program_visibility: self.whole_program_visibility, facts, validation, speculate: self.speculate }
+        Policy {
+            whole_program_visibility: self.whole_program_visibility,
+            facts,
+            validation,
+            speculate: self.speculate,
+            closed_set: self.closed_set,
+        }
     }
 }
 

@@ -12,9 +12,9 @@ use crate::layout::{Layout, Member};
 use crate::policy::Policy;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
-    ArgDecision, Body, CallSite, FunctionFacts, Linkage, ModuleIdx, PerModule, Plan, PlanModule, PlanOptions,
-    PlanStats, Promotion, Resolution, RetKind, Slot, SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable,
-    VtableLayout,
+    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, Linkage, ModuleIdx, PerModule, Plan,
+    PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot, SlotDecision, SlotKind, TypeId,
+    VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -22,6 +22,10 @@ const REASON_TARGETS: usize = 6;
 /// Most bytes one (slot, arguments) decision may add around its vtables,
 /// over all of them (LLVM's limit).
 const MAX_PADDING: u64 = 128;
+/// Most vtable comparisons a closed-set dispatch makes before its last,
+/// untested target: past that, a compare chain costs more than the
+/// indirect call it replaces.
+const MAX_DISPATCH_COMPARISONS: usize = 6;
 
 /// One vtable of a slot's type id and the function at the slot in it.
 #[derive(Clone, Copy, Debug)]
@@ -266,10 +270,88 @@ impl<'a> Decider<'_, 'a> {
             by_args: Vec::new(),
             speculative: Vec::new(),
             speculated: 0,
+            closed_set: Vec::new(),
+            dispatched: 0,
         };
         self.resolve(&mut d, type_id, offset, sites);
+        self.dispatch(&mut d, type_id, offset, sites);
         self.speculate(&mut d, type_id, offset, sites);
         d
+    }
+
+    /// Closed-set dispatch for the calls of `d` no other rewrite resolves:
+    /// the slot's members are complete ([`members`]: the type id is not
+    /// open, no vtable carrying it is public), it has from 2 to
+    /// `policy.closed_set` targets, and every target's body is the one the
+    /// program runs. The target held by the most vtables goes last and is
+    /// called without a test; the others are tested most vtables first.
+    fn dispatch(&mut self, d: &mut SlotDecision, type_id: &TypeId, offset: u64, sites: &[&CallSite]) {
+        let limit = usize::from(self.policy.closed_set);
+        if limit < 2 || d.resolution == Resolution::SingleImpl {
+            return;
+        }
+        let eligible = |c: &&&CallSite| {
+            self.policy.call_site_blocker(c).is_none()
+                && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none()
+        };
+        let left = count(sites.iter().filter(eligible).count());
+        if left == 0 {
+            return;
+        }
+        let link = self.link;
+        let Ok(members) = members(link, self.policy, &self.open, type_id, offset) else { return };
+        let mut by_target: BTreeMap<SymKey<'a>, Vec<&SlotMember<'a>>> = BTreeMap::new();
+        for m in &members {
+            by_target.entry(m.function).or_default().push(m);
+        }
+        let mut cases: Vec<(SymKey<'a>, Vec<&SlotMember<'a>>)> = by_target.into_iter().collect();
+        cases.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        if cases.len() < 2 {
+            return;
+        }
+        let note = if cases.len() > limit {
+            Some(format!("closed set of {} targets, more than {limit}", cases.len()))
+        } else if let Some(why) = cases.iter().find_map(|(k, _)| link.unknown_body(*k)) {
+            Some(format!("no closed-set dispatch: the body of a target is not known: {why}"))
+        } else {
+            let tested: usize = cases[1..].iter().map(|(_, v)| v.len()).sum();
+            (tested > MAX_DISPATCH_COMPARISONS)
+                .then(|| format!("closed set needs {tested} vtable comparisons, more than {MAX_DISPATCH_COMPARISONS}"))
+        };
+        if let Some(note) = note {
+            d.reason = Some(match d.reason.take() {
+                Some(r) => format!("{r}; {note}"),
+                None => note,
+            });
+            return;
+        }
+        cases.rotate_left(1);
+        d.closed_set = cases
+            .into_iter()
+            .map(|(target, vtables)| {
+                let target = self.export_local(target, false);
+                let mut vtables: Vec<AddressPoint> = vtables
+                    .into_iter()
+                    .map(|m| {
+                        let key = link.key(m.vtable.module, &link.vtable(m.vtable).symbol);
+                        AddressPoint { symbol: self.export_local(key, true), offset: m.address_point }
+                    })
+                    .collect();
+                vtables.sort();
+                vtables.dedup();
+                DispatchCase { target, vtables }
+            })
+            .collect();
+        d.dispatched = left;
+        d.devirtualized += left;
+        self.stats.closed_set += left;
+        let by_args: u32 = d.by_args.iter().filter(|a| a.resolution == d.resolution).map(|a| a.call_sites).sum();
+        if d.resolution == Resolution::None || left > by_args {
+            d.resolution = Resolution::ClosedSet;
+        }
+        if d.devirtualized == d.call_sites {
+            d.reason = None;
+        }
     }
 
     /// Guarded speculation for the calls of `d` left indirect.
@@ -282,6 +364,7 @@ impl<'a> Decider<'_, 'a> {
             sites
                 .iter()
                 .filter(|c| c.assumed && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none())
+                .filter(|c| d.closed_set.is_empty() || self.policy.call_site_blocker(c).is_some())
                 .count(),
         );
         if left == 0 {
@@ -571,6 +654,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             external_refs_known: policy.facts.external_refs.is_some(),
             validated: policy.validation.enabled,
             speculate: policy.speculate,
+            closed_set: policy.closed_set,
         },
         modules: summaries
             .iter()

@@ -20,6 +20,9 @@ pub enum Outcome {
     VirtualConstProp1Bit,
     /// Guarded direct calls added; the indirect call stays as the fallback.
     Speculative,
+    /// Closed-set dispatch: vtable comparisons and direct calls, no
+    /// indirect call left.
+    ClosedSet,
 }
 
 impl Outcome {
@@ -33,6 +36,7 @@ impl Outcome {
             Outcome::VirtualConstProp => "virtual-const-prop",
             Outcome::VirtualConstProp1Bit => "virtual-const-prop-1-bit",
             Outcome::Speculative => "speculative",
+            Outcome::ClosedSet => "closed-set",
         }
     }
 
@@ -48,6 +52,9 @@ impl Outcome {
         let Some(d) = plan.decision(&c.type_id, offset) else { return Outcome::Indirect };
         if let Some(o) = Outcome::unguarded(d, c, policy) {
             return o;
+        }
+        if !d.closed_set.is_empty() && policy.call_site_blocker(c).is_none() {
+            return Outcome::ClosedSet;
         }
         if !d.speculative.is_empty() && c.assumed { Outcome::Speculative } else { Outcome::Indirect }
     }

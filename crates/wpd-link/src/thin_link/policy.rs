@@ -77,6 +77,8 @@ pub struct Policy {
     /// Guarded speculative devirtualization: at most this many targets
     /// (0: off).
     pub speculate: u8,
+    /// Closed-set dispatch: at most this many targets (0: off).
+    pub closed_set: u8,
 }
 
 impl Policy {

@@ -60,6 +60,10 @@ fn remark_message(plan: &Plan, c: &CallSite, outcome: Outcome, missed: bool) -> 
     match outcome {
         Outcome::Indirect => None,
         Outcome::Speculative => Some(format!("speculative: guarded direct call to {}", d.speculative.join(" or "))),
+        Outcome::ClosedSet => {
+            let targets: Vec<&str> = d.closed_set.iter().map(|c| c.target.as_str()).collect();
+            Some(format!("closed-set: dispatched over {} targets: {}", targets.len(), targets.join(", ")))
+        }
         o => {
             let callee = d.targets.first().map(String::as_str).unwrap_or("?");
             Some(format!("{}: devirtualized a call to {callee}", o.remark_name()))
@@ -199,6 +203,7 @@ fn counts<'a>(outcomes: impl Iterator<Item = (&'a CallSite, Outcome)>) -> Value 
             Outcome::UniqueRetVal => "unique_ret_val",
             Outcome::VirtualConstProp | Outcome::VirtualConstProp1Bit => "virtual_const_prop",
             Outcome::Speculative => "speculative",
+            Outcome::ClosedSet => "closed_set",
         };
         *n.entry(key).or_default() += 1;
     }
@@ -209,6 +214,7 @@ fn counts<'a>(outcomes: impl Iterator<Item = (&'a CallSite, Outcome)>) -> Value 
         "uniform_ret_val": get("uniform_ret_val"),
         "unique_ret_val": get("unique_ret_val"),
         "virtual_const_prop": get("virtual_const_prop"),
+        "closed_set": get("closed_set"),
         "speculative": get("speculative"),
         "not_devirtualized": get("not_devirtualized"),
     })
@@ -253,6 +259,7 @@ pub fn report(
                 "by_args": d.by_args,
                 "speculative": d.speculative,
                 "speculated": speculated,
+                "closed_set": d.closed_set,
             })
         })
         .collect();

@@ -24,24 +24,28 @@ pub struct Counts {
     #[serde(default)]
     pub virtual_const_prop: u64,
     #[serde(default)]
+    pub closed_set: u64,
+    #[serde(default)]
     pub speculative: u64,
     #[serde(default)]
     pub not_devirtualized: u64,
 }
 
 impl Counts {
-    /// Calls made direct or constant, unguarded.
+    /// Calls made direct or constant, unguarded (closed-set dispatches
+    /// included: no indirect call is left).
     pub fn devirtualized(&self) -> u64 {
-        self.single_impl + self.uniform_ret_val + self.unique_ret_val + self.virtual_const_prop
+        self.single_impl + self.uniform_ret_val + self.unique_ret_val + self.virtual_const_prop + self.closed_set
     }
 
     /// (key, label, count) of every kind, in the report's order.
-    pub fn kinds(&self) -> [(&'static str, &'static str, u64); 6] {
+    pub fn kinds(&self) -> [(&'static str, &'static str, u64); 7] {
         [
             ("single_impl", "single implementation", self.single_impl),
             ("uniform_ret_val", "uniform return value", self.uniform_ret_val),
             ("unique_ret_val", "unique return value", self.unique_ret_val),
             ("virtual_const_prop", "virtual constant propagation", self.virtual_const_prop),
+            ("closed_set", "closed-set dispatch", self.closed_set),
             ("speculative", "guarded speculative call", self.speculative),
             ("not_devirtualized", "left indirect", self.not_devirtualized),
         ]

@@ -6,12 +6,15 @@
 //! - [`unique_ret`]: boolean calls true for one vtable become a comparison;
 //! - [`virtual_const_prop`]: calls become loads of results stored beside
 //!   the vtables, and [`vtable_layout`] rebuilds the vtables with them;
+//! - [`closed_set`]: calls whose slot's complete set of targets is small
+//!   compare the vtable pointer and call each target directly;
 //! - [`speculative`]: calls left indirect get guarded direct calls;
 //! - [`type_tests`]: every leftover type test is removed before codegen.
 //!
 //! Every call rewrite takes the call's [`VirtualCall`] handle by value, so
 //! a call is rewritten at most once.
 
+pub mod closed_set;
 pub mod promote;
 pub mod single_impl;
 pub mod speculative;
@@ -205,6 +208,13 @@ pub fn apply(
         (Outcome::UniqueRetVal, _, Some(a)) => unique_ret::apply(module, call, a)?,
         (Outcome::VirtualConstProp | Outcome::VirtualConstProp1Bit, _, Some(a)) => {
             virtual_const_prop::apply(module, call, a)?
+        }
+        (Outcome::ClosedSet, _, _) => {
+            return Ok(if closed_set::apply(module, call, &d.closed_set)? {
+                Outcome::ClosedSet
+            } else {
+                Outcome::Indirect
+            });
         }
         (Outcome::Speculative, _, _) => {
             return Ok(if speculative::apply(module, call, &d.speculative)? > 0 {
