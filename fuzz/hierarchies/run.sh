@@ -25,7 +25,7 @@ GEN_ARGS=${GEN_ARGS:-}
 pass=0 fail=0 generr=0 lldbad=0 known=0
 WORKAROUNDS="--split --no-always-throw"
 declare -A tot_wpv tot_nowpv
-KINDS="total single_impl uniform_ret_val unique_ret_val virtual_const_prop speculative not_devirtualized"
+KINDS="total single_impl uniform_ret_val unique_ret_val virtual_const_prop closed_set speculative not_devirtualized"
 for k in $KINDS; do tot_wpv[$k]=0; tot_nowpv[$k]=0; done
 
 counters() { # report.json -> "k=v ..." in KINDS order
@@ -33,11 +33,11 @@ counters() { # report.json -> "k=v ..." in KINDS order
 import json, sys
 c = json.load(open(sys.argv[1]))["call_sites"]
 print(" ".join("%s=%d" % (k, c.get(k, 0)) for k in
-      "total single_impl uniform_ret_val unique_ret_val virtual_const_prop speculative not_devirtualized".split()))
+      "total single_impl uniform_ret_val unique_ret_val virtual_const_prop closed_set speculative not_devirtualized".split()))
 EOF
 }
 short() { sed -e 's/total=/tot=/; s/single_impl=/si=/; s/uniform_ret_val=/urv=/; s/unique_ret_val=/unq=/;
-                 s/virtual_const_prop=/vcp=/; s/speculative=/spec=/; s/not_devirtualized=/nd=/' <<<"$1"; }
+                 s/virtual_const_prop=/vcp=/; s/closed_set=/cs=/; s/speculative=/spec=/; s/not_devirtualized=/nd=/' <<<"$1"; }
 
 for ((seed = START; seed < START + N; seed++)); do
     d=$WORK/seed-$seed
