@@ -19,8 +19,9 @@ use wpd_summary::{
 
 /// How many target names a reason lists before eliding.
 const REASON_TARGETS: usize = 6;
-/// Most bytes one (slot, arguments) decision may add around its vtables,
-/// over all of them (LLVM's limit).
+/// Bytes one (slot, arguments) decision may always add around its
+/// vtables, over all of them, however the free places fall
+/// ([`vcp_budget`]); also the most a vtable's alignment may be.
 const MAX_PADDING: u64 = 128;
 /// Most vtable comparisons a closed-set dispatch makes before its last,
 /// untested target: past that, a compare chain costs more than the
@@ -202,6 +203,19 @@ fn not_evaluable(f: Option<&FunctionFacts>, name: &str, ret_width: u32, arg_widt
         return None;
     };
     Some(format!("{name} {why}"))
+}
+
+/// The bytes virtual constant propagation may add around the members'
+/// vtables for one (slot, arguments) decision: each vtable pays at most one
+/// naturally aligned `width`-bit value and the padding to its own
+/// alignment, which is what any layout of a wide hierarchy adds (LLVM's
+/// has no limit), and a decision over few vtables may use
+/// [`MAX_PADDING`] bytes however the free places fall. Only a layout whose
+/// holes cost more than that is refused.
+fn vcp_budget(link: &Hierarchy<'_>, members: &[SlotMember<'_>], width: u32) -> u64 {
+    let value = u64::from(width.div_ceil(8)).next_power_of_two();
+    let wide: u64 = members.iter().map(|m| value + vcp_alignment(link.vtable(m.vtable))).sum();
+    wide.max(MAX_PADDING)
 }
 
 /// The alignment of a vtable rebuilt with bytes beside it: its own, at
@@ -566,8 +580,9 @@ impl<'a> Decider<'_, 'a> {
             .iter()
             .map(|m| Member { vtable: m.vtable, address_point: m.address_point, size: link.vtable(m.vtable).size })
             .collect();
-        match self.layout.place(&lay, a.width, MAX_PADDING) {
-            None => a.reason = Some(format!("storing the results would add more than {MAX_PADDING} bytes")),
+        let budget = vcp_budget(link, members, a.width);
+        match self.layout.place(&lay, a.width, budget) {
+            None => a.reason = Some(format!("storing the results would add more than {budget} bytes")),
             Some(p) => {
                 self.layout.store(&lay, a.width, p, values);
                 a.resolution = Resolution::VirtualConstProp;
