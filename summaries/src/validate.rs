@@ -432,9 +432,7 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
             format!("closed-set target {} twice", show(&case.target))
         })?;
     }
-    if d.dispatched > 0 {
-        resolved += u64::from(d.dispatched);
-    }
+    resolved += u64::from(d.dispatched);
     if !single {
         ensure(u64::from(d.devirtualized) == resolved, || {
             format!(

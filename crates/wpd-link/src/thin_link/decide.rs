@@ -9,6 +9,7 @@
 
 use crate::hierarchy::{Hierarchy, SymKey, VtableId};
 use crate::layout::{Layout, Member};
+use crate::outcome::Outcome;
 use crate::policy::Policy;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
@@ -287,8 +288,14 @@ impl<'a> Decider<'_, 'a> {
             closed_set: Vec::new(),
             dispatched: 0,
         };
-        self.resolve(&mut d, type_id, offset, sites);
-        self.dispatch(&mut d, type_id, offset, sites);
+        // The members for unguarded rewrites, found once for both rules.
+        match members(link, self.policy, &self.open, type_id, offset) {
+            Ok(members) => {
+                self.resolve(&mut d, &members, sites);
+                self.dispatch(&mut d, &members, sites);
+            }
+            Err(reason) => d.reason = Some(reason),
+        }
         self.speculate(&mut d, type_id, offset, sites);
         d
     }
@@ -299,23 +306,18 @@ impl<'a> Decider<'_, 'a> {
     /// `policy.closed_set` targets, and every target's body is the one the
     /// program runs. The target held by the most vtables goes last and is
     /// called without a test; the others are tested most vtables first.
-    fn dispatch(&mut self, d: &mut SlotDecision, type_id: &TypeId, offset: u64, sites: &[&CallSite]) {
+    fn dispatch(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite]) {
         let limit = usize::from(self.policy.closed_set);
         if limit < 2 || d.resolution == Resolution::SingleImpl {
             return;
         }
-        let eligible = |c: &&&CallSite| {
-            self.policy.call_site_blocker(c).is_none()
-                && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none()
-        };
-        let left = count(sites.iter().filter(eligible).count());
+        let left = count(sites.iter().filter(|c| Outcome::dispatchable(d, c, self.policy)).count());
         if left == 0 {
             return;
         }
         let link = self.link;
-        let Ok(members) = members(link, self.policy, &self.open, type_id, offset) else { return };
         let mut by_target: BTreeMap<SymKey<'a>, Vec<&SlotMember<'a>>> = BTreeMap::new();
-        for m in &members {
+        for m in members {
             by_target.entry(m.function).or_default().push(m);
         }
         let mut cases: Vec<(SymKey<'a>, Vec<&SlotMember<'a>>)> = by_target.into_iter().collect();
@@ -377,8 +379,8 @@ impl<'a> Decider<'_, 'a> {
         let left = count(
             sites
                 .iter()
-                .filter(|c| c.assumed && crate::outcome::Outcome::unguarded(d, c, self.policy).is_none())
-                .filter(|c| d.closed_set.is_empty() || self.policy.call_site_blocker(c).is_some())
+                .filter(|c| c.assumed && Outcome::unguarded(d, c, self.policy).is_none())
+                .filter(|c| d.closed_set.is_empty() || !Outcome::dispatchable(d, c, self.policy))
                 .count(),
         );
         if left == 0 {
@@ -405,15 +407,9 @@ impl<'a> Decider<'_, 'a> {
         self.stats.speculative += left;
     }
 
-    fn resolve(&mut self, d: &mut SlotDecision, type_id: &TypeId, offset: u64, sites: &[&CallSite]) {
+    /// The unguarded rules for a slot whose members are `members`.
+    fn resolve(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite]) {
         let link = self.link;
-        let members = match members(link, self.policy, &self.open, type_id, offset) {
-            Ok(m) => m,
-            Err(reason) => {
-                d.reason = Some(reason);
-                return;
-            }
-        };
         let functions: BTreeSet<SymKey<'a>> = members.iter().map(|m| m.function).collect();
         d.targets = functions.iter().map(|k| k.name.to_string()).collect();
         let open: Vec<&CallSite> =
@@ -448,7 +444,7 @@ impl<'a> Decider<'_, 'a> {
         if let Some(b) = blocked {
             reasons.push(format!("{} call site(s): {b}", sites.len() - open.len()));
         }
-        self.by_args(d, &members, &open, &mut reasons);
+        self.by_args(d, members, &open, &mut reasons);
         let mut per_resolution: BTreeMap<Resolution, u32> = BTreeMap::new();
         for a in &d.by_args {
             if a.resolution != Resolution::None {

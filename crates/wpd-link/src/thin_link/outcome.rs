@@ -53,7 +53,7 @@ impl Outcome {
         if let Some(o) = Outcome::unguarded(d, c, policy) {
             return o;
         }
-        if !d.closed_set.is_empty() && policy.call_site_blocker(c).is_none() {
+        if !d.closed_set.is_empty() && Outcome::dispatchable(d, c, policy) {
             return Outcome::ClosedSet;
         }
         if !d.speculative.is_empty() && c.assumed { Outcome::Speculative } else { Outcome::Indirect }
@@ -61,6 +61,13 @@ impl Outcome {
 }
 
 impl Outcome {
+    /// Whether call `c` takes its slot's closed-set dispatch when `d` has
+    /// one: nothing blocks rewriting it unguarded, and no other unguarded
+    /// rewrite resolves it.
+    pub fn dispatchable(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
+        policy.call_site_blocker(c).is_none() && Outcome::unguarded(d, c, policy).is_none()
+    }
+
     /// The unguarded rewrite decision `d` gives call `c`, if the call
     /// allows one.
     pub fn unguarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> Option<Outcome> {
