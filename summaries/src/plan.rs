@@ -7,7 +7,7 @@ use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 6;
+pub const PLAN_VERSION: u32 = 7;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -185,6 +185,12 @@ pub struct DispatchCase {
     pub target: String,
     /// The address points whose vtable holds `target` in the slot, sorted.
     pub vtables: Vec<AddressPoint>,
+    /// The ids a call's value profile names `target` by
+    /// ([`crate::FunctionFacts::profile_ids`]); empty without a profile.
+    pub profile_ids: Vec<u64>,
+    /// The profile or the body says the target is cold (`cold` or
+    /// `noreturn`, or a body that only traps): tested last, if at all.
+    pub cold: bool,
 }
 
 /// A vtable's address point: the value a vtable pointer holds.

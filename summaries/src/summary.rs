@@ -11,7 +11,7 @@ use crate::ids::TypeId;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 7;
+pub const SUMMARY_VERSION: u32 = 8;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -276,6 +276,10 @@ pub struct FunctionFacts {
     pub calling_conv: u32,
     /// Number of instructions in the body.
     pub instructions: u32,
+    /// The ids an indirect call's value profile names this function by
+    /// (MD5 hashes of its PGO names, plain name and global identifier),
+    /// sorted; empty unless its module was built with a profile.
+    pub profile_ids: Vec<u64>,
 }
 
 /// What a function body does on entry, for the rule that removes

@@ -83,6 +83,7 @@ fn sample_summary() -> ModuleSummary {
             noreturn: false,
             calling_conv: 0,
             instructions: 2,
+            profile_ids: vec![7],
         }],
         globals: vec![GlobalRefs {
             name: "main".into(),
@@ -277,6 +278,8 @@ fn mutated_plans_never_panic() {
                     DispatchCase {
                         target: "f".into(),
                         vtables: vec![AddressPoint { symbol: "_ZTV1A".into(), offset: 16 }],
+                        profile_ids: vec![],
+                        cold: false,
                     },
                     DispatchCase {
                         target: "g".into(),
@@ -284,6 +287,8 @@ fn mutated_plans_never_panic() {
                             AddressPoint { symbol: "_ZTV1B".into(), offset: 16 },
                             AddressPoint { symbol: "_ZTV1C".into(), offset: 16 },
                         ],
+                        profile_ids: vec![3, 9],
+                        cold: true,
                     },
                 ],
                 dispatched: 2,

@@ -24,6 +24,9 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/IR/MDBuilder.h"
+#include "llvm/ProfileData/InstrProf.h"
+#include "llvm/Support/MD5.h"
 #include "llvm/Transforms/Utils/CallPromotionUtils.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Target/TargetMachine.h"
@@ -707,23 +710,96 @@ WpdStatus wpd_rewrite_speculative(LLVMValueRef call, LLVMValueRef callee) {
   return WPD_OK;
 }
 
+// The names a profile may give function `fn` in an indirect call's value
+// profile, as 64-bit MD5 hashes, sorted, without repeats: the
+// front end's and the IR instrumentation's PGO names (`file;name` or
+// `file:name` for a local function, or its `PGOFuncName`), the plain name
+// (sample profiles) and the global identifier. None (0) unless the
+// function's module was built with a profile (it carries a profile
+// summary): without one no call has a value profile to match. `out` holds
+// at least 7 entries.
+size_t wpd_function_profile_ids(LLVMValueRef fn, uint64_t *out) {
+  auto *f = dyn_cast<Function>(unwrap(fn));
+  if (!f || f->isDeclaration() || !f->getParent()->getProfileSummary(/*IsCS=*/false)) return 0;
+  // In LTO mode the names come from the `PGOFuncName` metadata a profile
+  // use left on a local function that clang's bitcode writer then promoted
+  // (renamed `name.<module hash>`); otherwise from the name and linkage.
+  uint64_t ids[7] = {IndexedInstrProf::ComputeHash(getPGOFuncName(*f, /*InLTO=*/false)),
+                     IndexedInstrProf::ComputeHash(getPGOFuncName(*f, /*InLTO=*/true)),
+                     IndexedInstrProf::ComputeHash(getIRPGOFuncName(*f, /*InLTO=*/false)),
+                     IndexedInstrProf::ComputeHash(getIRPGOFuncName(*f, /*InLTO=*/true)),
+                     MD5Hash(f->getName()),
+                     // A sample profile names a promoted function as it
+                     // was before (`name`, not `name.<module hash>`).
+                     MD5Hash(f->getName().split('.').first),
+                     f->getGUID()};
+  std::sort(ids, ids + 7);
+  size_t n = std::unique(ids, ids + 7) - ids;
+  std::copy(ids, ids + n, out);
+  return n;
+}
+
+// The indirect-call value profile on `call` (`!prof !{!"VP", i32 0, i64
+// total, i64 id, i64 count, ...}`, as profile-use builds attach it): the
+// total count in `*total` and up to `cap` (id, count) pairs; returns how
+// many pairs there are (0 and a total of 0 without a profile).
+size_t wpd_call_value_profile(LLVMValueRef call, uint64_t *total, uint64_t *ids, uint64_t *counts, size_t cap) {
+  *total = 0;
+  auto *i = dyn_cast<Instruction>(unwrap(call));
+  MDNode *md = i ? i->getMetadata(LLVMContext::MD_prof) : nullptr;
+  if (!md || md->getNumOperands() < 3) return 0;
+  auto *tag = dyn_cast<MDString>(md->getOperand(0));
+  auto *kind = mdconst::dyn_extract<ConstantInt>(md->getOperand(1));
+  auto *sum = mdconst::dyn_extract<ConstantInt>(md->getOperand(2));
+  if (!tag || tag->getString() != "VP" || !kind || kind->getZExtValue() != IPVK_IndirectCallTarget || !sum) return 0;
+  *total = sum->getZExtValue();
+  size_t n = 0;
+  for (unsigned k = 3; k + 1 < md->getNumOperands(); k += 2) {
+    auto *id = mdconst::dyn_extract<ConstantInt>(md->getOperand(k));
+    auto *count = mdconst::dyn_extract<ConstantInt>(md->getOperand(k + 1));
+    if (!id || !count) continue;
+    if (n < cap) {
+      ids[n] = id->getZExtValue();
+      counts[n] = count->getZExtValue();
+    }
+    ++n;
+  }
+  return n < cap ? n : cap;
+}
+
+// Drops an indirect-call value profile from `i` (a call a dispatch made
+// direct, or the fallback whose profiled targets the dispatch now tests).
+static void drop_value_profile(Instruction &i) {
+  MDNode *md = i.getMetadata(LLVMContext::MD_prof);
+  auto *tag = md && md->getNumOperands() > 0 ? dyn_cast<MDString>(md->getOperand(0)) : nullptr;
+  if (tag && tag->getString() == "VP") i.setMetadata(LLVMContext::MD_prof, nullptr);
+}
+
 // Closed-set dispatch: every class that reaches the call's slot is known,
 // and `callees` are its targets. The call becomes comparisons of the tested
-// vtable pointer with the address points of the classes of each target but
-// the last (target k's are points[first[k]] up to points[first[k + 1]]),
+// vtable pointer with the address points of the classes of each tested
+// target (target k's are points[first[k]] up to points[first[k + 1]];
+// `first` has ncases + 1 entries),
 // each hit calling its target directly (LLVM's promoteCallWithVTableCmp,
-// which keeps invoke unwind edges and PHIs right), and a direct call of the
-// last target without a test: no indirect call is left. A vtable the module
-// lacks is declared as an external i8 global, as for a unique return value.
+// which keeps invoke unwind edges and PHIs right). Without `fallback`, every
+// target but the last is tested and the last is called directly without a
+// test: no indirect call is left. With `fallback`, every target is tested
+// and the original indirect call stays for the classes no test matched (the
+// targets a profile calls cold). `weights`, when given, holds a profiled
+// count per target and `rest` the count of what no target matched; each
+// comparison gets the branch weights they imply. A vtable the module lacks
+// is declared as an external i8 global, as for a unique return value.
 // WPD_DECLINED (the call unchanged) when the call is not a plain indirect
 // call, the tested pointer is not an instruction, or a target does not fit
 // the call's prototype; every check comes before the first change.
 WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const LLVMValueRef *callees,
                                  size_t ncases, const size_t *first, const char *const *names,
-                                 const size_t *name_lens, const uint64_t *offsets) {
+                                 const size_t *name_lens, const uint64_t *offsets, int fallback,
+                                 const uint64_t *weights, uint64_t rest) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *vptr = dyn_cast_or_null<Instruction>(tested_pointer(unwrap(vptr_arg)));
-  if (!cb || !vptr || ncases < 2 || cb->getCalledFunction() || cb->isMustTailCall()) return WPD_DECLINED;
+  if (!cb || !vptr || ncases < (fallback ? 1u : 2u) || cb->getCalledFunction() || cb->isMustTailCall())
+    return WPD_DECLINED;
   SmallVector<std::pair<GlobalValue *, Function *>, 4> targets;
   for (size_t k = 0; k < ncases; ++k) {
     auto *gv = dyn_cast<GlobalValue>(unwrap(callees[k]));
@@ -735,7 +811,13 @@ WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const
   Module &m = *cb->getModule();
   Type *i8 = Type::getInt8Ty(m.getContext());
   Type *i64 = Type::getInt64Ty(m.getContext());
-  for (size_t k = 0; k + 1 < ncases; ++k) {
+  // What reaches comparison k: the counts of the targets tested from k on,
+  // and of the classes no test matches.
+  uint64_t reaching = rest;
+  if (weights)
+    for (size_t k = 0; k < ncases; ++k) reaching += weights[k];
+  size_t tested = fallback ? ncases : ncases - 1;
+  for (size_t k = 0; k < tested; ++k) {
     SmallVector<Constant *, 4> points;
     for (size_t i = first[k]; i < first[k + 1]; ++i) {
       StringRef name(names[i], name_lens[i]);
@@ -743,11 +825,25 @@ WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const
       if (!g) g = new GlobalVariable(m, i8, /*isConstant=*/true, GlobalValue::ExternalLinkage, nullptr, name);
       points.push_back(ConstantExpr::getInBoundsGetElementPtr(i8, g, ConstantInt::get(i64, offsets[i])));
     }
-    CallBase &direct = promoteCallWithVTableCmp(*cb, vptr, targets[k].second, points, nullptr);
+    MDNode *branch = nullptr;
+    if (weights) {
+      // Branch weights are 32-bit: scale both sides alike.
+      uint64_t hit = weights[k], miss = reaching - weights[k];
+      uint64_t scale = std::max(hit, miss) / UINT32_MAX + 1;
+      branch = MDBuilder(m.getContext()).createBranchWeights(uint32_t(hit / scale), uint32_t(miss / scale));
+      reaching = miss;
+    }
+    CallBase &direct = promoteCallWithVTableCmp(*cb, vptr, targets[k].second, points, branch);
     direct.setCalledOperand(targets[k].first);
+    drop_value_profile(direct);
+  }
+  if (fallback) {
+    drop_value_profile(*cb);
+    return WPD_OK;
   }
   promoteCall(*cb, targets.back().second);
   cb->setCalledOperand(targets.back().first);
+  drop_value_profile(*cb);
   return WPD_OK;
 }
 

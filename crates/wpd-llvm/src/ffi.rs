@@ -264,7 +264,18 @@ unsafe extern "C" {
         names: *const *const c_char,
         name_lens: *const usize,
         offsets: *const u64,
+        fallback: c_int,
+        weights: *const u64,
+        rest: u64,
     ) -> Status;
+    pub fn wpd_function_profile_ids(function: LLVMValueRef, out: *mut u64) -> usize;
+    pub fn wpd_call_value_profile(
+        call: LLVMValueRef,
+        total: *mut u64,
+        ids: *mut u64,
+        counts: *mut u64,
+        cap: usize,
+    ) -> usize;
     pub fn wpd_rewrite_single_impl(call: LLVMValueRef, callee: LLVMValueRef) -> Status;
     pub fn wpd_named_global(module: LLVMModuleRef, name: *const c_char, len: usize, kind: c_int) -> LLVMValueRef;
     pub fn wpd_callee_or_declare(call: LLVMValueRef, name: *const c_char, len: usize) -> LLVMValueRef;

@@ -408,6 +408,18 @@ impl<'m> Value<'m> {
         (!p.is_null()).then(|| Value::new(p))
     }
 
+    /// The ids an indirect call's value profile may name this function
+    /// definition by (MD5 hashes of its PGO names, its plain name and its
+    /// global identifier), sorted; empty unless its module was built with a
+    /// profile.
+    pub fn profile_ids(self) -> Vec<u64> {
+        let mut out = [0u64; 8];
+        // SAFETY: `out` holds the 7 entries the shim may write (and one more); it checks
+        // that the value is a function definition.
+        let n = unsafe { ffi::wpd_function_profile_ids(self.raw, out.as_mut_ptr()) };
+        out[..n.min(8)].to_vec()
+    }
+
     /// Calling convention of a function.
     pub fn calling_conv(self) -> u32 {
         // SAFETY: a function.

@@ -11,6 +11,7 @@ use crate::{Module, Value, ffi};
 use llvm_sys::prelude::LLVMValueRef;
 use std::collections::HashSet;
 use std::marker::PhantomData;
+use std::os::raw::c_int;
 use wpd_summary::TestKind;
 
 /// One `llvm.type.test`, `llvm.public.type.test` or `llvm.type.checked.load`
@@ -83,6 +84,41 @@ impl<'m> VirtualCall<'m> {
     pub fn inst(&self) -> Value<'m> {
         self.call
     }
+
+    /// The call's indirect-call value profile, when the build attached one
+    /// (`-fprofile-use`, `-fprofile-instr-use`): `None` without one.
+    pub fn value_profile(&self) -> Option<ValueProfile> {
+        const MOST: usize = 64;
+        let (mut total, mut ids, mut counts) = (0u64, [0u64; MOST], [0u64; MOST]);
+        // SAFETY: the handle guarantees a live instruction; the arrays hold
+        // the `MOST` entries the shim may write, and it returns how many it
+        // wrote.
+        let n = unsafe {
+            ffi::wpd_call_value_profile(self.call.raw(), &mut total, ids.as_mut_ptr(), counts.as_mut_ptr(), MOST)
+        };
+        (total > 0).then(|| ValueProfile {
+            total,
+            targets: ids[..n].iter().copied().zip(counts[..n].iter().copied()).collect(),
+        })
+    }
+}
+
+/// An indirect call's value profile: how often the call ran, and how often
+/// it called each profiled target (by the target's profile id, see
+/// [`Value::profile_ids`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValueProfile {
+    pub total: u64,
+    pub targets: Vec<(u64, u64)>,
+}
+
+/// How a closed-set dispatch ends ([`Module::rewrite_closed_set`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DispatchEnd {
+    /// The last target is called without a test; no indirect call is left.
+    LastUntested,
+    /// Every target is tested and the indirect call stays for the rest.
+    Fallback,
 }
 
 impl<'c> Module<'c> {
@@ -171,7 +207,12 @@ impl<'c> Module<'c> {
         &self,
         call: VirtualCall<'_>,
         cases: &[DispatchTarget<'_>],
+        end: DispatchEnd,
+        weights: Option<(&[u64], u64)>,
     ) -> Result<bool, RewriteError> {
+        if weights.is_some_and(|(w, _)| w.len() != cases.len()) {
+            return Ok(false);
+        }
         let callees: Vec<LLVMValueRef> =
             cases.iter().map(|c| callee_or_declare(call.call, c.callee)).collect::<Result<_, _>>()?;
         let mut first = Vec::with_capacity(cases.len());
@@ -184,11 +225,14 @@ impl<'c> Module<'c> {
                 offsets.push(*offset);
             }
         }
+        // The end of the last case's address points: a fallback tests it.
+        first.push(names.len());
         // SAFETY: the handle guarantees a live call and its tested pointer;
-        // every array is as long as the shim reads it (`callees` and `first`
-        // one entry per case, the names, lengths and offsets one per address
-        // point, `first` within them), and the names outlive the call. The
-        // shim checks kinds and prototypes before changing anything.
+        // every array is as long as the shim reads it (`callees` and the
+        // weights, checked above, one entry per case, `first` one more; the
+        // names, lengths and offsets one per address point, `first` within
+        // them), and the names outlive the call. The shim checks kinds and
+        // prototypes before changing anything.
         let status = unsafe {
             ffi::wpd_rewrite_closed_set(
                 call.call.raw(),
@@ -199,6 +243,9 @@ impl<'c> Module<'c> {
                 names.as_ptr(),
                 lens.as_ptr(),
                 offsets.as_ptr(),
+                c_int::from(end == DispatchEnd::Fallback),
+                weights.map_or(std::ptr::null(), |(w, _)| w.as_ptr()),
+                weights.map_or(0, |(_, rest)| rest),
             )
         };
         Ok(status.is_ok())

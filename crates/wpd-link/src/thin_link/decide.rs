@@ -27,7 +27,7 @@ const MAX_PADDING: u64 = 128;
 /// Most vtable comparisons a closed-set dispatch makes before its last,
 /// untested target: past that, a compare chain costs more than the
 /// indirect call it replaces.
-const MAX_DISPATCH_COMPARISONS: usize = 6;
+pub const MAX_DISPATCH_COMPARISONS: usize = 6;
 
 /// One vtable of a slot's type id and the function at the slot in it.
 #[derive(Clone, Copy, Debug)]
@@ -304,8 +304,11 @@ impl<'a> Decider<'_, 'a> {
     /// the slot's members are complete ([`members`]: the type id is not
     /// open, no vtable carrying it is public), it has from 2 to
     /// `policy.closed_set` targets, and every target's body is the one the
-    /// program runs. The target held by the most vtables goes last and is
-    /// called without a test; the others are tested most vtables first.
+    /// program runs. Warm targets are tested before cold ones (`cold`,
+    /// `noreturn`, a body that only traps), most vtables first; the first
+    /// cold target, else the one held by the most vtables, goes last and is
+    /// called without a test. A call with a value profile is ordered by it
+    /// in the backend (`wpd::rewrite::closed_set`).
     fn dispatch(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite]) {
         let limit = usize::from(self.policy.closed_set);
         if limit < 2 || d.resolution == Resolution::SingleImpl {
@@ -320,17 +323,25 @@ impl<'a> Decider<'_, 'a> {
         for m in members {
             by_target.entry(m.function).or_default().push(m);
         }
+        let cold =
+            |k: SymKey<'a>| link.function_facts(k).is_some_and(|f| f.cold || f.noreturn || f.body == Body::TrapOnly);
         let mut cases: Vec<(SymKey<'a>, Vec<&SlotMember<'a>>)> = by_target.into_iter().collect();
-        cases.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        cases.sort_by(|a, b| cold(a.0).cmp(&cold(b.0)).then(b.1.len().cmp(&a.1.len())).then(a.0.cmp(&b.0)));
         if cases.len() < 2 {
             return;
         }
+        // The target called without a test: the first cold one (a cold
+        // target is never tested before a warm one), else the one with the
+        // most vtables (the fewest comparisons).
+        let last = cases.iter().position(|c| cold(c.0)).unwrap_or(0);
+        let untested = cases.remove(last);
+        cases.push(untested);
         let note = if cases.len() > limit {
             Some(format!("closed set of {} targets, more than {limit}", cases.len()))
         } else if let Some(why) = cases.iter().find_map(|(k, _)| link.unknown_body(*k)) {
             Some(format!("no closed-set dispatch: the body of a target is not known: {why}"))
         } else {
-            let tested: usize = cases[1..].iter().map(|(_, v)| v.len()).sum();
+            let tested: usize = cases[..cases.len() - 1].iter().map(|(_, v)| v.len()).sum();
             (tested > MAX_DISPATCH_COMPARISONS)
                 .then(|| format!("closed set needs {tested} vtable comparisons, more than {MAX_DISPATCH_COMPARISONS}"))
         };
@@ -341,11 +352,11 @@ impl<'a> Decider<'_, 'a> {
             });
             return;
         }
-        cases.rotate_left(1);
         d.closed_set = cases
             .into_iter()
-            .map(|(target, vtables)| {
-                let target = self.export_local(target, false);
+            .map(|(key, vtables)| {
+                let target = self.export_local(key, false);
+                let profile_ids = link.function_facts(key).map(|f| f.profile_ids.clone()).unwrap_or_default();
                 let mut vtables: Vec<AddressPoint> = vtables
                     .into_iter()
                     .map(|m| {
@@ -355,7 +366,7 @@ impl<'a> Decider<'_, 'a> {
                     .collect();
                 vtables.sort();
                 vtables.dedup();
-                DispatchCase { target, vtables }
+                DispatchCase { target, vtables, profile_ids, cold: cold(key) }
             })
             .collect();
         d.dispatched = left;

@@ -136,7 +136,7 @@ pub fn passthrough(
         if !site.assumed || Outcome::planned(plan, site, &policy) != Outcome::Indirect {
             return None;
         }
-        stats.calls.push(CallOutcome { site: site.clone(), outcome: Outcome::Indirect });
+        stats.calls.push(CallOutcome { site: site.clone(), outcome: Outcome::Indirect, dispatch: None });
     }
     // One type test per (function, test index), however many calls it guards.
     let tests = summary.call_sites.iter().map(|c| (&c.function, c.test_index)).collect::<BTreeSet<_>>().len();

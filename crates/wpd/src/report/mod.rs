@@ -17,6 +17,7 @@ pub mod yaml;
 
 use crate::backends::{BackendStats, CallOutcome, Outcome};
 use crate::policy::Policy;
+use crate::rewrite::closed_set::Dispatched;
 use crate::timing::Timings;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -51,7 +52,13 @@ pub fn indirect_reason(plan: &Plan, c: &CallSite) -> String {
 
 /// What a remark says about call `c` with `outcome`, without where the call
 /// is; `None` when it gets none (`missed`: calls left indirect get one too).
-fn remark_message(plan: &Plan, c: &CallSite, outcome: Outcome, missed: bool) -> Option<String> {
+fn remark_message(
+    plan: &Plan,
+    c: &CallSite,
+    outcome: Outcome,
+    dispatch: Option<&Dispatched>,
+    missed: bool,
+) -> Option<String> {
     c.call.as_ref()?;
     if outcome == Outcome::Indirect {
         return missed.then(|| format!("missed: virtual call left indirect: {}", indirect_reason(plan, c)));
@@ -60,10 +67,24 @@ fn remark_message(plan: &Plan, c: &CallSite, outcome: Outcome, missed: bool) -> 
     match outcome {
         Outcome::Indirect => None,
         Outcome::Speculative => Some(format!("speculative: guarded direct call to {}", d.speculative.join(" or "))),
-        Outcome::ClosedSet => {
-            let targets: Vec<&str> = d.closed_set.iter().map(|c| c.target.as_str()).collect();
-            Some(format!("closed-set: dispatched over {} targets: {}", targets.len(), targets.join(", ")))
-        }
+        Outcome::ClosedSet => Some(match dispatch {
+            Some(p) if p.profiled && p.fallback => format!(
+                "closed-set: dispatched over {} of {} targets in profile order: {}; {} cold in the profile stay indirect",
+                p.targets.len(),
+                p.of,
+                p.targets.join(", "),
+                p.of as usize - p.targets.len()
+            ),
+            Some(p) if p.profiled => format!(
+                "closed-set: dispatched over {} targets in profile order: {}",
+                p.targets.len(),
+                p.targets.join(", ")
+            ),
+            _ => {
+                let targets: Vec<&str> = d.closed_set.iter().map(|c| c.target.as_str()).collect();
+                format!("closed-set: dispatched over {} targets: {}", targets.len(), targets.join(", "))
+            }
+        }),
         o => {
             let callee = d.targets.first().map(String::as_str).unwrap_or("?");
             Some(format!("{}: devirtualized a call to {callee}", o.remark_name()))
@@ -72,8 +93,15 @@ fn remark_message(plan: &Plan, c: &CallSite, outcome: Outcome, missed: bool) -> 
 }
 
 /// The remark line for call `c`: the message and where the call is.
-fn remark(plan: &Plan, c: &CallSite, outcome: Outcome, module: &str, missed: bool) -> Option<String> {
-    remark_message(plan, c, outcome, missed).map(|m| format!("{m}{}", at(c, module)))
+fn remark(
+    plan: &Plan,
+    c: &CallSite,
+    outcome: Outcome,
+    dispatch: Option<&Dispatched>,
+    module: &str,
+    missed: bool,
+) -> Option<String> {
+    remark_message(plan, c, outcome, dispatch, missed).map(|m| format!("{m}{}", at(c, module)))
 }
 
 /// Which remarks to print.
@@ -120,7 +148,9 @@ pub fn remarks(summaries: &[ModuleSummary], plan: &Plan, stats: &[BackendStats],
     };
     program_calls(plan, stats)
         .filter(|(_, c)| if c.outcome == Outcome::Indirect { missed } else { passed })
-        .filter_map(|(m, c)| remark(plan, &c.site, c.outcome, &summaries[m.index()].module.name, missed))
+        .filter_map(|(m, c)| {
+            remark(plan, &c.site, c.outcome, c.dispatch.as_ref(), &summaries[m.index()].module.name, missed)
+        })
         .collect()
 }
 
@@ -129,7 +159,7 @@ pub fn remarks_yaml(stats: &[BackendStats], plan: &Plan) -> String {
     let mut records = Vec::new();
     for (_, c) in program_calls(plan, stats) {
         // The location goes to DebugLoc, not into the message.
-        let Some(message) = remark_message(plan, &c.site, c.outcome, true) else { continue };
+        let Some(message) = remark_message(plan, &c.site, c.outcome, c.dispatch.as_ref(), true) else { continue };
         records.push(yaml::Record {
             passed: c.outcome != Outcome::Indirect,
             location: c.site.location.as_deref(),
@@ -146,7 +176,7 @@ pub fn planned_remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy
     let mut out = Vec::new();
     for (m, s) in modules(summaries) {
         for c in s.call_sites.iter().filter(|c| plan.in_program(m, &c.function)) {
-            out.extend(remark(plan, c, Outcome::planned(plan, c, policy), &s.module.name, false));
+            out.extend(remark(plan, c, Outcome::planned(plan, c, policy), None, &s.module.name, false));
         }
     }
     out

@@ -40,6 +40,8 @@ pub struct CallOutcome {
     /// The call site as the summarizer recorded it.
     pub site: CallSite,
     pub outcome: Outcome,
+    /// For a closed-set dispatch, the order it tests its targets in.
+    pub dispatch: Option<closed_set::Dispatched>,
 }
 
 /// What the backend did to one module.
@@ -114,13 +116,13 @@ pub fn module<'c>(
         let parts: Vec<&Module<'_>> = modules.iter().collect();
         for c in summarize::scan(&parts, hash) {
             let part = &modules[c.part];
-            let outcome = match c.call {
+            let (outcome, dispatch) = match c.call {
                 Some(call) => apply(part, call, &c.site, plan, &policy).map_err(|e| {
                     Error::at(&input.name, format!("cannot apply the plan to a call in {}: {e}", c.site.function))
                 })?,
-                None => Outcome::Indirect,
+                None => (Outcome::Indirect, None),
             };
-            stats.calls.push(CallOutcome { site: c.site, outcome });
+            stats.calls.push(CallOutcome { site: c.site, outcome, dispatch });
         }
     }
     // The summary's order: by function, then test, program order within.
@@ -189,17 +191,18 @@ pub fn call_policy(plan: &Plan) -> Policy {
 
 /// Applies the plan to one call (recorded as `site`): carries out what
 /// [`Outcome::planned`] says (the one place that decides), and returns what
-/// was done — `Indirect` where a guard could not be added.
+/// was done — `Indirect` where a guard could not be added — with the order
+/// of a closed-set dispatch.
 pub fn apply(
     module: &Module<'_>,
     call: VirtualCall<'_>,
     site: &CallSite,
     plan: &Plan,
     policy: &Policy,
-) -> Result<Outcome, RewriteError> {
+) -> Result<(Outcome, Option<closed_set::Dispatched>), RewriteError> {
     let planned = Outcome::planned(plan, site, policy);
     let Some(d) = site.offset.and_then(|off| plan.decision(&site.type_id, off)) else {
-        return Ok(Outcome::Indirect);
+        return Ok((Outcome::Indirect, None));
     };
     let by_args = d.for_args(site.const_args.as_deref());
     match (planned, &d.target, by_args) {
@@ -210,20 +213,16 @@ pub fn apply(
             virtual_const_prop::apply(module, call, a)?
         }
         (Outcome::ClosedSet, _, _) => {
-            return Ok(if closed_set::apply(module, call, &d.closed_set)? {
-                Outcome::ClosedSet
-            } else {
-                Outcome::Indirect
+            return Ok(match closed_set::apply(module, call, &d.closed_set)? {
+                Some(dispatched) => (Outcome::ClosedSet, Some(dispatched)),
+                None => (Outcome::Indirect, None),
             });
         }
         (Outcome::Speculative, _, _) => {
-            return Ok(if speculative::apply(module, call, &d.speculative)? > 0 {
-                Outcome::Speculative
-            } else {
-                Outcome::Indirect
-            });
+            let guarded = speculative::apply(module, call, &d.speculative)? > 0;
+            return Ok((if guarded { Outcome::Speculative } else { Outcome::Indirect }, None));
         }
-        _ => return Ok(Outcome::Indirect),
+        _ => return Ok((Outcome::Indirect, None)),
     }
-    Ok(planned)
+    Ok((planned, None))
 }

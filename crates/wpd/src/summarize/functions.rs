@@ -93,6 +93,7 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
         noreturn: f.has_fn_attr(attrs.noreturn),
         calling_conv: f.calling_conv(),
         instructions: count,
+        profile_ids: f.profile_ids(),
     }
 }
 
