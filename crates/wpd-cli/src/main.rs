@@ -186,6 +186,21 @@ fn closed_set_arg(v: &str) -> std::result::Result<u8, String> {
     wpd::parse_closed_set(v).ok_or_else(|| format!("invalid value {v:?} (off, or 2 to 8)"))
 }
 
+/// Writes `text` to stdout. A reader that closed the pipe early (`wpd dump
+/// X | head`) ends the program quietly, as `cat` does; another write error
+/// is a one-line error.
+fn emit(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("wpd: error: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 fn main() -> ExitCode {
     wpd_llvm::Context::exit_on_fatal_errors("wpd");
     // wpd's own LLVM options, before any LLVM work (a distributed job adds
@@ -295,7 +310,7 @@ fn report(diff: Option<ReportCommand>, file: Option<PathBuf>, format: wpd::repor
                 (Err(e), _) | (_, Err(e)) => return bad(e),
             };
             let result = d::diff(&old, &new, &gates);
-            print!("{}", d::render(&result, format));
+            emit(&d::render(&result, format));
             for t in &result.tripped {
                 eprintln!("wpd: gate tripped: {t}");
             }
@@ -305,7 +320,7 @@ fn report(diff: Option<ReportCommand>, file: Option<PathBuf>, format: wpd::repor
             let Some(file) = file else { return bad(Error::msg("wpd report: give a report file, or `diff OLD NEW`")) };
             match Report::read(&file) {
                 Ok(r) => {
-                    print!("{}", render::render(&r, format));
+                    emit(&render::render(&r, format));
                     ExitCode::SUCCESS
                 }
                 Err(e) => bad(e),
@@ -368,7 +383,7 @@ fn thin_link(
     timings.phase("write", || wpd_summary::write_file_atomic(Kind::Plan, &plan, out))?;
     if remarks {
         for r in wpd::report::planned_remarks(&summaries, &plan, policy) {
-            println!("{r}");
+            emit(&format!("{r}\n"));
         }
     }
     if time {
@@ -411,6 +426,6 @@ fn dump(file: &std::path::Path) -> Result<()> {
         decode::<ModuleSummary>(Kind::Summary, &bytes, file)?.to_json()
     };
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
-    println!("{text}");
+    emit(&format!("{text}\n"));
     Ok(())
 }
