@@ -29,7 +29,7 @@ use crate::input::BitcodeInput;
 use crate::policy::Policy;
 use crate::summarize;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use wpd_link::outcome::Outcome;
 use wpd_llvm::{Context, Module, RewriteError, VirtualCall};
 use wpd_summary::{CallSite, Linkage, ModuleIdx, Plan};
@@ -113,8 +113,16 @@ pub fn module<'c>(
     // the vtable later retargets the alias (replaceAllUsesWith).
     promote::aliases(&modules, &planned.vtable_aliases, &input.name)?;
     {
+        // `promote::apply` has renamed this module's promoted functions; the
+        // summary (and the plan-vs-backend check, and the order below) know
+        // a call site by the name of its function as clang wrote it.
+        let original: HashMap<&str, &str> =
+            planned.promotions.iter().map(|p| (p.promoted.as_str(), p.symbol.as_str())).collect();
         let parts: Vec<&Module<'_>> = modules.iter().collect();
-        for c in summarize::scan(&parts, hash) {
+        for mut c in summarize::scan(&parts, hash) {
+            if let Some(name) = original.get(c.site.function.as_str()) {
+                c.site.function = (*name).to_string();
+            }
             let part = &modules[c.part];
             let (outcome, dispatch) = match c.call {
                 Some(call) => apply(part, call, &c.site, plan, &policy).map_err(|e| {
