@@ -293,7 +293,7 @@ pub fn parse_wpd_remark(line: &str) -> Option<Remark> {
     let speculative = line.strip_prefix("speculative: guarded direct call to ").map(|r| (SPECULATIVE, r));
     let closed_set = line
         .strip_prefix("closed-set: dispatched over ")
-        .and_then(|r| r.split_once(" targets: "))
+        .and_then(|r| r.split_once(": "))
         .map(|(_, r)| (CLOSED_SET, r));
     let (kind, rest) = match speculative.or(closed_set) {
         Some(s) => s,

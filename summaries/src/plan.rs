@@ -176,6 +176,12 @@ pub struct SlotDecision {
     /// Call sites that get the closed-set dispatch (counted in
     /// `devirtualized` too).
     pub dispatched: u32,
+    /// Where the dispatch reads its case: the byte offset, from the address
+    /// point, of a one-byte case index stored beside every member vtable
+    /// (a class whose target is `closed_set[k]` holds `k`), so each case is
+    /// one comparison however many classes share its target. `None`: the
+    /// dispatch compares the vtable pointer with the cases' address points.
+    pub dispatch_index: Option<i64>,
 }
 
 /// One target of a closed-set dispatch and the vtables that reach it.

@@ -421,6 +421,7 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
         format!("a closed set of {} targets, closed_set is {closed_set}", d.closed_set.len())
     })?;
     ensure(!single || d.closed_set.is_empty(), || "single_impl with a closed set".into())?;
+    ensure(d.dispatch_index.is_none() || !d.closed_set.is_empty(), || "a case index without a closed set".into())?;
     for (k, case) in d.closed_set.iter().enumerate() {
         symbol("a closed-set target", &case.target)?;
         ensure(!case.vtables.is_empty(), || format!("closed-set target {} has no vtable", show(&case.target)))?;
@@ -691,6 +692,7 @@ mod tests {
                 speculated: 0,
                 closed_set: vec![],
                 dispatched: 0,
+                dispatch_index: None,
             }],
             layouts: vec![VtableLayout {
                 symbol: "_ZTV1A".into(),

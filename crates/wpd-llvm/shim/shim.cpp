@@ -787,15 +787,20 @@ static void drop_value_profile(Instruction &i) {
 // and the original indirect call stays for the classes no test matched (the
 // targets a profile calls cold). `weights`, when given, holds a profiled
 // count per target and `rest` the count of what no target matched; each
-// comparison gets the branch weights they imply. A vtable the module lacks
-// is declared as an external i8 global, as for a unique return value.
+// comparison gets the branch weights they imply. With `indexed`, the
+// classes are told apart by the one-byte case index the plan stored beside
+// every vtable at `index_offset` from the address point: the call loads it
+// once and compares it with `case_values[k]`, one comparison per target
+// (no address points are read). A vtable the module lacks is declared as an
+// external i8 global, as for a unique return value.
 // WPD_DECLINED (the call unchanged) when the call is not a plain indirect
 // call, the tested pointer is not an instruction, or a target does not fit
 // the call's prototype; every check comes before the first change.
 WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const LLVMValueRef *callees,
                                  size_t ncases, const size_t *first, const char *const *names,
                                  const size_t *name_lens, const uint64_t *offsets, int fallback,
-                                 const uint64_t *weights, uint64_t rest) {
+                                 const uint64_t *weights, uint64_t rest, int indexed, int64_t index_offset,
+                                 const uint64_t *case_values) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
   auto *vptr = dyn_cast_or_null<Instruction>(tested_pointer(unwrap(vptr_arg)));
   if (!cb || !vptr || ncases < (fallback ? 1u : 2u) || cb->getCalledFunction() || cb->isMustTailCall())
@@ -817,9 +822,20 @@ WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const
   if (weights)
     for (size_t k = 0; k < ncases; ++k) reaching += weights[k];
   size_t tested = fallback ? ncases : ncases - 1;
+  // What each case compares: the vtable pointer, or the loaded case index.
+  Instruction *key = vptr;
+  if (indexed) {
+    IRBuilder<> b(cb);
+    Value *addr = b.CreateGEP(b.getInt8Ty(), vptr, b.getInt64(index_offset));
+    LoadInst *index = b.CreateAlignedLoad(b.getInt8Ty(), addr, Align(1));
+    // The vtable's bytes never change: loads of them may be moved and merged.
+    index->setMetadata(LLVMContext::MD_invariant_load, MDNode::get(m.getContext(), {}));
+    key = index;
+  }
   for (size_t k = 0; k < tested; ++k) {
     SmallVector<Constant *, 4> points;
-    for (size_t i = first[k]; i < first[k + 1]; ++i) {
+    if (indexed) points.push_back(ConstantInt::get(Type::getInt8Ty(m.getContext()), case_values[k]));
+    for (size_t i = first[k]; !indexed && i < first[k + 1]; ++i) {
       StringRef name(names[i], name_lens[i]);
       Constant *g = m.getNamedValue(name);
       if (!g) g = new GlobalVariable(m, i8, /*isConstant=*/true, GlobalValue::ExternalLinkage, nullptr, name);
@@ -833,7 +849,7 @@ WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const
       branch = MDBuilder(m.getContext()).createBranchWeights(uint32_t(hit / scale), uint32_t(miss / scale));
       reaching = miss;
     }
-    CallBase &direct = promoteCallWithVTableCmp(*cb, vptr, targets[k].second, points, branch);
+    CallBase &direct = promoteCallWithVTableCmp(*cb, key, targets[k].second, points, branch);
     direct.setCalledOperand(targets[k].first);
     drop_value_profile(direct);
   }

@@ -267,6 +267,9 @@ unsafe extern "C" {
         fallback: c_int,
         weights: *const u64,
         rest: u64,
+        indexed: c_int,
+        index_offset: i64,
+        case_values: *const u64,
     ) -> Status;
     pub fn wpd_function_profile_ids(function: LLVMValueRef, out: *mut u64) -> usize;
     pub fn wpd_call_value_profile(

@@ -53,6 +53,18 @@ pub struct VirtualCall<'m> {
 pub struct DispatchTarget<'n> {
     pub callee: &'n [u8],
     pub vtables: Vec<(&'n [u8], u64)>,
+    /// The case index its classes hold ([`DispatchKey::CaseIndex`]).
+    pub case_index: u8,
+}
+
+/// What a closed-set dispatch compares ([`Module::rewrite_closed_set`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DispatchKey {
+    /// The vtable pointer, with each target's classes' address points.
+    VtablePointer,
+    /// The one-byte case index stored at this offset from every class's
+    /// address point, with each target's `case_index`.
+    CaseIndex { offset: i64 },
 }
 
 /// Why a rewrite did not apply; the call is unchanged.
@@ -197,18 +209,21 @@ impl<'c> Module<'c> {
         Ok(added)
     }
 
-    /// Closed-set dispatch: `cases` are every target of the call's slot,
-    /// each with the (vtable symbol, address point) pairs of the classes
-    /// that reach it. The call becomes comparisons of the tested vtable
-    /// pointer with each case's address points but the last's, each
-    /// calling its target directly, and a direct call of the last target
-    /// without a test. `Ok(false)`: the call does not fit (unchanged).
+    /// Closed-set dispatch: `cases` are targets of the call's slot, each
+    /// with the (vtable symbol, address point) pairs of the classes that
+    /// reach it and their case index. The call becomes comparisons of
+    /// `key` (the tested vtable pointer with each case's address points, or
+    /// the case index loaded beside the vtable with each case's index),
+    /// each calling its target directly, and at the `end` a direct call of
+    /// the last target without a test or the indirect call left for the
+    /// rest. `Ok(false)`: the call does not fit (unchanged).
     pub fn rewrite_closed_set(
         &self,
         call: VirtualCall<'_>,
         cases: &[DispatchTarget<'_>],
         end: DispatchEnd,
         weights: Option<(&[u64], u64)>,
+        key: DispatchKey,
     ) -> Result<bool, RewriteError> {
         if weights.is_some_and(|(w, _)| w.len() != cases.len()) {
             return Ok(false);
@@ -227,12 +242,17 @@ impl<'c> Module<'c> {
         }
         // The end of the last case's address points: a fallback tests it.
         first.push(names.len());
+        let case_values: Vec<u64> = cases.iter().map(|c| u64::from(c.case_index)).collect();
+        let (indexed, index_offset) = match key {
+            DispatchKey::VtablePointer => (0, 0),
+            DispatchKey::CaseIndex { offset } => (1, offset),
+        };
         // SAFETY: the handle guarantees a live call and its tested pointer;
         // every array is as long as the shim reads it (`callees` and the
-        // weights, checked above, one entry per case, `first` one more; the
-        // names, lengths and offsets one per address point, `first` within
-        // them), and the names outlive the call. The shim checks kinds and
-        // prototypes before changing anything.
+        // weights, checked above, and the case values one entry per case,
+        // `first` one more; the names, lengths and offsets one per address
+        // point, `first` within them), and the names outlive the call. The
+        // shim checks kinds and prototypes before changing anything.
         let status = unsafe {
             ffi::wpd_rewrite_closed_set(
                 call.call.raw(),
@@ -246,6 +266,9 @@ impl<'c> Module<'c> {
                 c_int::from(end == DispatchEnd::Fallback),
                 weights.map_or(std::ptr::null(), |(w, _)| w.as_ptr()),
                 weights.map_or(0, |(_, rest)| rest),
+                indexed,
+                index_offset,
+                case_values.as_ptr(),
             )
         };
         Ok(status.is_ok())

@@ -287,6 +287,7 @@ impl<'a> Decider<'_, 'a> {
             speculated: 0,
             closed_set: Vec::new(),
             dispatched: 0,
+            dispatch_index: None,
         };
         // The members for unguarded rewrites, found once for both rules.
         match members(link, self.policy, &self.open, type_id, offset) {
@@ -308,7 +309,10 @@ impl<'a> Decider<'_, 'a> {
     /// `noreturn`, a body that only traps), most vtables first; the first
     /// cold target, else the one held by the most vtables, goes last and is
     /// called without a test. A call with a value profile is ordered by it
-    /// in the backend (`wpd::rewrite::closed_set`).
+    /// in the backend (`wpd::rewrite::closed_set`). The calls compare the
+    /// vtable pointer with the classes' address points, or, where classes
+    /// share targets, a case index stored beside the vtables
+    /// ([`Self::place_index`]).
     fn dispatch(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite]) {
         let limit = usize::from(self.policy.closed_set);
         if limit < 2 || d.resolution == Resolution::SingleImpl {
@@ -336,14 +340,33 @@ impl<'a> Decider<'_, 'a> {
         let last = cases.iter().position(|c| cold(c.0)).unwrap_or(0);
         let untested = cases.remove(last);
         cases.push(untested);
+        let mut index = None;
         let note = if cases.len() > limit {
             Some(format!("closed set of {} targets, more than {limit}", cases.len()))
         } else if let Some(why) = cases.iter().find_map(|(k, _)| link.unknown_body(*k)) {
             Some(format!("no closed-set dispatch: the body of a target is not known: {why}"))
         } else {
+            // Comparing the vtable pointer costs one comparison per tested
+            // class; a case index beside the vtables costs a one-byte load
+            // and one comparison per tested target. The index is taken when
+            // classes share targets enough to pay for the load, or when the
+            // comparisons would be too many.
             let tested: usize = cases[..cases.len() - 1].iter().map(|(_, v)| v.len()).sum();
-            (tested > MAX_DISPATCH_COMPARISONS)
-                .then(|| format!("closed set needs {tested} vtable comparisons, more than {MAX_DISPATCH_COMPARISONS}"))
+            let mut why_not = None;
+            if tested > cases.len() || tested > MAX_DISPATCH_COMPARISONS {
+                match self.place_index(members, &cases) {
+                    Ok(offset) => index = Some(offset),
+                    Err(why) => why_not = Some(why),
+                }
+            }
+            (index.is_none() && tested > MAX_DISPATCH_COMPARISONS).then(|| {
+                let mut note =
+                    format!("closed set needs {tested} vtable comparisons, more than {MAX_DISPATCH_COMPARISONS}");
+                if let Some(why) = why_not {
+                    note += &format!(", and no case index beside its vtables: {why}");
+                }
+                note
+            })
         };
         if let Some(note) = note {
             d.reason = Some(match d.reason.take() {
@@ -370,6 +393,7 @@ impl<'a> Decider<'_, 'a> {
             })
             .collect();
         d.dispatched = left;
+        d.dispatch_index = index;
         d.devirtualized += left;
         self.stats.closed_set += left;
         let by_args: u32 = d.by_args.iter().filter(|a| a.resolution == d.resolution).map(|a| a.call_sites).sum();
@@ -379,6 +403,35 @@ impl<'a> Decider<'_, 'a> {
         if d.devirtualized == d.call_sites {
             d.reason = None;
         }
+    }
+
+    /// Stores a one-byte case index beside every vtable of `members`: the
+    /// position in `cases` of the member's target. Its byte offset from the
+    /// address point, or why it cannot be stored (the same rules and budget
+    /// as virtual constant propagation).
+    fn place_index(
+        &mut self,
+        members: &[SlotMember<'a>],
+        cases: &[(SymKey<'a>, Vec<&SlotMember<'a>>)],
+    ) -> Result<i64, String> {
+        let link = self.link;
+        for m in members {
+            let vt = link.vtable(m.vtable);
+            let align = vcp_alignment(vt);
+            if align > MAX_PADDING {
+                return Err(format!("vtable {} is aligned to {align} bytes", vt.symbol));
+            }
+        }
+        let lay: Vec<Member> = members
+            .iter()
+            .map(|m| Member { vtable: m.vtable, address_point: m.address_point, size: link.vtable(m.vtable).size })
+            .collect();
+        let values: Vec<u64> =
+            members.iter().map(|m| cases.iter().position(|(k, _)| *k == m.function).unwrap_or(0) as u64).collect();
+        let budget = vcp_budget(link, members, 8);
+        let p = self.layout.place(&lay, 8, budget).ok_or_else(|| format!("it would add more than {budget} bytes"))?;
+        self.layout.store(&lay, 8, p, &values);
+        Ok(p.byte_offset)
     }
 
     /// Guarded speculation for the calls of `d` left indirect.

@@ -22,7 +22,7 @@ use crate::timing::Timings;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use wpd_summary::ids::modules;
-use wpd_summary::{CallSite, ModuleIdx, ModuleSummary, Plan};
+use wpd_summary::{CallSite, ModuleIdx, ModuleSummary, Plan, SlotDecision};
 
 /// Where a call site is, for messages: its source location, else its
 /// function and module.
@@ -67,28 +67,39 @@ fn remark_message(
     match outcome {
         Outcome::Indirect => None,
         Outcome::Speculative => Some(format!("speculative: guarded direct call to {}", d.speculative.join(" or "))),
-        Outcome::ClosedSet => Some(match dispatch {
-            Some(p) if p.profiled && p.fallback => format!(
-                "closed-set: dispatched over {} of {} targets in profile order: {}; {} cold in the profile stay indirect",
-                p.targets.len(),
-                p.of,
-                p.targets.join(", "),
-                p.of as usize - p.targets.len()
-            ),
-            Some(p) if p.profiled => format!(
-                "closed-set: dispatched over {} targets in profile order: {}",
-                p.targets.len(),
-                p.targets.join(", ")
-            ),
-            _ => {
-                let targets: Vec<&str> = d.closed_set.iter().map(|c| c.target.as_str()).collect();
-                format!("closed-set: dispatched over {} targets: {}", targets.len(), targets.join(", "))
-            }
-        }),
+        Outcome::ClosedSet => Some(closed_set_message(d, dispatch)),
         o => {
             let callee = d.targets.first().map(String::as_str).unwrap_or("?");
             Some(format!("{}: devirtualized a call to {callee}", o.remark_name()))
         }
+    }
+}
+
+/// A closed-set remark: `closed-set: dispatched over N targets[ by case
+/// index][ in profile order]: T1, T2[; K cold in the profile stay
+/// indirect]` (`over K of N targets` when cold ones stay indirect).
+fn closed_set_message(d: &SlotDecision, dispatch: Option<&Dispatched>) -> String {
+    let plan_order: Vec<String> = d.closed_set.iter().map(|c| c.target.clone()).collect();
+    let (targets, of, profiled, fallback) = match dispatch {
+        Some(p) => (&p.targets, p.of as usize, p.profiled, p.fallback),
+        None => (&plan_order, plan_order.len(), false, false),
+    };
+    let mut how = String::new();
+    if d.dispatch_index.is_some() {
+        how += " by case index";
+    }
+    if profiled {
+        how += " in profile order";
+    }
+    let list = targets.join(", ");
+    if fallback {
+        let cold = of - targets.len();
+        format!(
+            "closed-set: dispatched over {} of {of} targets{how}: {list}; {cold} cold in the profile stay indirect",
+            targets.len()
+        )
+    } else {
+        format!("closed-set: dispatched over {} targets{how}: {list}", targets.len())
     }
 }
 

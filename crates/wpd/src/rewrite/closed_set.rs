@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 use wpd_link::decide::MAX_DISPATCH_COMPARISONS;
-use wpd_llvm::{DispatchEnd, DispatchTarget, Module, RewriteError, ValueProfile, VirtualCall};
+use wpd_llvm::{DispatchEnd, DispatchKey, DispatchTarget, Module, RewriteError, ValueProfile, VirtualCall};
 use wpd_summary::DispatchCase;
 
 /// A target called by less than this share (in percent) of a profiled
@@ -32,6 +32,8 @@ pub struct Dispatched {
     pub of: u32,
     /// The order is the call's value profile's (else the plan's).
     pub profiled: bool,
+    /// The call compared the case index stored beside the vtables.
+    pub indexed: bool,
 }
 
 /// The order a call dispatches in: indices into the plan's cases, how the
@@ -46,8 +48,9 @@ pub struct Order {
 
 /// The order for a call with `profile` over `cases` (the plan's, in its
 /// static order): the plan's when the call has no profile or the profile
-/// names none of the targets.
-pub fn order(cases: &[DispatchCase], profile: Option<&ValueProfile>) -> Order {
+/// names none of the targets. `indexed`: each case is one comparison of the
+/// case index, else one per address point.
+pub fn order(cases: &[DispatchCase], profile: Option<&ValueProfile>, indexed: bool) -> Order {
     let plan_order = Order { cases: (0..cases.len()).collect(), end: DispatchEnd::LastUntested, weights: None };
     let Some(p) = profile else { return plan_order };
     let counts: Vec<u64> = cases
@@ -74,10 +77,11 @@ pub fn order(cases: &[DispatchCase], profile: Option<&ValueProfile>) -> Order {
             end = DispatchEnd::LastUntested;
             break;
         }
-        if cold(i) || comparisons + cases[i].vtables.len() > MAX_DISPATCH_COMPARISONS {
+        let cost = if indexed { 1 } else { cases[i].vtables.len() };
+        if cold(i) || comparisons + cost > MAX_DISPATCH_COMPARISONS {
             break;
         }
-        comparisons += cases[i].vtables.len();
+        comparisons += cost;
         chosen.push(i);
     }
     if chosen.is_empty() {
@@ -89,15 +93,17 @@ pub fn order(cases: &[DispatchCase], profile: Option<&ValueProfile>) -> Order {
 }
 
 /// Dispatches `call` over `cases` (the plan's, in its static order),
-/// ordered by the call's value profile when it has one; `None` when the
-/// call does not fit and stays indirect.
+/// ordered by the call's value profile when it has one, comparing the case
+/// index at `index` from the address point when the plan stored one;
+/// `None` when the call does not fit and stays indirect.
 pub fn apply(
     module: &Module<'_>,
     call: VirtualCall<'_>,
     cases: &[DispatchCase],
+    index: Option<i64>,
 ) -> Result<Option<Dispatched>, RewriteError> {
     let profile = call.value_profile();
-    let order = order(cases, profile.as_ref());
+    let order = order(cases, profile.as_ref(), index.is_some());
     let chosen: Vec<&DispatchCase> = order.cases.iter().map(|&i| &cases[i]).collect();
     let targets: Vec<std::borrow::Cow<'_, [u8]>> =
         chosen.iter().map(|c| wpd_summary::name::to_bytes(&c.target)).collect();
@@ -108,13 +114,17 @@ pub fn apply(
     let dispatch: Vec<DispatchTarget<'_>> = targets
         .iter()
         .zip(&vtables)
-        .map(|(t, vs)| DispatchTarget {
+        .zip(&order.cases)
+        .map(|((t, vs), &k)| DispatchTarget {
             callee: t.as_ref(),
             vtables: vs.iter().map(|(n, o)| (n.as_ref(), *o)).collect(),
+            // The plan has at most 8 cases (`--wpd-closed-set`).
+            case_index: u8::try_from(k).unwrap_or(u8::MAX),
         })
         .collect();
     let weights = order.weights.as_ref().map(|(w, rest)| (w.as_slice(), *rest));
-    if !module.rewrite_closed_set(call, &dispatch, order.end, weights)? {
+    let key = index.map_or(DispatchKey::VtablePointer, |offset| DispatchKey::CaseIndex { offset });
+    if !module.rewrite_closed_set(call, &dispatch, order.end, weights, key)? {
         return Ok(None);
     }
     Ok(Some(Dispatched {
@@ -122,6 +132,7 @@ pub fn apply(
         fallback: order.end == DispatchEnd::Fallback,
         of: cases.len() as u32,
         profiled: order.weights.is_some(),
+        indexed: index.is_some(),
     }))
 }
 
@@ -146,18 +157,18 @@ mod tests {
     #[test]
     fn without_a_profile_the_plan_order_stands() {
         let cases = [case("a", 1, 1), case("b", 2, 1), case("c", 3, 2)];
-        let o = order(&cases, None);
+        let o = order(&cases, None, false);
         assert_eq!(o.cases, [0, 1, 2]);
         assert_eq!(o.end, DispatchEnd::LastUntested);
         assert_eq!(o.weights, None);
         // A profile naming none of the targets changes nothing either.
-        assert_eq!(order(&cases, Some(&profile(10, &[(9, 10)]))).cases, [0, 1, 2]);
+        assert_eq!(order(&cases, Some(&profile(10, &[(9, 10)])), false).cases, [0, 1, 2]);
     }
 
     #[test]
     fn the_hottest_target_is_tested_first_and_the_coldest_left_untested() {
         let cases = [case("a", 1, 1), case("b", 2, 1), case("c", 3, 2)];
-        let o = order(&cases, Some(&profile(100, &[(3, 70), (1, 10), (2, 20)])));
+        let o = order(&cases, Some(&profile(100, &[(3, 70), (1, 10), (2, 20)])), false);
         assert_eq!(o.cases, [2, 1, 0]);
         assert_eq!(o.end, DispatchEnd::LastUntested);
         assert_eq!(o.weights, Some((vec![70, 20, 10], 0)));
@@ -168,12 +179,12 @@ mod tests {
         let cases = [case("a", 1, 1), case("b", 2, 1), case("c", 3, 1), case("d", 4, 1)];
         // c and d are cold (under 1%): a and b are tested, the rest stays
         // indirect.
-        let o = order(&cases, Some(&profile(1000, &[(2, 900), (1, 99), (3, 1)])));
+        let o = order(&cases, Some(&profile(1000, &[(2, 900), (1, 99), (3, 1)])), false);
         assert_eq!(o.cases, [1, 0]);
         assert_eq!(o.end, DispatchEnd::Fallback);
         assert_eq!(o.weights, Some((vec![900, 99], 1)));
         // One cold target is called without a test.
-        let o = order(&cases[..3], Some(&profile(1000, &[(2, 900), (1, 99), (3, 1)])));
+        let o = order(&cases[..3], Some(&profile(1000, &[(2, 900), (1, 99), (3, 1)])), false);
         assert_eq!(o.cases, [1, 0, 2]);
         assert_eq!(o.end, DispatchEnd::LastUntested);
     }
@@ -183,8 +194,13 @@ mod tests {
         // The hottest target has 6 address points, the next 2: only the
         // first is tested; the other two stay indirect.
         let cases = [case("a", 1, 6), case("b", 2, 2), case("c", 3, 1)];
-        let o = order(&cases, Some(&profile(100, &[(1, 50), (2, 30), (3, 20)])));
+        let o = order(&cases, Some(&profile(100, &[(1, 50), (2, 30), (3, 20)])), false);
         assert_eq!(o.cases, [0]);
         assert_eq!(o.end, DispatchEnd::Fallback);
+        // With a case index each target is one comparison: all are tested
+        // but the last.
+        let o = order(&cases, Some(&profile(100, &[(1, 50), (2, 30), (3, 20)])), true);
+        assert_eq!(o.cases, [0, 1, 2]);
+        assert_eq!(o.end, DispatchEnd::LastUntested);
     }
 }

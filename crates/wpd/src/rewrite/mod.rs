@@ -221,7 +221,7 @@ pub fn apply(
             virtual_const_prop::apply(module, call, a)?
         }
         (Outcome::ClosedSet, _, _) => {
-            return Ok(match closed_set::apply(module, call, &d.closed_set)? {
+            return Ok(match closed_set::apply(module, call, &d.closed_set, d.dispatch_index)? {
                 Some(dispatched) => (Outcome::ClosedSet, Some(dispatched)),
                 None => (Outcome::Indirect, None),
             });
