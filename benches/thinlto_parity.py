@@ -21,6 +21,22 @@ with -fno-split-lto-unit):
   box2d      a real code base: Box2D 2.3 (46 objects in an archive, from the
              wrapped2d crate fetched through cargo) and a simulation driver
              (benches/parity/box2d_main.cpp)
+Not run by default (PROGRAMS=...), real code bases fetched through cargo
+and built as tests/realworld.rs builds them, each a library in an archive
+and a driver:
+  libzmq     libzmq 4.3.5 (zeromq-src crate: 118 C++ objects and one C
+             one) and fixtures/realworld/libzmq_driver.cpp (six socket
+             patterns over inproc, tcp, ws and ipc). A short run with an
+             I/O thread per context: its instruction and indirect-call
+             counts vary from run to run (at -O0, by 0.1-0.3%)
+  leveldb    leveldb 1.22 (leveldb-sys crate, 41 objects) and its own
+             benchmark, db/db_bench.cc, run as
+             `db_bench --num=20000 --benchmarks=fillseq,readrandom,readseq`
+             with its database in the work folder; its output is compared
+             with -O0's without its timings
+  libsass    libsass (sass-sys crate 0.4.22: the 65 objects of its
+             Makefile.conf, one of them C) and benches/parity/libsass_main.cpp,
+             which compiles one SCSS stylesheet 40 times through the C API
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, the two programs run in
@@ -56,11 +72,22 @@ slowly: docs/performance.md, "Code layout").
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d";
-also closedset, fixtures/e2e/closed_set),
-DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json).
+also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass),
+DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json),
+PROFILE=1 (profile-guided: each program is first built instrumented,
+clang++-19 -O2 -fprofile-generate=DIR without LTO, run once with its
+normal workload, its profile merged by llvm-profdata-19 merge; the bitcode
+objects are then compiled with -fprofile-use=FILE added, and both linkers
+link those same objects; results in parity-profile.txt/.json, with
+DEBUG_INFO=1 parity-g-profile.txt/.json; work folders end in -profile).
+The -O0 reference, and PROFILE=1's instrumented build and profile, are
+built once per program, not per mode (work folders <program>-O0, with the
+same -g/-profile suffix, and <program>-profile-gen); sources compile as
+many at once as there are cores.
 Exit status 1 when an output differs from -O0 (never for a ratio).
 """
 import collections
+import concurrent.futures
 import glob
 import json
 import os
@@ -84,7 +111,11 @@ WORK = os.path.join(OUT, 'parity-work')
 # DEBUG_INFO=1: the objects carry debug info (-g), as most real builds'
 # do; results then go to parity-g.txt / parity-g.json.
 DEBUG_INFO = os.environ.get('DEBUG_INFO', '') not in ('', '0')
-SUFFIX = '-g' if DEBUG_INFO else ''
+# PROFILE=1: the bitcode objects are compiled with -fprofile-use, the
+# profile of one run of the program's instrumented build; results then go
+# to parity-profile.txt / parity-profile.json.
+PROFILE = os.environ.get('PROFILE', '') not in ('', '0')
+SUFFIX = ('-g' if DEBUG_INFO else '') + ('-profile' if PROFILE else '')
 CFLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables'] + (['-g'] if DEBUG_INFO else [])
 MODES = {'split': [], 'nosplit': ['-fno-split-lto-unit']}
 DEVIRT_KINDS = ('single-impl', 'uniform-ret-val', 'unique-ret-val', 'virtual-const-prop', 'virtual-const-prop-1-bit')
@@ -152,23 +183,117 @@ def run(cmd, cwd=None, capture=True):
     return r.stdout if capture else ''
 
 
-def box2d_root():
-    """Box2D's sources, from the wrapped2d crate (cargo fetch)."""
-    proj = os.path.join(WORK, 'fetch-wrapped2d')
-    os.makedirs(os.path.join(proj, 'src'), exist_ok=True)
-    with open(os.path.join(proj, 'Cargo.toml'), 'w') as f:
-        f.write('[package]\nname = "fetch-wrapped2d"\nversion = "0.0.0"\nedition = "2021"\n'
-                '[dependencies]\nwrapped2d = "=0.4.2"\n[workspace]\n')
-    with open(os.path.join(proj, 'src', 'main.rs'), 'w') as f:
-        f.write('fn main() {}\n')
+def write_if_changed(path, text):
+    """Writes a generated file unless it already holds text (another run
+    of this script, PROFILE=1 beside a plain one, may be reading it)."""
+    if os.path.exists(path):
+        with open(path) as f:
+            if f.read() == text:
+                return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        f.write(text)
+
+
+def crate_dir(name, version):
+    """The directory of crate `name` at `version`, fetched through cargo
+    (as tests/realworld.rs fetches its code bases)."""
+    proj = os.path.join(WORK, f'fetch-{name}')
+    write_if_changed(os.path.join(proj, 'Cargo.toml'),
+                     f'[package]\nname = "fetch-{name}"\nversion = "0.0.0"\nedition = "2021"\n'
+                     f'[dependencies]\n{name} = "={version}"\n[workspace]\n')
+    write_if_changed(os.path.join(proj, 'src', 'main.rs'), 'fn main() {}\n')
     run(['cargo', 'fetch', '--manifest-path', os.path.join(proj, 'Cargo.toml')])
     meta = json.loads(run(['cargo', 'metadata', '--format-version', '1', '--manifest-path', os.path.join(proj, 'Cargo.toml')]))
-    pkg = next(p for p in meta['packages'] if p['name'] == 'wrapped2d')
-    return os.path.join(os.path.dirname(pkg['manifest_path']), 'Box2D', 'Box2D')
+    pkg = next(p for p in meta['packages'] if p['name'] == name)
+    return os.path.dirname(pkg['manifest_path'])
+
+
+def box2d_root():
+    """Box2D's sources, from the wrapped2d crate (cargo fetch)."""
+    return os.path.join(crate_dir('wrapped2d', '0.4.2'), 'Box2D', 'Box2D')
+
+
+class Spec:
+    """How a program is built and run: its sources (.cpp/.cc compiled by
+    clang++-19 with cxxflags, .c by clang-19 with cflags); main_stem, the
+    driver's file name for a library (every other object then goes into an
+    archive); libs, after the objects on each link line; args, its
+    command-line arguments ({work} stands for the folder of the build
+    run); normalize, applied to its output before it is compared with the
+    -O0 build's (for output that holds timings)."""
+
+    def __init__(self, sources, cxxflags=(), cflags=(), main_stem=None, libs=(), args=(), normalize=None):
+        self.sources, self.cxxflags, self.cflags = list(sources), list(cxxflags), list(cflags)
+        self.main_stem, self.libs, self.args = main_stem, list(libs), list(args)
+        self.normalize = normalize or (lambda out: out)
+
+    def command(self, prog, work):
+        return [prog] + [a.replace('{work}', work) for a in self.args]
+
+
+# libzmq 4.3.5's configuration on Linux as the zeromq-src crate's build
+# gives it (-D flags and an empty platform.hpp), without libsodium: as
+# tests/realworld.rs builds it.
+LIBZMQ_DEFINES = ['-DZMQ_USE_CV_IMPL_STL11=1', '-DZMQ_STATIC=1', '-DZMQ_USE_BUILTIN_SHA1=1', '-DZMQ_HAVE_WS=1',
+                  '-DZMQ_HAVE_LINUX=1', '-DZMQ_IOTHREAD_POLLER_USE_EPOLL=1', '-DZMQ_POLL_BASED_ON_POLL=1',
+                  '-DZMQ_HAVE_IPC=1', '-DHAVE_STRNLEN=1', '-DZMQ_HAVE_UIO=1', '-DZMQ_HAVE_STRUCT_SOCKADDR_UN=1']
+
+
+def libzmq(src_dir):
+    vendor = os.path.join(crate_dir('zeromq-src', '0.3.6+4.3.5'), 'vendor')
+    write_if_changed(os.path.join(src_dir, 'platform.hpp'), '')
+    srcs = sorted(os.path.join(vendor, 'src', f) for f in os.listdir(os.path.join(vendor, 'src'))
+                  if f.endswith('.cpp') and f != 'wss_engine.cpp')
+    flags = LIBZMQ_DEFINES + ['-w', '-fPIC'] + ['-I' + d for d in (os.path.join(vendor, 'include'),
+                                                                   os.path.join(vendor, 'src'), src_dir)]
+    return Spec(srcs + [os.path.join(vendor, 'external/sha1/sha1.c'),
+                        os.path.join(ROOT, 'fixtures/realworld/libzmq_driver.cpp')],
+                cxxflags=flags + ['-std=c++11'], cflags=flags, main_stem='libzmq_driver', libs=['-lpthread'])
+
+
+# db_bench's workload: small enough for one run under callgrind to take
+# well under a minute.
+LEVELDB_ARGS = ['--num=20000', '--benchmarks=fillseq,readrandom,readseq', '--db={work}/leveldb-db']
+
+
+def leveldb_output(out):
+    """db_bench's output without what varies from run to run or between
+    -O0 and -O2: the timings and the warning that optimization is off."""
+    out = out.replace('WARNING: Optimization is disabled: benchmarks unnecessarily slow\n', '')
+    out = re.sub(r' *\d+\.\d+ micros/op;', ' T micros/op;', out)
+    return re.sub(r' *\d+\.\d+ MB/s', ' R MB/s', out)
+
+
+def leveldb(src_dir):
+    src = os.path.join(crate_dir('leveldb-sys', '2.0.9'), 'deps', 'leveldb-1.22')
+    write_if_changed(os.path.join(src_dir, 'port', 'port_config.h'),
+                     '#define HAVE_FDATASYNC 1\n#define HAVE_FULLFSYNC 0\n#define HAVE_O_CLOEXEC 1\n'
+                     '#define HAVE_CRC32C 0\n#define HAVE_SNAPPY 0\n')
+    skip = ('_test.cc', '_bench.cc', 'leveldbutil.cc', 'env_windows.cc')
+    srcs = sorted(os.path.join(src, sub, f) for sub in ('db', 'table', 'util') for f in os.listdir(os.path.join(src, sub))
+                  if f.endswith('.cc') and not f.endswith(skip))
+    srcs += [os.path.join(src, 'helpers/memenv/memenv.cc'), os.path.join(src, 'db/db_bench.cc')]
+    flags = ['-std=c++17', '-w', '-DLEVELDB_PLATFORM_POSIX=1', '-DLEVELDB_IS_BIG_ENDIAN=0',
+             '-I' + src, '-I' + os.path.join(src, 'include'), '-I' + src_dir]
+    return Spec(srcs, cxxflags=flags, main_stem='db_bench', libs=['-lpthread'], args=LEVELDB_ARGS,
+                normalize=leveldb_output)
+
+
+def libsass():
+    root = os.path.join(crate_dir('sass-sys', '0.4.22'), 'libsass')
+    # The sources libsass's own Makefile compiles (Makefile.conf).
+    with open(os.path.join(root, 'Makefile.conf')) as f:
+        conf = f.read().replace('\\\n', ' ')
+    names = lambda var: re.search(rf'^{var}\s*=(.*)$', conf, re.M).group(1).split()
+    srcs = [os.path.join(root, 'src', n) for n in names('SOURCES') + names('CSOURCES')]
+    flags = ['-w', '-I' + os.path.join(root, 'include')]
+    return Spec(srcs + [os.path.join(ROOT, 'benches/parity/libsass_main.cpp')], cxxflags=flags + ['-std=c++11'],
+                cflags=flags, main_stem='libsass_main')
 
 
 def sources(program, src_dir):
-    """Writes or finds the program's sources; returns the .cpp files."""
+    """Writes or finds the program's sources; returns its Spec."""
     if program == 'hotloop':
         d = os.path.join(ROOT, 'fixtures/thinlto/import')
     elif program == 'demo':
@@ -186,10 +311,90 @@ def sources(program, src_dir):
     elif program == 'box2d':
         root = box2d_root()
         lib = [os.path.join(dp, f) for dp, _, fs in os.walk(os.path.join(root, 'Box2D')) for f in fs if f.endswith('.cpp')]
-        return sorted(lib) + [os.path.join(ROOT, 'benches/parity/box2d_main.cpp')], ['-I' + root], 'box2d_main'
+        return Spec(sorted(lib) + [os.path.join(ROOT, 'benches/parity/box2d_main.cpp')], cxxflags=['-I' + root],
+                    main_stem='box2d_main')
+    elif program == 'libzmq':
+        return libzmq(src_dir)
+    elif program == 'leveldb':
+        return leveldb(src_dir)
+    elif program == 'libsass':
+        return libsass()
     else:
         sys.exit(f'thinlto_parity: unknown program {program}')
-    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')), [], None
+    return Spec(sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')))
+
+
+def compile_command(spec, src, flags, obj):
+    """The command compiling one source with flags and the program's own."""
+    if src.endswith('.c'):
+        return ['clang-19'] + flags + spec.cflags + ['-c', src, '-o', obj]
+    return ['clang++-19'] + flags + spec.cxxflags + ['-c', src, '-o', obj]
+
+
+def compile_all(commands):
+    """Runs the compile commands, as many at once as the machine has cores
+    (each in its source's folder)."""
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        list(pool.map(lambda c: run(c, cwd=os.path.dirname(c[c.index('-c') + 1])), commands))
+
+
+def object_stem(k, src):
+    return f'{k}-' + os.path.splitext(os.path.basename(src))[0]
+
+
+def program_inputs(spec, objs, lib):
+    """The link's inputs: the objects, or for a library the driver's
+    object and an archive (written to lib) of all the others, as a real
+    build links it; then the program's libraries."""
+    if spec.main_stem:
+        main_objs = [o for o in objs if o.endswith(f'-{spec.main_stem}.o')]
+        if os.path.exists(lib):
+            os.remove(lib)
+        run(['llvm-ar-19', 'rcs', lib] + [o for o in objs if o not in main_objs])
+        objs = main_objs + [lib]
+    return objs + spec.libs
+
+
+def build_reference(program, spec):
+    """The -O0 build of the program and its (normalized) output: built
+    once per program (it depends on no mode)."""
+    if program in REFERENCES:
+        return REFERENCES[program]
+    work = os.path.join(WORK, f'{program}-O0{SUFFIX}')
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    o0 = [os.path.join(work, object_stem(k, s) + '.o') for k, s in enumerate(spec.sources)]
+    compile_all([compile_command(spec, s, ['-O0'], o) for s, o in zip(spec.sources, o0)])
+    ref_prog = os.path.join(work, 'prog.O0')
+    run(['clang++-19'] + program_inputs(spec, o0, os.path.join(work, 'lib.a')) + ['-o', ref_prog])
+    REFERENCES[program] = (work, spec.normalize(run(spec.command(ref_prog, work))))
+    return REFERENCES[program]
+
+
+REFERENCES = {}
+PROFILES = {}
+
+
+def build_profile(program, spec):
+    """PROFILE=1: the program's profile, of one run of its instrumented
+    build (clang++-19 -O2 -fprofile-generate, no LTO) with its normal
+    workload, merged by llvm-profdata-19; built once per program."""
+    if program in PROFILES:
+        return PROFILES[program]
+    work = os.path.join(WORK, f'{program}-profile-gen')
+    shutil.rmtree(work, ignore_errors=True)
+    raw = os.path.join(work, 'raw')
+    os.makedirs(raw)
+    flags = ['-O2', f'-fprofile-generate={raw}']
+    objs = [os.path.join(work, object_stem(k, s) + '.o') for k, s in enumerate(spec.sources)]
+    compile_all([compile_command(spec, s, flags, o) for s, o in zip(spec.sources, objs)])
+    prog = os.path.join(work, 'prog.instrumented')
+    run(['clang++-19'] + flags + program_inputs(spec, objs, os.path.join(work, 'lib.a')) + ['-o', prog])
+    run(spec.command(prog, work))
+    profile = os.path.join(work, 'merged.profdata')
+    run(['llvm-profdata-19', 'merge', '-o', profile] + sorted(glob.glob(os.path.join(raw, '*.profraw'))))
+    PROFILES[program] = profile
+    return profile
 
 
 def timed_links(cmds):
@@ -218,7 +423,7 @@ def timed_links(cmds):
     return times, peak
 
 
-def run_times(progs):
+def run_times(progs, spec, work):
     """CPU time (user + system, ms) of each program over RUNS rounds, the
     programs run in turn within a round, in reverse order every other round
     (so that neither always runs first): one list per program, round by
@@ -229,7 +434,8 @@ def run_times(progs):
         order = range(len(progs)) if r % 2 == 0 else reversed(range(len(progs)))
         for i in order:
             prog = progs[i]
-            child = subprocess.Popen([prog], stdout=subprocess.DEVNULL)
+            # (stderr too: db_bench writes its progress there)
+            child = subprocess.Popen(spec.command(prog, work), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             _, status, usage = os.wait4(child.pid, 0)
             child.returncode = os.waitstatus_to_exitcode(status)
             if child.returncode != 0:
@@ -238,7 +444,7 @@ def run_times(progs):
     return times
 
 
-def instructions(prog):
+def instructions(prog, spec, work):
     """(instructions executed, indirect calls executed) by the program, or
     (None, None) without valgrind. Counted by callgrind (the same on every
     run, whatever the machine's load or the code's alignment): the
@@ -253,7 +459,7 @@ def instructions(prog):
     subprocess.run(['llvm-objcopy-19', '--strip-debug', prog, counted], check=True)
     out = counted + '.callgrind'
     r = subprocess.run(['valgrind', '--tool=callgrind', '--dump-instr=yes', '--compress-pos=no',
-                        '--compress-strings=no', f'--callgrind-out-file={out}', counted],
+                        '--compress-strings=no', f'--callgrind-out-file={out}'] + spec.command(counted, work),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode != 0 or not os.path.exists(out):
         sys.exit(f'thinlto_parity: valgrind {prog} failed:\n{r.stderr}')
@@ -325,36 +531,23 @@ def bench(program, mode):
     work = os.path.join(WORK, f'{program}-{mode}{SUFFIX}')
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    cpps, includes, main_stem = sources(program, os.path.join(WORK, f'{program}-src'))
-    objs, o0 = [], []
-    for k, cpp in enumerate(cpps):
-        stem = f'{k}-' + os.path.splitext(os.path.basename(cpp))[0]
-        obj = os.path.join(work, stem + '.o')
-        run(['clang++-19'] + CFLAGS + MODES[mode] + includes + ['-c', cpp, '-o', obj], cwd=os.path.dirname(cpp))
-        objs.append(obj)
-        ref = os.path.join(work, stem + '.O0.o')
-        run(['clang++-19', '-O0'] + includes + ['-c', cpp, '-o', ref], cwd=os.path.dirname(cpp))
-        o0.append(ref)
+    spec = sources(program, os.path.join(WORK, f'{program}-src'))
+    _, expected = build_reference(program, spec)
+    flags = CFLAGS + MODES[mode] + ([f'-fprofile-use={build_profile(program, spec)}'] if PROFILE else [])
+    objs = [os.path.join(work, object_stem(k, s) + '.o') for k, s in enumerate(spec.sources)]
+    compile_all([compile_command(spec, s, flags, o) for s, o in zip(spec.sources, objs)])
     # The link orders: the given one, then LAYOUTS - 1 shuffles of it (the
     # same for both linkers). A program's code placement follows the order
     # of its inputs, and placement alone moves its run time by a few per
     # cent (lld's own template program: 1.6% between two orders of the
     # same objects), so the run-time ratio averages over placements.
     orders = [objs] + [random.Random(f'{program}-{mode}-{k}').sample(objs, len(objs)) for k in range(1, LAYOUTS)]
-    layouts = []
-    for k, order in enumerate(orders):
-        if main_stem:
-            # A library: everything but the driver goes into an archive, as
-            # a real build links it.
-            main_objs = [o for o in order if o.endswith(f'-{main_stem}.o')]
-            lib = os.path.join(work, 'lib.a' if k == 0 else f'lib-{k}.a')
-            run(['llvm-ar-19', 'rcs', lib] + [o for o in order if o not in main_objs])
-            order = main_objs + [lib]
-        layouts.append(order)
+    # A library: everything but the driver goes into an archive, as a real
+    # build links it.
+    layouts = [program_inputs(spec, order, os.path.join(work, 'lib.a' if k == 0 else f'lib-{k}.a'))
+               for k, order in enumerate(orders)]
     objs = layouts[0]
-    ref_prog = os.path.join(work, 'prog.O0')
-    run(['clang++-19'] + o0 + ['-o', ref_prog])
-    expected = run([ref_prog])
+    output = lambda prog: spec.normalize(run(spec.command(prog, work)))
 
     # The link's inputs, for benches/link_instructions.py.
     with open(os.path.join(work, LINK_INPUTS), 'w') as f:
@@ -364,7 +557,7 @@ def bench(program, mode):
     wpd_cmd, lld_cmd = link_commands(objs, wpd_prog, lld_prog, JOBS, ['-Wl,--wpd-report=' + report])
     (wpd_links, lld_links), (wpd_peak, lld_peak) = timed_links([wpd_cmd, lld_cmd])
     wpd_link, lld_link = min(wpd_links), min(lld_links)
-    same = run([wpd_prog]) == expected and run([lld_prog]) == expected
+    same = output(wpd_prog) == expected and output(lld_prog) == expected
     with open(report) as f:
         wpd_report = json.load(f)
     wpd_sites, wpd_speculative = wpd_devirtualized(wpd_report)
@@ -388,20 +581,20 @@ def bench(program, mode):
         pair = (f'{wpd_prog}.{k}', f'{lld_prog}.{k}')
         for cmd in link_commands(order, *pair, JOBS):
             run(cmd)
-        same = same and all(run([p]) == expected for p in pair)
+        same = same and all(output(p) == expected for p in pair)
         progs.append(pair)
     best, wpd_all, lld_all = [], [], []
     for pair in progs:
-        wpd_runs, lld_runs = run_times(list(pair))
+        wpd_runs, lld_runs = run_times(list(pair), spec, work)
         best.append((min(wpd_runs), min(lld_runs)))
         wpd_all += wpd_runs
         lld_all += lld_runs
     wpd_run = statistics.mean(w for w, _ in best)
     lld_run = statistics.mean(l for _, l in best)
-    (wpd_instr, wpd_icalls), (lld_instr, lld_icalls) = instructions(wpd_prog), instructions(lld_prog)
+    (wpd_instr, wpd_icalls), (lld_instr, lld_icalls) = instructions(wpd_prog, spec, work), instructions(lld_prog, spec, work)
     wpd_text, lld_text = text_size(wpd_prog), text_size(lld_prog)
     return {
-        'program': program, 'mode': mode, 'objects': len(objs), 'layouts': len(layouts),
+        'program': program, 'mode': mode, 'objects': len(objs) - len(spec.libs), 'layouts': len(layouts),
         'run_ms': [round(wpd_run, 1), round(lld_run, 1)], 'run_ratio': wpd_run / lld_run,
         'run_paired_ratio': paired_ratio(wpd_all, lld_all),
         'run_first_layout_ratio': best[0][0] / best[0][1],
@@ -433,7 +626,7 @@ def code_layout(binary):
 def main():
     if not os.access(WPD_LD, os.X_OK):
         sys.exit(f'thinlto_parity: {WPD_LD} not found; run cargo build --release first')
-    for tool in ['clang++-19', 'ld.lld-19', 'size', 'readelf']:
+    for tool in ['clang++-19', 'clang-19', 'ld.lld-19', 'size', 'readelf'] + (['llvm-profdata-19'] if PROFILE else []):
         if shutil.which(tool) is None:
             sys.exit(f'thinlto_parity: {tool} not found')
     os.makedirs(WORK, exist_ok=True)
@@ -444,7 +637,8 @@ def main():
             print(f'benchmarking {program} ({mode})...', file=sys.stderr)
             rows.append(bench(program, mode))
     head = (f'ThinLTO parity: wpd-ld vs lld ThinLTO + LLVM WPD ({time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}, '
-            f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds, {LAYOUTS} link orders{", objects built with -g" if DEBUG_INFO else ""})\n'
+            f'{os.cpu_count()} cores, {JOBS} jobs, {RUNS} rounds, {LAYOUTS} link orders{", objects built with -g" if DEBUG_INFO else ""}'
+            f'{", objects built with -fprofile-use (a run of the -fprofile-generate build)" if PROFILE else ""})\n'
             f'wpd-ld: {WPD_LD}, {layout}\n'
             'ratios are wpd / lld: at most 1.00 means wpd-ld is at least as good\n')
     fmt = '{:<10} {:<8} {:>4} {:>6} {:>6} {:>6} {:>6} {:>7} {:>6} {:>6} {:>6} {:>9} {:>11} {:>11} {:>6}'
