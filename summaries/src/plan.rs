@@ -194,9 +194,6 @@ pub struct DispatchCase {
     /// The ids a call's value profile names `target` by
     /// ([`crate::FunctionFacts::profile_ids`]); empty without a profile.
     pub profile_ids: Vec<u64>,
-    /// The profile or the body says the target is cold (`cold` or
-    /// `noreturn`, or a body that only traps): tested last, if at all.
-    pub cold: bool,
 }
 
 /// A vtable's address point: the value a vtable pointer holds.

@@ -280,7 +280,6 @@ fn mutated_plans_never_panic() {
                         target: "f".into(),
                         vtables: vec![AddressPoint { symbol: "_ZTV1A".into(), offset: 16 }],
                         profile_ids: vec![],
-                        cold: false,
                     },
                     DispatchCase {
                         target: "g".into(),
@@ -289,7 +288,6 @@ fn mutated_plans_never_panic() {
                             AddressPoint { symbol: "_ZTV1C".into(), offset: 16 },
                         ],
                         profile_ids: vec![3, 9],
-                        cold: true,
                     },
                 ],
                 dispatched: 2,

@@ -8,7 +8,7 @@
 //! results), then virtual constant propagation into bytes beside the vtables.
 
 use crate::hierarchy::{Hierarchy, SymKey, VtableId};
-use crate::layout::{Layout, Member};
+use crate::layout::{Layout, Member, Placement};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use std::collections::{BTreeMap, BTreeSet};
@@ -389,7 +389,7 @@ impl<'a> Decider<'_, 'a> {
                     .collect();
                 vtables.sort();
                 vtables.dedup();
-                DispatchCase { target, vtables, profile_ids, cold: cold(key) }
+                DispatchCase { target, vtables, profile_ids }
             })
             .collect();
         d.dispatched = left;
@@ -406,32 +406,16 @@ impl<'a> Decider<'_, 'a> {
     }
 
     /// Stores a one-byte case index beside every vtable of `members`: the
-    /// position in `cases` of the member's target. Its byte offset from the
-    /// address point, or why it cannot be stored (the same rules and budget
-    /// as virtual constant propagation).
+    /// position in `cases` of the member's target ([`Self::store_beside`]).
+    /// Its byte offset from the address point, or why it cannot be stored.
     fn place_index(
         &mut self,
         members: &[SlotMember<'a>],
         cases: &[(SymKey<'a>, Vec<&SlotMember<'a>>)],
     ) -> Result<i64, String> {
-        let link = self.link;
-        for m in members {
-            let vt = link.vtable(m.vtable);
-            let align = vcp_alignment(vt);
-            if align > MAX_PADDING {
-                return Err(format!("vtable {} is aligned to {align} bytes", vt.symbol));
-            }
-        }
-        let lay: Vec<Member> = members
-            .iter()
-            .map(|m| Member { vtable: m.vtable, address_point: m.address_point, size: link.vtable(m.vtable).size })
-            .collect();
         let values: Vec<u64> =
             members.iter().map(|m| cases.iter().position(|(k, _)| *k == m.function).unwrap_or(0) as u64).collect();
-        let budget = vcp_budget(link, members, 8);
-        let p = self.layout.place(&lay, 8, budget).ok_or_else(|| format!("it would add more than {budget} bytes"))?;
-        self.layout.store(&lay, 8, p, &values);
-        Ok(p.byte_offset)
+        Ok(self.store_beside(members, 8, &values)?.byte_offset)
     }
 
     /// Guarded speculation for the calls of `d` left indirect.
@@ -617,40 +601,50 @@ impl<'a> Decider<'_, 'a> {
                 }
             }
         }
-        // Virtual constant propagation: every vtable must keep the field
-        // naturally aligned (LLVM: alignment at least the value's size).
-        // Bytes before a vtable are padded to its alignment, so a vtable
-        // aligned beyond the padding limit cannot take them.
-        for m in members {
-            let vt = link.vtable(m.vtable);
-            let align = vcp_alignment(vt);
-            if align.saturating_mul(8) < u64::from(a.width) || m.address_point % 8 != 0 {
-                a.reason = Some(format!("vtable {} is too little aligned for a {}-bit value", vt.symbol, a.width));
-                return;
-            }
-            if align > MAX_PADDING {
-                a.reason = Some(format!(
-                    "vtable {} is aligned to {align} bytes: padding it would add more than {MAX_PADDING} bytes",
-                    vt.symbol
-                ));
-                return;
-            }
-        }
-        let lay: Vec<Member> = members
-            .iter()
-            .map(|m| Member { vtable: m.vtable, address_point: m.address_point, size: link.vtable(m.vtable).size })
-            .collect();
-        let budget = vcp_budget(link, members, a.width);
-        match self.layout.place(&lay, a.width, budget) {
-            None => a.reason = Some(format!("storing the results would add more than {budget} bytes")),
-            Some(p) => {
-                self.layout.store(&lay, a.width, p, values);
+        match self.store_beside(members, a.width, values) {
+            Err(why) => a.reason = Some(why),
+            Ok(p) => {
                 a.resolution = Resolution::VirtualConstProp;
                 a.byte_offset = p.byte_offset;
                 a.bit = p.bit;
                 self.stats.virtual_const_prop += a.call_sites;
             }
         }
+    }
+
+    /// Stores `values` (one per member, `width` bits each) beside the
+    /// members' vtables at one offset from every address point, as virtual
+    /// constant propagation lays out its results; the placement, or why
+    /// the values cannot be stored. Every vtable must keep the field
+    /// naturally aligned (LLVM: alignment at least the value's size), and
+    /// bytes before a vtable are padded to its alignment, so a vtable
+    /// aligned beyond the padding limit cannot take them.
+    fn store_beside(&mut self, members: &[SlotMember<'a>], width: u32, values: &[u64]) -> Result<Placement, String> {
+        let link = self.link;
+        for m in members {
+            let vt = link.vtable(m.vtable);
+            let align = vcp_alignment(vt);
+            if align.saturating_mul(8) < u64::from(width) || m.address_point % 8 != 0 {
+                return Err(format!("vtable {} is too little aligned for a {width}-bit value", vt.symbol));
+            }
+            if align > MAX_PADDING {
+                return Err(format!(
+                    "vtable {} is aligned to {align} bytes: padding it would add more than {MAX_PADDING} bytes",
+                    vt.symbol
+                ));
+            }
+        }
+        let lay: Vec<Member> = members
+            .iter()
+            .map(|m| Member { vtable: m.vtable, address_point: m.address_point, size: link.vtable(m.vtable).size })
+            .collect();
+        let budget = vcp_budget(link, members, width);
+        let p = self
+            .layout
+            .place(&lay, width, budget)
+            .ok_or_else(|| format!("storing the results would add more than {budget} bytes"))?;
+        self.layout.store(&lay, width, p, values);
+        Ok(p)
     }
 }
 

@@ -146,7 +146,6 @@ mod tests {
             target: name.into(),
             vtables: (0..vtables).map(|k| AddressPoint { symbol: format!("_ZTV{name}{k}"), offset: 16 }).collect(),
             profile_ids: vec![id],
-            cold: false,
         }
     }
 
