@@ -741,30 +741,21 @@ size_t wpd_function_profile_ids(LLVMValueRef fn, uint64_t *out) {
 
 // The indirect-call value profile on `call` (`!prof !{!"VP", i32 0, i64
 // total, i64 id, i64 count, ...}`, as profile-use builds attach it): the
-// total count in `*total` and up to `cap` (id, count) pairs; returns how
-// many pairs there are (0 and a total of 0 without a profile).
+// total count in `*total` and up to `cap` (id, count) pairs, read by
+// LLVM's getValueProfDataFromInst; returns how many it wrote (0 and a total
+// of 0 without a profile).
 size_t wpd_call_value_profile(LLVMValueRef call, uint64_t *total, uint64_t *ids, uint64_t *counts, size_t cap) {
   *total = 0;
   auto *i = dyn_cast<Instruction>(unwrap(call));
-  MDNode *md = i ? i->getMetadata(LLVMContext::MD_prof) : nullptr;
-  if (!md || md->getNumOperands() < 3) return 0;
-  auto *tag = dyn_cast<MDString>(md->getOperand(0));
-  auto *kind = mdconst::dyn_extract<ConstantInt>(md->getOperand(1));
-  auto *sum = mdconst::dyn_extract<ConstantInt>(md->getOperand(2));
-  if (!tag || tag->getString() != "VP" || !kind || kind->getZExtValue() != IPVK_IndirectCallTarget || !sum) return 0;
-  *total = sum->getZExtValue();
-  size_t n = 0;
-  for (unsigned k = 3; k + 1 < md->getNumOperands(); k += 2) {
-    auto *id = mdconst::dyn_extract<ConstantInt>(md->getOperand(k));
-    auto *count = mdconst::dyn_extract<ConstantInt>(md->getOperand(k + 1));
-    if (!id || !count) continue;
-    if (n < cap) {
-      ids[n] = id->getZExtValue();
-      counts[n] = count->getZExtValue();
-    }
-    ++n;
+  if (!i) return 0;
+  SmallVector<InstrProfValueData, 4> data =
+      getValueProfDataFromInst(*i, IPVK_IndirectCallTarget, uint32_t(std::min<size_t>(cap, UINT32_MAX)), *total);
+  size_t n = std::min(data.size(), cap);
+  for (size_t k = 0; k < n; ++k) {
+    ids[k] = data[k].Value;
+    counts[k] = data[k].Count;
   }
-  return n < cap ? n : cap;
+  return n;
 }
 
 // Drops an indirect-call value profile from `i` (a call a dispatch made

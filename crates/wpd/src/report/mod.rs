@@ -79,10 +79,10 @@ fn remark_message(
 /// index][ in profile order]: T1, T2[; K cold in the profile stay
 /// indirect]` (`over K of N targets` when cold ones stay indirect).
 fn closed_set_message(d: &SlotDecision, dispatch: Option<&Dispatched>) -> String {
-    let plan_order: Vec<String> = d.closed_set.iter().map(|c| c.target.clone()).collect();
-    let (targets, of, profiled, fallback) = match dispatch {
-        Some(p) => (&p.targets, p.of as usize, p.profiled, p.fallback),
-        None => (&plan_order, plan_order.len(), false, false),
+    let of = d.closed_set.len();
+    let (targets, profiled, fallback): (Vec<&str>, bool, bool) = match dispatch {
+        Some(p) => (p.targets.iter().map(String::as_str).collect(), p.profiled, p.fallback),
+        None => (d.closed_set.iter().map(|c| c.target.as_str()).collect(), false, false),
     };
     let mut how = String::new();
     if d.dispatch_index.is_some() {

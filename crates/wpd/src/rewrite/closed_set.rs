@@ -28,12 +28,8 @@ pub struct Dispatched {
     pub targets: Vec<String>,
     /// The indirect call stays, for the targets the profile calls cold.
     pub fallback: bool,
-    /// How many targets the slot has.
-    pub of: u32,
     /// The order is the call's value profile's (else the plan's).
     pub profiled: bool,
-    /// The call compared the case index stored beside the vtables.
-    pub indexed: bool,
 }
 
 /// The order a call dispatches in: indices into the plan's cases, how the
@@ -130,9 +126,7 @@ pub fn apply(
     Ok(Some(Dispatched {
         targets: chosen.iter().map(|c| c.target.clone()).collect(),
         fallback: order.end == DispatchEnd::Fallback,
-        of: cases.len() as u32,
         profiled: order.weights.is_some(),
-        indexed: index.is_some(),
     }))
 }
 
