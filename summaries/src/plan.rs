@@ -7,7 +7,7 @@ use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 7;
+pub const PLAN_VERSION: u32 = 8;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -182,6 +182,12 @@ pub struct SlotDecision {
     /// one comparison however many classes share its target. `None`: the
     /// dispatch compares the vtable pointer with the cases' address points.
     pub dispatch_index: Option<i64>,
+    /// Functions (by summary name, sorted) whose calls of this slot are
+    /// not dispatched although the set is closed: each is itself one of
+    /// the slot's targets (a wrapper forwarding to the object it wraps),
+    /// which the dispatch would make call itself directly, and LLVM never
+    /// inlines a directly recursive function.
+    pub not_dispatched_in: Vec<String>,
 }
 
 /// One target of a closed-set dispatch and the vtables that reach it.

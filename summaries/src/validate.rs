@@ -422,6 +422,9 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
     })?;
     ensure(!single || d.closed_set.is_empty(), || "single_impl with a closed set".into())?;
     ensure(d.dispatch_index.is_none() || !d.closed_set.is_empty(), || "a case index without a closed set".into())?;
+    ensure(d.not_dispatched_in.windows(2).all(|w| w[0] < w[1]), || {
+        "not_dispatched_in is not sorted and unique".into()
+    })?;
     for (k, case) in d.closed_set.iter().enumerate() {
         symbol("a closed-set target", &case.target)?;
         ensure(!case.vtables.is_empty(), || format!("closed-set target {} has no vtable", show(&case.target)))?;
@@ -693,6 +696,7 @@ mod tests {
                 closed_set: vec![],
                 dispatched: 0,
                 dispatch_index: None,
+                not_dispatched_in: Vec::new(),
             }],
             layouts: vec![VtableLayout {
                 symbol: "_ZTV1A".into(),

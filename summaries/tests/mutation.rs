@@ -261,6 +261,7 @@ fn mutated_plans_never_panic() {
                 closed_set: vec![],
                 dispatched: 0,
                 dispatch_index: None,
+                not_dispatched_in: Vec::new(),
             },
             SlotDecision {
                 type_id: "_ZTS4Base".into(),
@@ -292,6 +293,7 @@ fn mutated_plans_never_panic() {
                 ],
                 dispatched: 2,
                 dispatch_index: Some(-9),
+                not_dispatched_in: Vec::new(),
             },
         ],
         layouts: vec![VtableLayout { symbol: "_ZTV4Base".into(), module: None, before: vec![0; 8], after: vec![] }],

@@ -13,8 +13,8 @@ use crate::outcome::Outcome;
 use crate::policy::Policy;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
-    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, Linkage, ModuleIdx, PerModule, Plan,
-    PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot, SlotDecision, SlotKind, TypeId,
+    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx, PerModule,
+    Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot, SlotDecision, SlotKind, TypeId,
     VcallVisibility, Vtable, VtableLayout,
 };
 
@@ -28,6 +28,16 @@ const MAX_PADDING: u64 = 128;
 /// untested target: past that, a compare chain costs more than the
 /// indirect call it replaces.
 pub const MAX_DISPATCH_COMPARISONS: usize = 6;
+/// A dispatched target of at most this many instructions is counted as
+/// copied into every dispatch (LLVM imports a body this small into other
+/// modules, `-import-instr-limit`, and a direct call to it is then
+/// usually inlined); a larger one as a call.
+const DISPATCH_INLINED_INSTRUCTIONS: u64 = 100;
+/// The code closed-set dispatch may add to a program without a profile,
+/// in instructions: this share (per cent) of the program's instructions,
+/// and never less than [`DISPATCH_BUDGET_FLOOR`].
+const DISPATCH_BUDGET_PERCENT: u64 = 1;
+const DISPATCH_BUDGET_FLOOR: u64 = 1000;
 
 /// One vtable of a slot's type id and the function at the slot in it.
 #[derive(Clone, Copy, Debug)]
@@ -227,6 +237,90 @@ fn vcp_alignment(vt: &Vtable) -> u64 {
     vt.align.max(8)
 }
 
+/// The instructions a closed-set dispatch over `members` adds at one call,
+/// estimated: two (compare, branch) per comparison, a load for a case
+/// index, each target's body where LLVM would inline it (else a call), less
+/// the load and call it replaces. `None` when the slot has fewer than 2 or
+/// more than `limit` targets (no dispatch).
+fn dispatch_growth(link: &Hierarchy<'_>, members: &[SlotMember<'_>], limit: usize) -> Option<u64> {
+    let mut by_target: BTreeMap<SymKey<'_>, usize> = BTreeMap::new();
+    for m in members {
+        *by_target.entry(m.function).or_default() += 1;
+    }
+    let targets = by_target.len();
+    if targets < 2 || targets > limit {
+        return None;
+    }
+    let most = by_target.values().copied().max().unwrap_or(0);
+    let tested = members.len() - most;
+    let comparisons = if tested > targets || tested > MAX_DISPATCH_COMPARISONS { targets } else { tested };
+    let bodies: u64 = by_target
+        .keys()
+        .map(|k| {
+            let size = link.function_facts(*k).map_or(u64::MAX, |f| u64::from(f.instructions));
+            if size <= DISPATCH_INLINED_INSTRUCTIONS { size } else { 2 }
+        })
+        .sum();
+    Some((2 * comparisons as u64 + bodies).saturating_sub(2))
+}
+
+/// The slots whose closed-set dispatch does not fit the program's code
+/// budget, with why. A dispatch copies compare chains and (small) target
+/// bodies to every call; without a profile nothing says which calls are
+/// hot, so the code it may add is bounded: the slots cheapest per call go
+/// first, in slot order on a tie, until the budget
+/// ([`DISPATCH_BUDGET_PERCENT`] of the program's instructions) is spent.
+fn over_dispatch_budget<'a>(
+    link: &Hierarchy<'a>,
+    policy: &Policy,
+    open: &BTreeMap<&'a TypeId, String>,
+    slots: &BTreeMap<(&'a TypeId, u64), Vec<&CallSite>>,
+) -> BTreeMap<(&'a TypeId, u64), String> {
+    let limit = usize::from(policy.closed_set);
+    if limit < 2 {
+        return BTreeMap::new();
+    }
+    let program: u64 = link
+        .modules()
+        .flat_map(|(m, s)| s.globals.iter().map(move |g| (m, g)))
+        .filter(|(m, g)| g.kind == GlobalKind::Function && link.in_program(*m, &g.name))
+        .map(|(_, g)| u64::from(g.instructions))
+        .sum();
+    let budget = (program * DISPATCH_BUDGET_PERCENT / 100).max(DISPATCH_BUDGET_FLOOR);
+    let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = Vec::new();
+    for (&(type_id, offset), sites) in slots {
+        if let Ok(m) = members(link, policy, open, type_id, offset)
+            && let Some(per_call) = dispatch_growth(link, &m, limit)
+        {
+            costs.push((per_call, (type_id, offset), per_call * sites.len() as u64));
+        }
+    }
+    costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut spent = 0u64;
+    let mut over = BTreeMap::new();
+    for (per_call, key, total) in costs {
+        if spent + total <= budget {
+            spent += total;
+        } else {
+            over.insert(
+                key,
+                format!(
+                    "no closed-set dispatch: about {total} instructions of dispatch code ({per_call} per call) would exceed what the program allows, {budget} ({DISPATCH_BUDGET_PERCENT}% of its {program} instructions; {spent} taken by cheaper slots)"
+                ),
+            );
+        }
+    }
+    over
+}
+
+/// Adds `note` to why some of `d`'s calls stay indirect.
+fn add_reason(d: &mut SlotDecision, note: String) {
+    d.reason = Some(match d.reason.take() {
+        Some(r) => format!("{r}; {note}"),
+        None => note,
+    });
+}
+
 /// State shared by every slot of one decision run.
 struct Decider<'l, 'a> {
     link: &'l Hierarchy<'a>,
@@ -238,6 +332,8 @@ struct Decider<'l, 'a> {
     keep: PerModule<BTreeSet<String>>,
     hash_count: BTreeMap<&'a str, u32>,
     open: BTreeMap<&'a TypeId, String>,
+    /// Slots whose dispatch the program's code budget refuses, with why.
+    over_budget: BTreeMap<(&'a TypeId, u64), String>,
     stats: PlanStats,
 }
 
@@ -288,12 +384,13 @@ impl<'a> Decider<'_, 'a> {
             closed_set: Vec::new(),
             dispatched: 0,
             dispatch_index: None,
+            not_dispatched_in: Vec::new(),
         };
         // The members for unguarded rewrites, found once for both rules.
         match members(link, self.policy, &self.open, type_id, offset) {
             Ok(members) => {
                 self.resolve(&mut d, &members, sites);
-                self.dispatch(&mut d, &members, sites);
+                self.dispatch(&mut d, (type_id, offset), &members, sites);
             }
             Err(reason) => d.reason = Some(reason),
         }
@@ -313,13 +410,50 @@ impl<'a> Decider<'_, 'a> {
     /// vtable pointer with the classes' address points, or, where classes
     /// share targets, a case index stored beside the vtables
     /// ([`Self::place_index`]).
-    fn dispatch(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite]) {
+    fn dispatch(
+        &mut self,
+        d: &mut SlotDecision,
+        slot: (&'a TypeId, u64),
+        members: &[SlotMember<'a>],
+        sites: &[&CallSite],
+    ) {
         let limit = usize::from(self.policy.closed_set);
         if limit < 2 || d.resolution == Resolution::SingleImpl {
             return;
         }
+        // A target that calls its own slot (a wrapper forwarding to the
+        // object it wraps) keeps that call indirect: dispatched, the call
+        // would name the wrapper itself, and LLVM never inlines a directly
+        // recursive function, so the wrapper would no longer be inlined
+        // where it is called.
+        let wrappers: BTreeSet<&str> = sites
+            .iter()
+            .filter(|c| Outcome::dispatchable(d, c, self.policy))
+            .map(|c| c.function.as_str())
+            .filter(|f| members.iter().any(|m| m.function.name == *f))
+            .collect();
+        d.not_dispatched_in = wrappers.iter().map(|f| f.to_string()).collect();
         let left = count(sites.iter().filter(|c| Outcome::dispatchable(d, c, self.policy)).count());
+        let wrapper_note = (!wrappers.is_empty()).then(|| {
+            let mut names: Vec<&str> = wrappers.iter().copied().take(REASON_TARGETS).collect();
+            if wrappers.len() > REASON_TARGETS {
+                names.push("...");
+            }
+            format!(
+                "no closed-set dispatch in {}: a target of this slot, the call would become recursive and stop its inlining",
+                names.join(", ")
+            )
+        });
         if left == 0 {
+            d.not_dispatched_in.clear();
+            if let Some(note) = wrapper_note {
+                add_reason(d, note);
+            }
+            return;
+        }
+        if let Some(note) = self.over_budget.get(&slot) {
+            d.not_dispatched_in.clear();
+            add_reason(d, note.clone());
             return;
         }
         let link = self.link;
@@ -369,10 +503,8 @@ impl<'a> Decider<'_, 'a> {
             })
         };
         if let Some(note) = note {
-            d.reason = Some(match d.reason.take() {
-                Some(r) => format!("{r}; {note}"),
-                None => note,
-            });
+            d.not_dispatched_in.clear();
+            add_reason(d, note);
             return;
         }
         d.closed_set = cases
@@ -402,6 +534,9 @@ impl<'a> Decider<'_, 'a> {
         }
         if d.devirtualized == d.call_sites {
             d.reason = None;
+        }
+        if let Some(note) = wrapper_note {
+            add_reason(d, note);
         }
     }
 
@@ -684,6 +819,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         keep: PerModule::with_len(summaries.len(), |_| BTreeSet::new()),
         hash_count,
         open: policy.open_type_ids(link),
+        over_budget: BTreeMap::new(),
         stats: PlanStats {
             modules: count(summaries.len()),
             vtables: count(link.vtables.len()),
@@ -691,6 +827,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             ..PlanStats::default()
         },
     };
+    decider.over_budget = over_dispatch_budget(link, policy, &decider.open, &slots);
     let mut decisions = Vec::with_capacity(slots.len());
     for (&(type_id, offset), sites) in &slots {
         let d = decider.slot(type_id, offset, sites);

@@ -63,9 +63,12 @@ impl Outcome {
 impl Outcome {
     /// Whether call `c` takes its slot's closed-set dispatch when `d` has
     /// one: nothing blocks rewriting it unguarded, and no other unguarded
-    /// rewrite resolves it.
+    /// rewrite resolves it, and its function is not one the dispatch would
+    /// make recursive ([`SlotDecision::not_dispatched_in`]).
     pub fn dispatchable(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-        policy.call_site_blocker(c).is_none() && Outcome::unguarded(d, c, policy).is_none()
+        policy.call_site_blocker(c).is_none()
+            && Outcome::unguarded(d, c, policy).is_none()
+            && d.not_dispatched_in.binary_search(&c.function).is_err()
     }
 
     /// The unguarded rewrite decision `d` gives call `c`, if the call
