@@ -273,8 +273,7 @@ fn dispatch_growth(link: &Hierarchy<'_>, members: &[SlotMember<'_>], limit: usiz
 fn over_dispatch_budget<'a>(
     link: &Hierarchy<'a>,
     policy: &Policy,
-    open: &BTreeMap<&'a TypeId, String>,
-    slots: &BTreeMap<(&'a TypeId, u64), Vec<&CallSite>>,
+    slots: &[SlotWork<'_, 'a>],
 ) -> BTreeMap<(&'a TypeId, u64), String> {
     let limit = usize::from(policy.closed_set);
     if limit < 2 {
@@ -288,11 +287,11 @@ fn over_dispatch_budget<'a>(
         .sum();
     let budget = (program * DISPATCH_BUDGET_PERCENT / 100).max(DISPATCH_BUDGET_FLOOR);
     let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = Vec::new();
-    for (&(type_id, offset), sites) in slots {
-        if let Ok(m) = members(link, policy, open, type_id, offset)
-            && let Some(per_call) = dispatch_growth(link, &m, limit)
+    for s in slots {
+        if let Ok(m) = &s.members
+            && let Some(per_call) = dispatch_growth(link, m, limit)
         {
-            costs.push((per_call, (type_id, offset), per_call * sites.len() as u64));
+            costs.push((per_call, s.slot, per_call * s.sites.len() as u64));
         }
     }
     costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -311,6 +310,14 @@ fn over_dispatch_budget<'a>(
         }
     }
     over
+}
+
+/// One slot to decide: its calls and its members for unguarded rewrites
+/// ([`members`]), found once for every rule and the dispatch budget.
+struct SlotWork<'s, 'a> {
+    slot: (&'a TypeId, u64),
+    sites: &'s [&'a CallSite],
+    members: Result<Vec<SlotMember<'a>>, String>,
 }
 
 /// Adds `note` to why some of `d`'s calls stay indirect.
@@ -362,7 +369,8 @@ impl<'a> Decider<'_, 'a> {
         }
     }
 
-    fn slot(&mut self, type_id: &'a TypeId, offset: u64, sites: &[&CallSite]) -> SlotDecision {
+    fn slot(&mut self, work: &SlotWork<'_, 'a>) -> SlotDecision {
+        let ((type_id, offset), sites) = (work.slot, work.sites);
         let link = self.link;
         let vtables = link
             .by_type_id
@@ -386,13 +394,12 @@ impl<'a> Decider<'_, 'a> {
             dispatch_index: None,
             not_dispatched_in: Vec::new(),
         };
-        // The members for unguarded rewrites, found once for both rules.
-        match members(link, self.policy, &self.open, type_id, offset) {
+        match &work.members {
             Ok(members) => {
-                self.resolve(&mut d, &members, sites);
-                self.dispatch(&mut d, (type_id, offset), &members, sites);
+                self.resolve(&mut d, members, sites);
+                self.dispatch(&mut d, work.slot, members, sites);
             }
-            Err(reason) => d.reason = Some(reason),
+            Err(reason) => d.reason = Some(reason.clone()),
         }
         self.speculate(&mut d, type_id, offset, sites);
         d
@@ -827,10 +834,18 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             ..PlanStats::default()
         },
     };
-    decider.over_budget = over_dispatch_budget(link, policy, &decider.open, &slots);
+    let work: Vec<SlotWork<'_, '_>> = slots
+        .iter()
+        .map(|(&(type_id, offset), sites)| SlotWork {
+            slot: (type_id, offset),
+            sites,
+            members: members(link, policy, &decider.open, type_id, offset),
+        })
+        .collect();
+    decider.over_budget = over_dispatch_budget(link, policy, &work);
     let mut decisions = Vec::with_capacity(slots.len());
-    for (&(type_id, offset), sites) in &slots {
-        let d = decider.slot(type_id, offset, sites);
+    for w in &work {
+        let d = decider.slot(w);
         decider.stats.call_sites += d.call_sites;
         decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;
         decisions.push(d);
