@@ -21,6 +21,14 @@ with -fno-split-lto-unit):
   box2d      a real code base: Box2D 2.3 (46 objects in an archive, from the
              wrapped2d crate fetched through cargo) and a simulation driver
              (benches/parity/box2d_main.cpp)
+  interp     an AST-walking interpreter of a tiny language, 28 node types
+             under one virtual eval (benches/parity/interp: parser,
+             nodes, builtins, driver), running a program that counts
+             primes by trial division, Fibonacci numbers, gcds, Collatz
+             chains
+  richards   Martin Richards's scheduler simulation, its tasks run through
+             a virtual Task::run (benches/parity/richards), six runs of
+             its idle count of a million, each self-checked
 Not run by default (PROGRAMS=...), real code bases fetched through cargo
 and built as tests/realworld.rs builds them, each a library in an archive
 and a driver:
@@ -71,7 +79,8 @@ The header names the wpd-ld binary and whether BOLT laid out its code
 slowly: docs/performance.md, "Code layout").
 Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
-JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d";
+JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d
+interp richards";
 also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json),
 PROFILE=1 (profile-guided: each program is first built instrumented,
@@ -105,7 +114,7 @@ WPD_LD = os.path.abspath(os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target
 RUNS = int(os.environ.get('RUNS', '3'))
 JOBS = int(os.environ.get('JOBS', '2'))
 LAYOUTS = max(1, int(os.environ.get('LAYOUTS', '3')))
-PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo alternating big box2d').split()
+PROGRAMS = os.environ.get('PROGRAMS', 'hotloop templates demo alternating big box2d interp richards').split()
 OUT = os.path.join(ROOT, 'bench-out')
 WORK = os.path.join(OUT, 'parity-work')
 # DEBUG_INFO=1: the objects carry debug info (-g), as most real builds'
@@ -300,6 +309,8 @@ def sources(program, src_dir):
         d = os.path.join(ROOT, 'fixtures/demo')
     elif program == 'alternating':
         d = os.path.join(ROOT, 'benches/parity/alternating')
+    elif program in ('interp', 'richards'):
+        d = os.path.join(ROOT, 'benches/parity', program)
     elif program == 'closedset':
         d = os.path.join(ROOT, 'fixtures/e2e/closed_set')
     elif program == 'templates':
