@@ -147,7 +147,8 @@ fn check(mode: &Mode, workload: &str) -> Check {
         &objects,
         &dir.join("prog"),
         true,
-        &["-Wl,--wpd-remarks".to_string()],
+        // Four classes: above the default of 3 targets.
+        &["-Wl,--wpd-remarks".to_string(), "-Wl,--wpd-closed-set=4".to_string()],
         &dir.join("tmp"),
     )?)?;
     let stderr = String::from_utf8_lossy(&link.stderr);

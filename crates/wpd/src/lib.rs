@@ -56,8 +56,11 @@ pub fn parse_jobs(v: &str) -> Result<usize> {
 
 /// The most targets of a closed-set dispatch by default: a slot whose
 /// complete set has more keeps its indirect call (docs/design.md,
-/// "Closed-set dispatch").
-pub const DEFAULT_CLOSED_SET: u8 = 4;
+/// "Closed-set dispatch"). Three, not four: without a profile a fourth
+/// target's third comparison cost more than the indirect call it replaced
+/// on the bench programs (Richards: 1.078x lld's instructions with 4,
+/// 1.000x with 3; no program gained from 4; docs/performance.md).
+pub const DEFAULT_CLOSED_SET: u8 = 3;
 
 /// The most targets of a closed-set dispatch (`--wpd-closed-set=`,
 /// `-plugin-opt=wpd-closed-set=`): `off` (or 0), or 2 to 8.
