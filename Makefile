@@ -6,6 +6,7 @@
 #   make bench-runtime    benches/runtime.sh: demo run time, wpd-ld vs lld ThinLTO (bench-out/runtime.txt)
 #   make bench-speculate  benches/speculate.sh: --wpd-speculate=1 vs off run time (bench-out/speculate.txt)
 #   make bench-scale  benches/scale.py: thin link of N generated objects (N=1000, N=10000) vs lld --thinlto-index-only (bench-out/scale-N.txt)
+#   make bench-rerun  benches/parity_rerun.py: run times of the last bench-parity programs again, ROUNDS=11 rounds (bench-out/parity-rerun.txt)
 #   make bench-instructions  benches/link_instructions.py: Box2D's link, wpd-ld vs lld ThinLTO, in instructions by phase (needs valgrind and a bench-parity run)
 #   make fmt    rustfmt check;  make lint  clippy with warnings as errors
 SHELL := /bin/bash
@@ -17,7 +18,7 @@ WPD_LD := $(abspath target/release/wpd-ld)
 DEMO_DIR := target/demo
 LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
-.PHONY: test demo bench bench-link bench-parity bench-instructions bench-runtime bench-scale bench-speculate fmt lint build toolchain
+.PHONY: test demo bench bench-link bench-parity bench-rerun bench-instructions bench-runtime bench-scale bench-speculate fmt lint build toolchain
 
 toolchain:
 	@missing=; \
@@ -68,6 +69,9 @@ bench-link: build
 
 bench-parity: build
 	python3 benches/thinlto_parity.py
+
+bench-rerun:
+	python3 benches/parity_rerun.py
 
 bench-instructions: build
 	python3 benches/link_instructions.py
