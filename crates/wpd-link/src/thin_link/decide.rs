@@ -253,7 +253,7 @@ fn dispatch_growth(link: &Hierarchy<'_>, members: &[SlotMember<'_>], limit: usiz
     }
     let most = by_target.values().copied().max().unwrap_or(0);
     let tested = members.len() - most;
-    let comparisons = if tested > targets || tested > MAX_DISPATCH_COMPARISONS { targets } else { tested };
+    let comparisons = if wants_case_index(tested, targets) { targets } else { tested };
     let bodies: u64 = by_target
         .keys()
         .map(|k| {
@@ -274,6 +274,7 @@ fn over_dispatch_budget<'a>(
     link: &Hierarchy<'a>,
     policy: &Policy,
     slots: &[SlotWork<'_, 'a>],
+    resolved: &[SlotDecision],
 ) -> BTreeMap<(&'a TypeId, u64), String> {
     let limit = usize::from(policy.closed_set);
     if limit < 2 {
@@ -287,11 +288,13 @@ fn over_dispatch_budget<'a>(
         .sum();
     let budget = (program * DISPATCH_BUDGET_PERCENT / 100).max(DISPATCH_BUDGET_FLOOR);
     let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = Vec::new();
-    for s in slots {
+    for (s, d) in slots.iter().zip(resolved) {
         if let Ok(m) = &s.members
+            && d.resolution != Resolution::SingleImpl
             && let Some(per_call) = dispatch_growth(link, m, limit)
         {
-            costs.push((per_call, s.slot, per_call * s.sites.len() as u64));
+            let (_, calls) = dispatch_calls(d, m, s.sites, policy);
+            costs.push((per_call, s.slot, per_call * u64::from(calls)));
         }
     }
     costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -310,6 +313,33 @@ fn over_dispatch_budget<'a>(
         }
     }
     over
+}
+
+/// Whether a dispatch over `targets` targets whose tested classes have
+/// `tested` address points compares a case index stored beside the
+/// vtables: classes share targets enough to pay for its load, or the
+/// address comparisons would be too many.
+fn wants_case_index(tested: usize, targets: usize) -> bool {
+    tested > targets || tested > MAX_DISPATCH_COMPARISONS
+}
+
+/// The calls of `d` (resolved) a closed-set dispatch would take, and the
+/// functions whose calls it leaves indirect: a target that calls its own
+/// slot (a wrapper forwarding to the object it wraps) keeps that call
+/// indirect, as, dispatched, the call would name the wrapper itself, and
+/// LLVM never inlines a directly recursive function, so the wrapper would
+/// no longer be inlined where it is called.
+fn dispatch_calls<'s>(
+    d: &SlotDecision,
+    members: &[SlotMember<'_>],
+    sites: &[&'s CallSite],
+    policy: &Policy,
+) -> (BTreeSet<&'s str>, u32) {
+    let open: Vec<&CallSite> = sites.iter().copied().filter(|c| Outcome::dispatchable(d, c, policy)).collect();
+    let wrappers: BTreeSet<&str> =
+        open.iter().map(|c| c.function.as_str()).filter(|f| members.iter().any(|m| m.function.name == *f)).collect();
+    let calls = open.iter().filter(|c| !wrappers.contains(c.function.as_str())).count();
+    (wrappers, count(calls))
 }
 
 /// One slot to decide: its calls and its members for unguarded rewrites
@@ -369,7 +399,10 @@ impl<'a> Decider<'_, 'a> {
         }
     }
 
-    fn slot(&mut self, work: &SlotWork<'_, 'a>) -> SlotDecision {
+    /// The slot's decision after the unguarded rules ([`Self::resolve`]);
+    /// dispatch and speculation come after every slot has been resolved
+    /// ([`decide`]).
+    fn resolved(&mut self, work: &SlotWork<'_, 'a>) -> SlotDecision {
         let ((type_id, offset), sites) = (work.slot, work.sites);
         let link = self.link;
         let vtables = link
@@ -395,14 +428,19 @@ impl<'a> Decider<'_, 'a> {
             not_dispatched_in: Vec::new(),
         };
         match &work.members {
-            Ok(members) => {
-                self.resolve(&mut d, members, sites);
-                self.dispatch(&mut d, work.slot, members, sites);
-            }
+            Ok(members) => self.resolve(&mut d, members, sites),
             Err(reason) => d.reason = Some(reason.clone()),
         }
-        self.speculate(&mut d, type_id, offset, sites);
         d
+    }
+
+    /// Closed-set dispatch and guarded speculation for the calls of `d`
+    /// (resolved) that are left.
+    fn finish(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>) {
+        if let Ok(members) = &work.members {
+            self.dispatch(d, work, members);
+        }
+        self.speculate(d, work.slot.0, work.slot.1, work.sites);
     }
 
     /// Closed-set dispatch for the calls of `d` no other rewrite resolves:
@@ -417,30 +455,12 @@ impl<'a> Decider<'_, 'a> {
     /// vtable pointer with the classes' address points, or, where classes
     /// share targets, a case index stored beside the vtables
     /// ([`Self::place_index`]).
-    fn dispatch(
-        &mut self,
-        d: &mut SlotDecision,
-        slot: (&'a TypeId, u64),
-        members: &[SlotMember<'a>],
-        sites: &[&CallSite],
-    ) {
+    fn dispatch(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>, members: &[SlotMember<'a>]) {
         let limit = usize::from(self.policy.closed_set);
         if limit < 2 || d.resolution == Resolution::SingleImpl {
             return;
         }
-        // A target that calls its own slot (a wrapper forwarding to the
-        // object it wraps) keeps that call indirect: dispatched, the call
-        // would name the wrapper itself, and LLVM never inlines a directly
-        // recursive function, so the wrapper would no longer be inlined
-        // where it is called.
-        let wrappers: BTreeSet<&str> = sites
-            .iter()
-            .filter(|c| Outcome::dispatchable(d, c, self.policy))
-            .map(|c| c.function.as_str())
-            .filter(|f| members.iter().any(|m| m.function.name == *f))
-            .collect();
-        d.not_dispatched_in = wrappers.iter().map(|f| f.to_string()).collect();
-        let left = count(sites.iter().filter(|c| Outcome::dispatchable(d, c, self.policy)).count());
+        let (wrappers, left) = dispatch_calls(d, members, work.sites, self.policy);
         let wrapper_note = (!wrappers.is_empty()).then(|| {
             let mut names: Vec<&str> = wrappers.iter().copied().take(REASON_TARGETS).collect();
             if wrappers.len() > REASON_TARGETS {
@@ -452,14 +472,12 @@ impl<'a> Decider<'_, 'a> {
             )
         });
         if left == 0 {
-            d.not_dispatched_in.clear();
             if let Some(note) = wrapper_note {
                 add_reason(d, note);
             }
             return;
         }
-        if let Some(note) = self.over_budget.get(&slot) {
-            d.not_dispatched_in.clear();
+        if let Some(note) = self.over_budget.get(&work.slot) {
             add_reason(d, note.clone());
             return;
         }
@@ -494,7 +512,7 @@ impl<'a> Decider<'_, 'a> {
             // comparisons would be too many.
             let tested: usize = cases[..cases.len() - 1].iter().map(|(_, v)| v.len()).sum();
             let mut why_not = None;
-            if tested > cases.len() || tested > MAX_DISPATCH_COMPARISONS {
+            if wants_case_index(tested, cases.len()) {
                 match self.place_index(members, &cases) {
                     Ok(offset) => index = Some(offset),
                     Err(why) => why_not = Some(why),
@@ -510,7 +528,6 @@ impl<'a> Decider<'_, 'a> {
             })
         };
         if let Some(note) = note {
-            d.not_dispatched_in.clear();
             add_reason(d, note);
             return;
         }
@@ -533,6 +550,7 @@ impl<'a> Decider<'_, 'a> {
             .collect();
         d.dispatched = left;
         d.dispatch_index = index;
+        d.not_dispatched_in = wrappers.iter().map(|f| f.to_string()).collect();
         d.devirtualized += left;
         self.stats.closed_set += left;
         let by_args: u32 = d.by_args.iter().filter(|a| a.resolution == d.resolution).map(|a| a.call_sites).sum();
@@ -842,13 +860,14 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             members: members(link, policy, &decider.open, type_id, offset),
         })
         .collect();
-    decider.over_budget = over_dispatch_budget(link, policy, &work);
-    let mut decisions = Vec::with_capacity(slots.len());
-    for w in &work {
-        let d = decider.slot(w);
+    // Every slot's unguarded rules first: the dispatch budget counts only
+    // the calls they leave.
+    let mut decisions: Vec<SlotDecision> = work.iter().map(|w| decider.resolved(w)).collect();
+    decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions);
+    for (w, d) in work.iter().zip(&mut decisions) {
+        decider.finish(d, w);
         decider.stats.call_sites += d.call_sites;
         decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;
-        decisions.push(d);
     }
     let mut layouts: Vec<VtableLayout> = decider
         .layout
