@@ -785,16 +785,16 @@ static void drop_value_profile(Instruction &i) {
 // (no address points are read). A vtable the module lacks is declared as an
 // external i8 global, as for a unique return value.
 // WPD_DECLINED (the call unchanged) when the call is not a plain indirect
-// call, the tested pointer is not an instruction, or a target does not fit
-// the call's prototype; every check comes before the first change.
+// call, the tested pointer is not a pointer, or a target does not fit the
+// call's prototype; every check comes before the first change.
 WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const LLVMValueRef *callees,
                                  size_t ncases, const size_t *first, const char *const *names,
                                  const size_t *name_lens, const uint64_t *offsets, int fallback,
                                  const uint64_t *weights, uint64_t rest, int indexed, int64_t index_offset,
                                  const uint64_t *case_values) {
   auto *cb = dyn_cast<CallBase>(unwrap(call));
-  auto *vptr = dyn_cast_or_null<Instruction>(tested_pointer(unwrap(vptr_arg)));
-  if (!cb || !vptr || ncases < (fallback ? 1u : 2u) || cb->getCalledFunction() || cb->isMustTailCall())
+  Value *tested_ptr = tested_pointer(unwrap(vptr_arg));
+  if (!cb || !tested_ptr || ncases < (fallback ? 1u : 2u) || cb->getCalledFunction() || cb->isMustTailCall())
     return WPD_DECLINED;
   SmallVector<std::pair<GlobalValue *, Function *>, 4> targets;
   for (size_t k = 0; k < ncases; ++k) {
@@ -807,6 +807,11 @@ WpdStatus wpd_rewrite_closed_set(LLVMValueRef call, LLVMValueRef vptr_arg, const
   Module &m = *cb->getModule();
   Type *i8 = Type::getInt8Ty(m.getContext());
   Type *i64 = Type::getInt64Ty(m.getContext());
+  // LLVM's comparison wants an instruction: a vtable pointer the optimizer
+  // already knows (a constant address point after a placement new, an
+  // argument) gets a no-op cast before the call, which folds away again.
+  auto *vptr = dyn_cast<Instruction>(tested_ptr);
+  if (!vptr) vptr = new BitCastInst(tested_ptr, tested_ptr->getType(), "wpd.vptr", cb->getIterator());
   // What reaches comparison k: the counts of the targets tested from k on,
   // and of the classes no test matches.
   uint64_t reaching = rest;
