@@ -494,8 +494,10 @@ enum Expect {
 /// before the vtables (`by_args[].byte_offset` positive / negative);
 /// `bytes_added`, the report's `vtables.bytes_added`; `open_type_ids`, how
 /// many type ids validation (or `--wpd-open`) opened; `outside_program`,
-/// the report's `outside_program_call_sites`.
-const DERIVED: &[&str] = &["after", "before", "bytes_added", "open_type_ids", "outside_program"];
+/// the report's `outside_program_call_sites`; `dead_slots` and
+/// `dead_functions`, the report's `dead_slots.slots` and `.functions`.
+const DERIVED: &[&str] =
+    &["after", "before", "bytes_added", "open_type_ids", "outside_program", "dead_slots", "dead_functions"];
 
 /// The right-hand side of a count: a number or another counter.
 #[derive(Debug, Clone)]
@@ -615,6 +617,13 @@ fn count(report: &Value, key: &str) -> Check<u64> {
             .and_then(Value::as_u64)
             .ok_or_else(|| "report: vtables.bytes_added missing".to_string()),
         "open_type_ids" => Ok(wpd_tests::array(report, "open_type_ids").len() as u64),
+        "dead_slots" | "dead_functions" => {
+            let field = if key == "dead_slots" { "slots" } else { "functions" };
+            report
+                .pointer(&format!("/dead_slots/{field}"))
+                .and_then(Value::as_u64)
+                .ok_or_else(|| format!("report: dead_slots.{field} missing"))
+        }
         "outside_program" => report
             .get("outside_program_call_sites")
             .and_then(Value::as_u64)

@@ -555,6 +555,51 @@ pub fn check_report(report: &Value, wpv: bool, output: &Path) -> Check {
             errs.push(format!("call_sites.{key} (backend) is {done:?}, planned.{key} (plan) is {planned:?}"));
         }
     }
+    // Dead slots: a count with its entries replaced and the stub in the
+    // output (the program then ran equal to -O0: no stub was reached), or
+    // the reason there are none.
+    match report.get("dead_slots") {
+        None => errs.push("dead_slots missing".into()),
+        Some(d) => {
+            let slots = d.get("slots").and_then(Value::as_u64).unwrap_or(0);
+            let replaced = d.get("replaced").and_then(Value::as_u64).unwrap_or(0);
+            let off = d.get("off").and_then(Value::as_str);
+            if slots == 0 && off.is_none() {
+                errs.push(format!("dead_slots has no slots and no reason: {d}"));
+            }
+            if slots > 0 && (off.is_some() || replaced < slots) {
+                errs.push(format!("dead_slots: {slots} slots, {replaced} entries replaced, off {off:?}"));
+            }
+            // A global vtable with dead entries that the output kept (LTO
+            // drops one whose every use was devirtualized) holds the stub.
+            match std::process::Command::new("llvm-nm-19").arg(output).output() {
+                Ok(o) if o.status.success() => {
+                    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+                    let names: std::collections::BTreeSet<String> =
+                        text.lines().filter_map(|l| l.split_whitespace().last()).map(str::to_string).collect();
+                    let entries = d.get("entries").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+                    let global = |e: &&Value| e.get("module").is_none_or(Value::is_null);
+                    let kept: Vec<&str> = entries
+                        .iter()
+                        .filter(global)
+                        .filter_map(|e| e.get("vtable").and_then(Value::as_str))
+                        .filter(|v| names.contains(*v))
+                        .collect();
+                    // ThinLTO renames the stub `__wpd_dead_slot.llvm.<hash>`
+                    // where it promotes it (a vtable imported elsewhere).
+                    let stub = names.iter().any(|n| n.starts_with("__wpd_dead_slot"));
+                    if !kept.is_empty() && !stub {
+                        errs.push(format!(
+                            "{} keeps vtables with dead entries ({}) but has no __wpd_dead_slot",
+                            output.display(),
+                            kept.join(", ")
+                        ));
+                    }
+                }
+                _ => errs.push(format!("llvm-nm-19 cannot read {}", output.display())),
+            }
+        }
+    }
     match report.pointer("/options/whole_program_visibility").and_then(Value::as_bool) {
         Some(v) if v == wpv => {}
         other => errs.push(format!("options.whole_program_visibility is {other:?}, the link used {wpv}")),

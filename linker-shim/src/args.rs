@@ -478,6 +478,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                 out.settings.validate = false;
                 pass = false;
             }
+            Action::WpdNoDeadSlots => {
+                out.settings.dead_slots = false;
+                pass = false;
+            }
             Action::WpdIndexOnly | Action::WpdFromIndex => {
                 if v.is_empty() {
                     return Err(Error::msg(format!("{shown} needs a directory")));

@@ -233,6 +233,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
         plain.validation.enabled = true;
         plain.speculate = 0;
         plain.closed_set = 0;
+        plain.dead_slots = false;
         let base = wpd::compile_summarized(
             &modules,
             out.summaries.clone(),

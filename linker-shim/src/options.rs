@@ -142,6 +142,8 @@ pub enum Action {
     WpdSaveTemps,
     WpdSpawnLinker,
     WpdNoValidate,
+    /// `--wpd-no-dead-slots`: keep every vtable slot.
+    WpdNoDeadSlots,
     WpdKnownSafe,
     WpdOpen,
     WpdSpeculate,
@@ -433,6 +435,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-save-temps"], Flag, Wpd, A::WpdSaveTemps),
     o(&["wpd-spawn-linker"], Flag, Wpd, A::WpdSpawnLinker),
     o(&["wpd-no-validate"], Flag, Wpd, A::WpdNoValidate),
+    o(&["wpd-no-dead-slots"], Flag, Wpd, A::WpdNoDeadSlots),
     o(&["wpd-known-safe"], Value, Wpd, A::WpdKnownSafe),
     o(&["wpd-open"], Value, Wpd, A::WpdOpen),
     o(&["wpd-speculate"], Value, Wpd, A::WpdSpeculate),

@@ -7,7 +7,7 @@ use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 8;
+pub const PLAN_VERSION: u32 = 9;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
@@ -24,8 +24,28 @@ pub struct Plan {
     pub layouts: Vec<VtableLayout>,
     /// Type ids treated as open (never devirtualized unguarded), with why.
     pub open_type_ids: Vec<OpenTypeId>,
+    /// Vtable slots no code of the program can load once the plan is
+    /// applied, sorted by (symbol, module): every module defining a copy
+    /// of the vtable puts a trap stub there, so the functions only those
+    /// slots named are dropped by ThinLTO's dead stripping.
+    pub dead_slots: Vec<DeadSlots>,
+    /// Why no slot of the link is dead, when dead-slot elimination is off
+    /// for the whole link (`--wpd-no-dead-slots`, or a reader of slots wpd
+    /// cannot see).
+    pub dead_slots_off: Option<String>,
     /// Totals for reports.
     pub stats: PlanStats,
+}
+
+/// The dead slots of one vtable.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+pub struct DeadSlots {
+    pub symbol: String,
+    /// For a local vtable: the index of its module in [`Plan::modules`].
+    pub module: Option<ModuleIdx>,
+    /// Byte offsets of the dead entries in the vtable global (as the
+    /// summary's slots), sorted.
+    pub offsets: Vec<u64>,
 }
 
 /// A type id whose hierarchy may have members wpd cannot see.
@@ -255,6 +275,13 @@ pub struct PlanStats {
     pub not_devirtualized: u32,
     /// Bytes added around vtables by virtual constant propagation.
     pub vtable_bytes_added: u64,
+    /// Vtable entries replaced by the trap stub (every copy of a vtable
+    /// counted once).
+    pub dead_slots: u32,
+    /// Functions of the program that only dead slots referenced, and their
+    /// instructions (clang's count): what ThinLTO's dead stripping drops.
+    pub dead_functions: u32,
+    pub dead_instructions: u64,
 }
 
 impl SlotDecision {
@@ -281,6 +308,14 @@ impl Plan {
             .binary_search_by(|d| (&d.type_id, d.offset).cmp(&(type_id, offset)))
             .ok()
             .map(|i| &self.decisions[i])
+    }
+
+    /// The dead slots of a vtable (`module` for local ones).
+    pub fn dead_slots_of(&self, symbol: &str, module: Option<ModuleIdx>) -> Option<&DeadSlots> {
+        self.dead_slots
+            .binary_search_by(|d| (d.symbol.as_str(), d.module).cmp(&(symbol, module)))
+            .ok()
+            .map(|i| &self.dead_slots[i])
     }
 
     /// The layout of a vtable (`module` for local ones).

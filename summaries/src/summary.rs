@@ -11,7 +11,7 @@ use crate::ids::TypeId;
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 8;
+pub const SUMMARY_VERSION: u32 = 9;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,81 @@ pub struct ModuleSummary {
     pub globals: Vec<GlobalRefs>,
     /// `llvm.used`, `llvm.compiler.used`, `llvm.global_ctors`/`dtors`.
     pub roots: SpecialRoots,
+    /// Reads of vtable slots besides the call sites' own: what the thin
+    /// link needs to know that a slot no code loads is dead.
+    pub slot_reads: SlotReads,
+}
+
+/// How a module's code may read vtable slots, besides the calls recorded
+/// in `call_sites` (each of which loads its slot unless the plan rewrites
+/// it). A slot is dead only when no read of any module can reach it.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+pub struct SlotReads {
+    /// Built with `-fwhole-program-vtables` (clang's "Virtual Function
+    /// Elim" module flag is present). Without it, the module's virtual
+    /// calls carry no type tests, and read slots wpd cannot see.
+    pub whole_program_vtables: bool,
+    /// Loads of a vtable slot without a type test: clang's load through a
+    /// pointer to a virtual member function (a `!nosanitize` load at an
+    /// offset the program computes), which may read any slot of any vtable
+    /// whose function has the type it is called with. Sorted, deduplicated.
+    pub untested: Vec<UntestedRead>,
+    /// Loads from a tested vtable pointer that are not calls of the test's
+    /// own records: the loaded function pointer is used other than by a
+    /// call, the load is reached through a `phi` or `select`, or (offset
+    /// `None`) the pointer is used in a way that may read any slot. Sorted,
+    /// deduplicated.
+    pub tested: Vec<SlotRead>,
+    /// Loads straight from a vtable global at a constant address (the
+    /// optimizer forwarded a vtable pointer the constructor stored): the
+    /// entry at that byte of that vtable is read, whatever call sites say.
+    /// Sorted, deduplicated.
+    pub direct: Vec<VtableRead>,
+}
+
+/// A load of the entry at byte `offset` of vtable `vtable` (this module's,
+/// for a local one; any entry when `offset` is `None`) in `function`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct VtableRead {
+    pub function: String,
+    pub vtable: String,
+    pub offset: Option<u64>,
+}
+
+/// A slot load without a type test in `function`, whose loaded pointer
+/// is called as `signature` (`None`: used otherwise, so any slot).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UntestedRead {
+    pub function: String,
+    pub signature: Option<Signature>,
+}
+
+/// A function type as the summaries describe slot targets
+/// ([`FunctionFacts`]): the return kind and width, and each parameter's
+/// bit width (0 for a parameter that is not an integer). A call of a
+/// pointer to member function calls only functions of its own type, so
+/// only slots of functions with this signature.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Signature {
+    pub ret: RetKind,
+    pub ret_width: u32,
+    pub param_widths: Vec<u32>,
+}
+
+impl FunctionFacts {
+    /// The function's signature, as a call through a pointer names it.
+    pub fn signature(&self) -> Signature {
+        Signature { ret: self.ret, ret_width: self.ret_width, param_widths: self.param_widths.clone() }
+    }
+}
+
+/// A read of the slot at `offset` from the address point of any vtable
+/// carrying `type_id` (every slot when `offset` is `None`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SlotRead {
+    pub function: String,
+    pub type_id: TypeId,
+    pub offset: Option<u64>,
 }
 
 /// Identity of the module.

@@ -11,6 +11,7 @@
 
 use crate::error::Error;
 use crate::expr::{Expr, ExprOp};
+use crate::ids::ModuleIdx;
 use crate::plan::{ArgDecision, Plan, Promotion, Resolution, SlotDecision};
 use crate::summary::{CallSite, FunctionFacts, Linkage, ModuleSummary, RetKind, Slot, SlotKind, Vtable};
 use std::fmt::Debug;
@@ -185,6 +186,13 @@ impl ModuleSummary {
         ] {
             sorted_unique(list, |s| s.as_str(), what)?;
         }
+        let reads = &self.slot_reads;
+        sorted_unique(&reads.untested, |r| (r.function.as_str(), &r.signature), "untested slot reads")?;
+        sorted_unique(&reads.tested, |r| (r.function.as_str(), r.type_id.as_str(), r.offset), "slot reads")?;
+        for r in &reads.tested {
+            printable("a slot read's type id", r.type_id.as_str())?;
+        }
+        sorted_unique(&reads.direct, |r| (r.function.as_str(), r.vtable.as_str(), r.offset), "vtable reads")?;
         Ok(())
     }
 }
@@ -361,17 +369,19 @@ impl Plan {
         sorted_unique(&self.layouts, |l| (l.symbol.as_str(), l.module), "layouts")?;
         for l in &self.layouts {
             let at = || format!("layout of {}", show(&l.symbol));
-            symbol("the vtable", &l.symbol).map_err(|e| format!("{}: {e}", at()))?;
-            if let Some(m) = l.module {
-                ensure(self.modules.get(m).is_some(), || {
-                    format!("{}: module {m} is not one of the {} modules", at(), self.modules.len())
-                })?;
-            }
+            self.vtable_of(&l.symbol, l.module).map_err(|e| format!("{}: {e}", at()))?;
             ensure(l.before.len().saturating_add(l.after.len()) <= MAX_LAYOUT_BYTES, || {
                 format!("{}: {} bytes before and {} after, over 1 MiB", at(), l.before.len(), l.after.len())
             })?;
         }
         sorted_unique(&self.open_type_ids, |o| o.type_id.as_str(), "open type ids")?;
+        sorted_unique(&self.dead_slots, |d| (d.symbol.as_str(), d.module), "dead-slot lists")?;
+        for d in &self.dead_slots {
+            let at = || format!("dead slots of {}", show(&d.symbol));
+            self.vtable_of(&d.symbol, d.module).map_err(|e| format!("{}: {e}", at()))?;
+            ensure(!d.offsets.is_empty(), || format!("{}: no offsets", at()))?;
+            sorted_unique(&d.offsets, |o| *o, "dead-slot offsets").map_err(|e| format!("{}: {e}", at()))?;
+        }
         let s = &self.stats;
         let parts =
             [s.single_impl, s.uniform_ret_val, s.unique_ret_val, s.virtual_const_prop, s.closed_set, s.speculative];
@@ -383,6 +393,20 @@ impl Plan {
         ensure(bytes == s.vtable_bytes_added, || {
             format!("the layouts add {bytes} bytes, stats say {}", s.vtable_bytes_added)
         })?;
+        Ok(())
+    }
+}
+
+impl Plan {
+    /// A vtable a layout or dead-slot list names: a symbol, and for a
+    /// local one a module of the plan.
+    fn vtable_of(&self, symbol_name: &str, module: Option<ModuleIdx>) -> Check {
+        symbol("the vtable", symbol_name)?;
+        if let Some(m) = module {
+            ensure(self.modules.get(m).is_some(), || {
+                format!("module {m} is not one of the {} modules", self.modules.len())
+            })?;
+        }
         Ok(())
     }
 }
@@ -504,7 +528,7 @@ mod tests {
     use super::*;
     use crate::expr::ExprNode;
     use crate::ids::{ModuleIdx, PerModule};
-    use crate::plan::{PlanModule, PlanStats, VtableLayout};
+    use crate::plan::{DeadSlots, PlanModule, PlanStats, VtableLayout};
     use crate::summary::*;
 
     /// Every golden summary dump (`fixtures/summarize/*/expected/*.json`,
@@ -593,6 +617,7 @@ mod tests {
             functions: vec![],
             globals: vec![],
             roots: SpecialRoots::default(),
+            slot_reads: Default::default(),
         }
     }
 
@@ -704,7 +729,14 @@ mod tests {
                 before: vec![0; 8],
                 after: vec![],
             }],
-            stats: PlanStats { call_sites: 2, single_impl: 2, vtable_bytes_added: 8, ..PlanStats::default() },
+            dead_slots: vec![DeadSlots { symbol: "_ZTV1B".into(), module: None, offsets: vec![16, 24] }],
+            stats: PlanStats {
+                call_sites: 2,
+                single_impl: 2,
+                vtable_bytes_added: 8,
+                dead_slots: 2,
+                ..PlanStats::default()
+            },
             ..Plan::default()
         }
     }
@@ -729,6 +761,16 @@ mod tests {
         assert!(
             refused(|p| p.decisions.push(p.decisions[0].clone())).starts_with("decisions are not sorted and unique")
         );
+        assert_eq!(
+            refused(|p| p.dead_slots[0].module = Some(ModuleIdx::new(3))),
+            "dead slots of _ZTV1B: module 3 is not one of the 1 modules"
+        );
+        assert_eq!(refused(|p| p.dead_slots[0].offsets.clear()), "dead slots of _ZTV1B: no offsets");
+        assert!(
+            refused(|p| p.dead_slots[0].offsets.reverse())
+                .starts_with("dead slots of _ZTV1B: dead-slot offsets are not sorted")
+        );
+        assert!(refused(|p| p.dead_slots.push(p.dead_slots[0].clone())).starts_with("dead-slot lists are not sorted"));
         assert_eq!(
             refused(|p| p.modules[ModuleIdx::new(0)].hash.make_ascii_uppercase()),
             "module 0 (a.o): the content hash 0123456789ABCDEF0123456789ABCDEF is not 32 lower-case hex digits"

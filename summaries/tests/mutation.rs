@@ -94,6 +94,7 @@ fn sample_summary() -> ModuleSummary {
             instructions: 3,
         }],
         roots: SpecialRoots::default(),
+        slot_reads: Default::default(),
     }
 }
 

@@ -100,6 +100,9 @@ enum Command {
         /// this many targets: `off`, or 2 to 8.
         #[arg(long, default_value_t = wpd::DEFAULT_CLOSED_SET, value_parser = closed_set_arg)]
         closed_set: u8,
+        /// Keep every vtable slot (no dead-slot elimination).
+        #[arg(long)]
+        no_dead_slots: bool,
         /// Worker threads for reading summaries.
         #[arg(short = 'j', long = "jobs")]
         jobs: Option<usize>,
@@ -242,6 +245,7 @@ fn run(cli: Cli) -> Result<()> {
             open,
             speculate,
             closed_set,
+            no_dead_slots,
             jobs,
             remarks,
             time,
@@ -258,6 +262,7 @@ fn run(cli: Cli) -> Result<()> {
                 open,
                 speculate,
                 closed_set,
+                dead_slots: !no_dead_slots,
                 ..LinkSettings::default()
             };
             let mut external: std::collections::BTreeSet<String> = roots.into_iter().collect();

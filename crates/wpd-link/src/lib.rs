@@ -22,7 +22,7 @@ pub mod resolve;
 pub mod thin_link;
 
 /// The thin link's modules, where their users name them.
-pub use thin_link::{decide, hierarchy, layout, native, outcome, policy};
+pub use thin_link::{dead_slots, decide, hierarchy, layout, native, outcome, policy};
 
 pub use resolve::{
     Error, Flavor, InputId, InputState, Item, LinkLine, LinkModel, Loaded, LoadedKind, MemberId, MovableGroup,

@@ -93,6 +93,34 @@ inline char *dup_bytes(const char *data, size_t len) {
 
 inline char *dup_string(const std::string &s) { return dup_bytes(s.data(), s.size()); }
 
+// A malloc'd copy of `v` (free with wpd_free; at least one element is
+// allocated), or null when it cannot allocate.
+template <typename T>
+T *malloc_copy(const std::vector<T> &v) {
+  T *p = static_cast<T *>(std::malloc(sizeof(T) * (v.empty() ? 1 : v.size())));
+  if (p && !v.empty()) std::memcpy(p, v.data(), sizeof(T) * v.size());
+  return p;
+}
+
+// Two results of one scan: `a` and `b` (as long) as malloc'd arrays
+// (free with wpd_free); returns their length, 0 (nothing allocated) when
+// empty, SIZE_MAX (nothing allocated) when it cannot allocate, which the
+// callers take as "anything may be read".
+template <typename A, typename B>
+inline size_t two_arrays(const std::vector<A> &a, A **out_a, const std::vector<B> &b, B **out_b) {
+  *out_a = nullptr;
+  *out_b = nullptr;
+  if (a.empty()) return 0;
+  *out_a = malloc_copy(a);
+  *out_b = malloc_copy(b);
+  if (*out_a && *out_b) return a.size();
+  std::free(*out_a);
+  std::free(*out_b);
+  *out_a = nullptr;
+  *out_b = nullptr;
+  return SIZE_MAX;
+}
+
 }  // namespace wpd_shim
 
 #endif

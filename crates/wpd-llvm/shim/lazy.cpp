@@ -21,17 +21,7 @@
 
 using namespace llvm;
 using wpd_shim::dup_string;
-
-namespace {
-
-template <typename T>
-T *malloc_copy(const std::vector<T> &v) {
-  T *p = static_cast<T *>(std::malloc(sizeof(T) * (v.empty() ? 1 : v.size())));
-  if (p && !v.empty()) std::memcpy(p, v.data(), sizeof(T) * v.size());
-  return p;
-}
-
-}  // namespace
+using wpd_shim::malloc_copy;
 
 extern "C" {
 

@@ -3,12 +3,15 @@
 
 #include "common.h"
 #include "llvm/Analysis/TypeMetadataUtils.h"
+#include "llvm/Analysis/ValueTracking.h"
 #include "llvm/CodeGen/CommandFlags.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/Dominators.h"
 #include "llvm/IR/Function.h"
 #include "llvm/IR/Instructions.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Intrinsics.h"
@@ -50,6 +53,8 @@
 #include <unistd.h>
 
 using namespace llvm;
+using wpd_shim::malloc_copy;
+using wpd_shim::two_arrays;
 
 using wpd_shim::dup_string;
 
@@ -271,6 +276,213 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
     (*offsets)[i] = mine[i]->Offset;
   }
   return mine.size();
+}
+
+// Every way the pointer an llvm.(public.)type.test or llvm.type.checked.load
+// tests may read a vtable slot, for dead-slot elimination. Walks the
+// pointer's uses through casts and constant-offset GEPs (and phis and
+// selects, which merge it with other pointers); each load at a byte offset
+// >= 0 gives one entry per user of the loaded value: (offset, the call) when
+// the user calls it, (offset, null) otherwise. A use that may read anything
+// (a non-constant GEP, a store, a call argument, ...) gives (-1, null). A
+// load at a negative offset reads offset-to-top, typeinfo or a virtual base
+// offset, never a function slot, and comparisons and stores of the pointer
+// read nothing. For a
+// checked load, its own loaded pointer is a load at its offset argument (an
+// offset that is not constant reads anything). Returns the count; *offsets
+// and *calls are malloc'd arrays (free with wpd_free).
+size_t wpd_test_slot_reads(LLVMValueRef intrinsic_call, int64_t **offsets, LLVMValueRef **calls) {
+  *offsets = nullptr;
+  *calls = nullptr;
+  auto *ci = dyn_cast<CallInst>(unwrap(intrinsic_call));
+  if (!ci || !ci->getCalledFunction() || ci->arg_size() < 1) return 0;
+  const DataLayout &dl = ci->getModule()->getDataLayout();
+  std::vector<std::pair<int64_t, Value *>> out;
+  auto loaded_by = [&](Value *loaded, int64_t offset, bool merged) {
+    for (User *u : loaded->users()) {
+      auto *call = dyn_cast<CallBase>(u);
+      if (!merged && call && call->getCalledOperand() == loaded && !call->hasArgument(loaded))
+        out.push_back({offset, call});
+      else
+        out.push_back({offset, nullptr});
+    }
+  };
+  if (ci->getCalledFunction()->getIntrinsicID() == Intrinsic::type_checked_load && ci->arg_size() >= 2) {
+    auto *off = dyn_cast<ConstantInt>(ci->getArgOperand(1));
+    if (!off) {
+      out.push_back({-1, nullptr});
+    } else {
+      for (User *u : ci->users()) {
+        auto *ev = dyn_cast<ExtractValueInst>(u);
+        if (!ev || ev->getNumIndices() != 1) {
+          out.push_back({off->getSExtValue(), nullptr});
+        } else if (ev->getIndices()[0] == 0) {
+          loaded_by(ev, off->getSExtValue(), false);
+        }
+      }
+    }
+  }
+  std::vector<std::tuple<Value *, int64_t, bool>> work{{ci->getArgOperand(0), 0, false}};
+  SmallPtrSet<Value *, 16> seen;
+  while (!work.empty()) {
+    auto [v, base, merged] = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (User *u : v->users()) {
+      if (u == ci) continue;
+      // A constant tested pointer (a vtable address point the optimizer
+      // forwarded) has users all over the module: only the test's own
+      // function's code is its reads, and data using it (an initializer)
+      // reads nothing.
+      if (auto *inst = dyn_cast<Instruction>(u)) {
+        if (inst->getFunction() != ci->getFunction()) continue;
+      } else if (!isa<GEPOperator>(u) && !isa<BitCastOperator>(u) && !isa<AddrSpaceCastOperator>(u)) {
+        continue;
+      }
+      // Storing the pointer (a constructor setting the vtable pointer)
+      // reads no slot: whoever loads it back tests it again.
+      if (auto *st = dyn_cast<StoreInst>(u); st && st->getValueOperand() == v && st->getPointerOperand() != v)
+        continue;
+      if (auto *ii = dyn_cast<IntrinsicInst>(u)) {
+        Intrinsic::ID id = ii->getIntrinsicID();
+        if (id == Intrinsic::type_test || id == Intrinsic::public_type_test || id == Intrinsic::assume)
+          continue;
+        if (id == Intrinsic::type_checked_load && ii->getArgOperand(0) == v) continue;
+      }
+      if (isa<ICmpInst>(u)) continue;
+      if (auto *gep = dyn_cast<GEPOperator>(u)) {
+        APInt off(dl.getIndexTypeSizeInBits(gep->getType()), 0);
+        if (gep->getPointerOperand() == v && gep->accumulateConstantOffset(dl, off))
+          work.push_back({gep, base + off.getSExtValue(), merged});
+        else
+          out.push_back({-1, nullptr});
+        continue;
+      }
+      if (isa<BitCastOperator>(u) || isa<AddrSpaceCastOperator>(u)) {
+        work.push_back({u, base, merged});
+        continue;
+      }
+      if (isa<PHINode>(u) || isa<SelectInst>(u)) {
+        work.push_back({u, base, true});
+        continue;
+      }
+      if (auto *load = dyn_cast<LoadInst>(u)) {
+        if (load->getPointerOperand() != v) {
+          out.push_back({-1, nullptr});
+        } else if (base >= 0) {
+          loaded_by(load, base, merged);
+        }
+        continue;
+      }
+      out.push_back({-1, nullptr});
+    }
+  }
+  std::vector<int64_t> at;
+  std::vector<LLVMValueRef> by;
+  for (auto &[offset, call] : out) {
+    at.push_back(offset);
+    by.push_back(wrap(call));
+  }
+  return two_arrays(at, offsets, by, calls);
+}
+
+// The loads of function `fn` straight from a vtable global (one with `!type`
+// metadata, or a `_ZTV`/`_ZTC` declaration) at a constant address: after
+// constructors are inlined, -O2
+// forwards the stored vtable pointer, and a slot of a vtable another module
+// defines is loaded from its constant address point, with no call site to
+// show it. For each, the global and the byte offset from its start (-1 when
+// the offset is not constant). Returns the count; *globals and *offsets are
+// malloc'd arrays (free with wpd_free).
+size_t wpd_vtable_loads(LLVMValueRef fn, LLVMValueRef **globals, int64_t **offsets) {
+  *globals = nullptr;
+  *offsets = nullptr;
+  auto *f = dyn_cast<Function>(unwrap(fn));
+  if (!f || f->isDeclaration()) return 0;
+  const DataLayout &dl = f->getParent()->getDataLayout();
+  // A vtable: a global with `!type` metadata, or (a declaration of one
+  // another module defines) a vtable or construction vtable by its name.
+  auto vtable = [](Value *v) -> GlobalVariable * {
+    auto *gv = dyn_cast_or_null<GlobalVariable>(v);
+    if (!gv) return nullptr;
+    StringRef name = gv->getName();
+    bool named = name.starts_with("_ZTV") || name.starts_with("_ZTC");
+    return gv->hasMetadata(LLVMContext::MD_type) || named ? gv : nullptr;
+  };
+  std::vector<std::pair<Value *, int64_t>> out;
+  for (Instruction &i : instructions(*f)) {
+    auto *load = dyn_cast<LoadInst>(&i);
+    if (!load) continue;
+    Value *p = load->getPointerOperand();
+    APInt off(dl.getIndexTypeSizeInBits(p->getType()), 0);
+    Value *base = p->stripAndAccumulateConstantOffsets(dl, off, /*AllowNonInbounds=*/true);
+    if (GlobalVariable *gv = vtable(base)) {
+      out.push_back({gv, off.getSExtValue()});
+    } else if (GlobalVariable *under = vtable(const_cast<Value *>(getUnderlyingObject(p)))) {
+      out.push_back({under, -1});
+    }
+  }
+  std::vector<LLVMValueRef> which;
+  std::vector<int64_t> at;
+  for (auto &[global, offset] : out) {
+    which.push_back(wrap(global));
+    at.push_back(offset);
+  }
+  return two_arrays(which, globals, at, offsets);
+}
+
+// The loads of function `fn` that read a vtable slot without a type test:
+// clang marks the load of a virtual member function pointer's target
+// `!nosanitize` (ItaniumCXXABI: the load at the offset the pointer holds,
+// from the object's vtable pointer, which it loads first): a `!nosanitize`
+// pointer load whose address is, through GEPs of any index, a loaded
+// pointer. For each, the function types the loaded pointer is called with
+// (followed through phis and selects, which merge it with the non-virtual
+// case), or null where it is used otherwise. Returns the count; *types is a
+// malloc'd array (free with wpd_free).
+size_t wpd_untested_slot_loads(LLVMValueRef fn, LLVMTypeRef **types) {
+  *types = nullptr;
+  auto *f = dyn_cast<Function>(unwrap(fn));
+  if (!f || f->isDeclaration()) return 0;
+  std::vector<Type *> out;
+  for (Instruction &i : instructions(*f)) {
+    auto *load = dyn_cast<LoadInst>(&i);
+    if (!load || !load->getType()->isPointerTy() || !load->hasMetadata(LLVMContext::MD_nosanitize)) continue;
+    Value *p = load->getPointerOperand();
+    for (int depth = 0; depth < 8; ++depth) {
+      if (auto *gep = dyn_cast<GEPOperator>(p))
+        p = gep->getPointerOperand();
+      else if (auto *cast = dyn_cast<BitCastOperator>(p))
+        p = cast->getOperand(0);
+      else
+        break;
+    }
+    if (!isa<LoadInst>(p) && !isa<PHINode>(p) && !isa<SelectInst>(p)) continue;
+    std::vector<Value *> work{load};
+    SmallPtrSet<Value *, 8> seen;
+    size_t before = out.size();
+    while (!work.empty()) {
+      Value *v = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      for (User *u : v->users()) {
+        if (isa<PHINode>(u) || isa<SelectInst>(u)) {
+          work.push_back(u);
+        } else if (auto *call = dyn_cast<CallBase>(u); call && call->getCalledOperand() == v && !call->hasArgument(v)) {
+          out.push_back(call->getFunctionType());
+        } else {
+          out.push_back(nullptr);
+        }
+      }
+    }
+    // A load nothing uses still read the slot: of any type.
+    if (out.size() == before) out.push_back(nullptr);
+  }
+  if (out.empty()) return 0;
+  std::vector<LLVMTypeRef> wrapped;
+  for (Type *t : out) wrapped.push_back(wrap(t));
+  *types = malloc_copy(wrapped);
+  return *types ? out.size() : SIZE_MAX;
 }
 
 // Strips casts and constant-offset GEPs from a constant pointer under the
@@ -608,6 +820,76 @@ WpdStatus wpd_rewrite_virtual_const_prop(LLVMValueRef call, LLVMValueRef vptr_ar
   }
   replace_call(cb, v);
   return WPD_OK;
+}
+
+// The entries at the byte offsets `offsets` (sorted) of constant `c`, which
+// starts at byte `base`, replaced by `stub`; counts replacements in `n`.
+static Constant *with_stub_at(Constant *c, uint64_t base, const DataLayout &dl, ArrayRef<uint64_t> offsets,
+                              Constant *stub, size_t &n) {
+  Type *t = c->getType();
+  uint64_t size = dl.getTypeAllocSize(t);
+  auto first = std::lower_bound(offsets.begin(), offsets.end(), base);
+  if (first == offsets.end() || *first >= base + size) return c;
+  if (t->isPointerTy()) {
+    if (*first != base) return c;
+    ++n;
+    return ConstantExpr::getPointerCast(stub, t);
+  }
+  SmallVector<Constant *, 16> elems;
+  bool changed = false;
+  if (auto *st = dyn_cast<StructType>(t)) {
+    const StructLayout *sl = dl.getStructLayout(st);
+    for (unsigned i = 0; i < st->getNumElements(); ++i) {
+      Constant *e = c->getAggregateElement(i);
+      if (!e) return c;
+      Constant *r = with_stub_at(e, base + sl->getElementOffset(i), dl, offsets, stub, n);
+      changed |= r != e;
+      elems.push_back(r);
+    }
+    return changed ? ConstantStruct::get(st, elems) : c;
+  }
+  if (auto *at = dyn_cast<ArrayType>(t)) {
+    uint64_t es = dl.getTypeAllocSize(at->getElementType());
+    for (uint64_t i = 0; i < at->getNumElements(); ++i) {
+      Constant *e = c->getAggregateElement(static_cast<unsigned>(i));
+      if (!e) return c;
+      Constant *r = with_stub_at(e, base + i * es, dl, offsets, stub, n);
+      changed |= r != e;
+      elems.push_back(r);
+    }
+    return changed ? ConstantArray::get(at, elems) : c;
+  }
+  return c;
+}
+
+// Dead slots: replaces the pointer entries at byte offsets `offsets`
+// (sorted) of the initializer of vtable `name` (a definition, or an
+// available_externally copy, so every copy stays the same) by the address of
+// `__wpd_dead_slot`, an internal function of this module that traps (as
+// __cxa_pure_virtual would, without its message). Returns how many entries
+// it replaced (0 when the module does not define `name`).
+size_t wpd_kill_vtable_slots(LLVMModuleRef mod, const char *name, size_t len, const uint64_t *offsets, size_t n) {
+  Module &m = *unwrap(mod);
+  GlobalVariable *gv = m.getGlobalVariable(StringRef(name, len), /*AllowInternal=*/true);
+  if (!gv || !gv->hasInitializer() || n == 0) return 0;
+  LLVMContext &ctx = m.getContext();
+  Function *stub = m.getFunction("__wpd_dead_slot");
+  if (!stub || stub->isDeclaration()) {
+    stub = Function::Create(FunctionType::get(Type::getVoidTy(ctx), false), GlobalValue::InternalLinkage,
+                            "__wpd_dead_slot", m);
+    stub->addFnAttr(Attribute::NoReturn);
+    stub->addFnAttr(Attribute::NoUnwind);
+    stub->addFnAttr(Attribute::Cold);
+    stub->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    IRBuilder<> b(BasicBlock::Create(ctx, "", stub));
+    b.CreateIntrinsic(Intrinsic::trap, {}, {});
+    b.CreateUnreachable();
+  }
+  size_t replaced = 0;
+  Constant *init = gv->getInitializer();
+  Constant *next = with_stub_at(init, 0, m.getDataLayout(), ArrayRef<uint64_t>(offsets, n), stub, replaced);
+  if (next != init) gv->setInitializer(next);
+  return replaced;
 }
 
 // Rebuilds vtable `name` as { [before], original initializer, [after] } with

@@ -57,6 +57,17 @@ impl<'c> Module<'c> {
         }
     }
 
+    /// Dead slots: replaces the entries at byte offsets `offsets` (sorted)
+    /// of vtable `name`'s initializer by a stub that traps; returns how
+    /// many it replaced (0 when this module has no copy of `name`).
+    pub fn kill_vtable_slots(&self, name: &str, offsets: &[u64]) -> usize {
+        let name = wpd_summary::name::to_bytes(name);
+        // SAFETY: both buffers are passed with their lengths.
+        unsafe {
+            ffi::wpd_kill_vtable_slots(self.raw, name.as_ptr().cast(), name.len(), offsets.as_ptr(), offsets.len())
+        }
+    }
+
     /// Adds a hidden external alias for a local global; false when the
     /// module does not define `symbol`.
     pub fn add_hidden_alias(&self, symbol: &str, alias: &str) -> bool {

@@ -12,7 +12,7 @@
 //! with the message in `err`: `wpd_symtab_read`, `wpd_lto_input_open`,
 //! `wpd_create_target_machine`) say so.
 
-use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMValueRef};
+use llvm_sys::prelude::{LLVMContextRef, LLVMMetadataRef, LLVMModuleRef, LLVMTypeRef, LLVMValueRef};
 use llvm_sys::target_machine::LLVMTargetMachineRef;
 use std::os::raw::{c_char, c_int, c_void};
 use wpd_summary::error::Error;
@@ -200,6 +200,13 @@ unsafe extern "C" {
         offsets: *mut *mut u64,
         flags: *mut c_int,
     ) -> usize;
+    pub fn wpd_test_slot_reads(
+        intrinsic_call: LLVMValueRef,
+        offsets: *mut *mut i64,
+        calls: *mut *mut LLVMValueRef,
+    ) -> usize;
+    pub fn wpd_vtable_loads(func: LLVMValueRef, globals: *mut *mut LLVMValueRef, offsets: *mut *mut i64) -> usize;
+    pub fn wpd_untested_slot_loads(func: LLVMValueRef, types: *mut *mut LLVMTypeRef) -> usize;
     pub fn wpd_set_llvm_options(argc: c_int, argv: *const *const c_char, err: *mut *mut c_char) -> Status;
     pub fn wpd_skip_debug_info_upgrade();
     pub fn wpd_check_debug_info(module: LLVMModuleRef, err: *mut *mut c_char, warning: *mut *mut c_char) -> Status;
@@ -221,6 +228,13 @@ unsafe extern "C" {
         bit: c_int,
         width: u32,
     ) -> Status;
+    pub fn wpd_kill_vtable_slots(
+        module: LLVMModuleRef,
+        name: *const c_char,
+        len: usize,
+        offsets: *const u64,
+        n: usize,
+    ) -> usize;
     pub fn wpd_rewrite_vtable_layout(
         module: LLVMModuleRef,
         name: *const c_char,

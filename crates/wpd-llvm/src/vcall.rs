@@ -7,7 +7,7 @@
 //! takes it by value: a rewrite that erases the call consumes the only
 //! handle to it, so an erased instruction cannot be touched again.
 
-use crate::{Module, Value, ffi};
+use crate::{Module, Type, Value, ffi};
 use llvm_sys::prelude::LLVMValueRef;
 use std::collections::HashSet;
 use std::marker::PhantomData;
@@ -35,6 +35,10 @@ pub struct TypeTest<'m> {
     pub non_call_uses: bool,
     /// A checked load whose check bit guards something (CFI).
     pub checked: bool,
+    /// Slots the tested pointer is read at besides the calls of the
+    /// module's tests (by byte offset from the address point; `None`: any
+    /// slot), for dead-slot elimination ([`Module::type_tests`]).
+    pub slot_reads: Vec<Option<u64>>,
 }
 
 /// A virtual call found by [`Module::type_tests`]: the only handle to that
@@ -140,6 +144,8 @@ impl<'c> Module<'c> {
     pub fn type_tests(&self) -> Vec<TypeTest<'_>> {
         let mut out = Vec::new();
         let mut claimed: HashSet<usize> = HashSet::new();
+        // Per test, the shim's raw reads: (offset, the calling instruction).
+        let mut raw_reads: Vec<Vec<(i64, Option<usize>)>> = Vec::new();
         for f in self.functions() {
             if f.is_declaration() {
                 continue;
@@ -160,6 +166,7 @@ impl<'c> Module<'c> {
                         .filter(|(call, _)| claimed.insert(call.id()))
                         .map(|(call, offset)| (VirtualCall { call, vptr, _unique: PhantomData }, offset))
                         .collect();
+                    raw_reads.push(test_slot_reads(inst));
                     out.push(TypeTest {
                         inst,
                         function: f,
@@ -169,11 +176,78 @@ impl<'c> Module<'c> {
                         non_assume_uses: found.non_assume_uses,
                         non_call_uses: found.non_call_uses,
                         checked: found.checked,
+                        slot_reads: Vec::new(),
                     });
                 }
             }
         }
+        // A load whose every user is a call some test of the module
+        // guards is read only by those calls' records; every other load
+        // (or use) is a read of its own.
+        for (test, raw) in out.iter_mut().zip(raw_reads) {
+            let mut reads: Vec<Option<u64>> = raw
+                .into_iter()
+                .filter(|(_, call)| call.is_none_or(|c| !claimed.contains(&c)))
+                .map(|(offset, _)| u64::try_from(offset).ok())
+                .collect();
+            reads.sort_unstable();
+            reads.dedup();
+            test.slot_reads = reads;
+        }
         out
+    }
+
+    /// The loads of `func` straight from a vtable global (a global with
+    /// `!type` metadata) at a constant address: the global and the byte
+    /// offset from its start (`None`: not constant). `None` overall: the
+    /// shim could not allocate, so anything may be read.
+    pub fn vtable_loads(&self, func: Value<'_>) -> Option<Vec<(Value<'c>, Option<u64>)>> {
+        let mut globals: *mut LLVMValueRef = std::ptr::null_mut();
+        let mut offsets: *mut i64 = std::ptr::null_mut();
+        // SAFETY: the shim checks that `func` is a function definition; it
+        // returns malloc'd arrays of the returned length, or usize::MAX
+        // (nothing allocated) when it could not allocate.
+        let n = unsafe { ffi::wpd_vtable_loads(func.raw(), &mut globals, &mut offsets) };
+        if n == usize::MAX {
+            return None;
+        }
+        if n == 0 {
+            return Some(Vec::new());
+        }
+        // SAFETY: two malloc'd arrays of `n` elements, freed here once read.
+        unsafe {
+            let gs = std::slice::from_raw_parts(globals, n);
+            let os = std::slice::from_raw_parts(offsets, n);
+            let out = gs.iter().zip(os).map(|(&g, &o)| (Value::new(g), u64::try_from(o).ok())).collect();
+            ffi::wpd_free(globals.cast());
+            ffi::wpd_free(offsets.cast());
+            Some(out)
+        }
+    }
+
+    /// The loads of `func` that read a vtable slot without a type test
+    /// (calls through pointers to virtual member functions): for each
+    /// call of a loaded pointer, the function type it is called with;
+    /// `None` where a loaded pointer is used otherwise.
+    pub fn untested_slot_loads(&self, func: Value<'_>) -> Vec<Option<Type<'c>>> {
+        let mut types: *mut llvm_sys::prelude::LLVMTypeRef = std::ptr::null_mut();
+        // SAFETY: the shim checks that `func` is a function definition; it
+        // returns a malloc'd array of the returned length, or usize::MAX
+        // (nothing allocated) when it could not allocate.
+        let n = unsafe { ffi::wpd_untested_slot_loads(func.raw(), &mut types) };
+        if n == usize::MAX {
+            return vec![None];
+        }
+        if n == 0 {
+            return Vec::new();
+        }
+        // SAFETY: a malloc'd array of `n` elements, freed here once read.
+        unsafe {
+            let ts = std::slice::from_raw_parts(types, n);
+            let out = ts.iter().map(|&t| (!t.is_null()).then(|| Type::new(t))).collect();
+            ffi::wpd_free(types.cast());
+            out
+        }
     }
 
     /// The call targets `name` directly (single implementation). `name` is
@@ -339,6 +413,33 @@ fn test_kind(inst: Value<'_>) -> Option<TestKind> {
         "llvm.public.type.test" => Some(TestKind::PublicTypeTest),
         "llvm.type.checked.load" => Some(TestKind::TypeCheckedLoad),
         _ => None,
+    }
+}
+
+/// The shim's reads of a tested pointer ([`TypeTest::slot_reads`] before
+/// the calls of the module's tests are taken out): (byte offset, -1 for
+/// any; the call using the loaded pointer, if one does).
+fn test_slot_reads(intrinsic_call: Value<'_>) -> Vec<(i64, Option<usize>)> {
+    let mut offsets: *mut i64 = std::ptr::null_mut();
+    let mut calls: *mut LLVMValueRef = std::ptr::null_mut();
+    // SAFETY: `intrinsic_call` is a live call instruction (the shim checks
+    // its kind); it returns malloc'd arrays of the returned length, or
+    // usize::MAX (nothing allocated) when it could not allocate.
+    let n = unsafe { ffi::wpd_test_slot_reads(intrinsic_call.raw(), &mut offsets, &mut calls) };
+    if n == usize::MAX {
+        return vec![(-1, None)];
+    }
+    if n == 0 {
+        return Vec::new();
+    }
+    // SAFETY: two malloc'd arrays of `n` elements, freed here once read.
+    unsafe {
+        let os = std::slice::from_raw_parts(offsets, n);
+        let cs = std::slice::from_raw_parts(calls, n);
+        let out = os.iter().zip(cs).map(|(&o, &c)| (o, (!c.is_null()).then(|| Value::new(c).id()))).collect();
+        ffi::wpd_free(offsets.cast());
+        ffi::wpd_free(calls.cast());
+        out
     }
 }
 

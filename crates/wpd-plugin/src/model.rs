@@ -7,7 +7,7 @@
 use crate::api::resolution as r;
 use std::collections::BTreeSet;
 use wpd_link::InputId;
-use wpd_link::native::{NativeScan, Sighting};
+use wpd_link::native::{NativeScan, Sighting, runtime_symbol};
 use wpd_link::resolve::{Flavor, LinkModel, Loaded, LoadedKind, OutsideRefs};
 use wpd_llvm::BitcodeSymbol;
 
@@ -89,6 +89,14 @@ pub fn from_linker(
                 if res == r::PREVAILING_DEF_IRONLY_EXP {
                     exported.insert(s.name.clone());
                 }
+            }
+            // C++ code outside the bitcode that shares a name with it (not
+            // the runtime's): it may call the program's virtual functions
+            // through vtables no summary sees.
+            let outside_cxx = matches!(res, r::PREVAILING_DEF | r::PREEMPTED_REG | r::RESOLVED_EXEC | r::RESOLVED_DYN);
+            if native.cxx_code.is_none() && outside_cxx && s.name.starts_with("_Z") && !runtime_symbol(&s.name) {
+                let how = if res == r::RESOLVED_DYN { "a shared library" } else { "a regular object" };
+                native.cxx_code = Some(format!("{how} (it shares {} with {})", s.name, f.name));
             }
             let Some(class) = s.name.strip_prefix("_ZTV").or_else(|| s.name.strip_prefix("_ZTI")) else { continue };
             let sighting = match res {

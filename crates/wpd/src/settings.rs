@@ -63,6 +63,8 @@ pub struct LinkSettings {
     /// `wpd-closed-set=off|N`: most targets of a closed-set dispatch (0:
     /// off).
     pub closed_set: u8,
+    /// Dead-slot elimination (off with `wpd-no-dead-slots`).
+    pub dead_slots: bool,
     /// Validation of the visibility against the native side (off with
     /// `wpd-no-validate`).
     pub validate: bool,
@@ -95,6 +97,7 @@ impl Default for LinkSettings {
             remarks: Remarks::default(),
             speculate: 1,
             closed_set: crate::DEFAULT_CLOSED_SET,
+            dead_slots: true,
             validate: true,
             known_safe: Vec::new(),
             open: Vec::new(),
@@ -159,6 +162,8 @@ impl LinkSettings {
             self.set_speculate(s, &shown)?;
         } else if let Some(s) = v.strip_prefix("wpd-closed-set=") {
             self.set_closed_set(s, &shown)?;
+        } else if v == "wpd-no-dead-slots" {
+            self.dead_slots = false;
         } else if v == "wpd-no-validate" {
             self.validate = false;
         } else if let Some(g) = v.strip_prefix("wpd-known-safe=") {
@@ -328,6 +333,7 @@ impl LinkSettings {
             validation,
             speculate: self.speculate,
             closed_set: self.closed_set,
+            dead_slots: self.dead_slots,
         }
     }
 }

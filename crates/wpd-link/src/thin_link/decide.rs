@@ -886,7 +886,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         .collect();
     layouts.sort_by(|a, b| (a.symbol.as_str(), a.module).cmp(&(b.symbol.as_str(), b.module)));
     decider.stats.vtable_bytes_added = layouts.iter().map(|l| (l.before.len() + l.after.len()) as u64).sum();
-    Plan {
+    let mut plan = Plan {
         options: PlanOptions {
             whole_program_visibility: policy.whole_program_visibility,
             shared: policy.facts.shared,
@@ -918,6 +918,16 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             .iter()
             .map(|(&t, r)| wpd_summary::OpenTypeId { type_id: t.clone(), reason: r.clone() })
             .collect(),
+        dead_slots: Vec::new(),
+        dead_slots_off: None,
         stats: decider.stats,
-    }
+    };
+    // Which slots nothing loads depends on every decision above.
+    let dead = crate::dead_slots::analyze(link, policy, &plan);
+    plan.dead_slots = dead.dead;
+    plan.dead_slots_off = dead.off;
+    plan.stats.dead_slots = dead.slots;
+    plan.stats.dead_functions = dead.functions;
+    plan.stats.dead_instructions = dead.instructions;
+    plan
 }

@@ -223,11 +223,18 @@ impl<'a> Hierarchy<'a> {
 
     /// Whether module `module`'s definition of `function` is code of the
     /// program: something live reaches it, and (for a non-local function)
-    /// it is the copy the linker keeps. Only the counts in reports depend on
-    /// it; a wrong answer costs an optimization, never correctness.
+    /// it is the copy the linker keeps. The counts in reports depend on it,
+    /// and so do dead slots (`dead_slots.rs`): a call site outside the
+    /// program reads no slot. Liveness has the roots and edges of LLVM's own
+    /// dead stripping, which drops those functions too.
     pub fn in_program(&self, module: ModuleIdx, function: &'a str) -> bool {
+        self.in_program_of(&self.live, module, function)
+    }
+
+    /// [`Hierarchy::in_program`] under another set of live symbols.
+    pub fn in_program_of(&self, live: &HashSet<SymKey<'a>>, module: ModuleIdx, function: &'a str) -> bool {
         let key = self.key(module, function);
-        self.is_live(key) && (key.module.is_some() || self.kept_copy(function).is_none_or(|(m, _)| m == module))
+        live.contains(&key) && (key.module.is_some() || self.kept_copy(function).is_none_or(|(m, _)| m == module))
     }
 
     /// The copy of the non-local definition `name` the link keeps, as its
@@ -318,12 +325,22 @@ impl<'a> Hierarchy<'a> {
     /// unknown), dynamically exported symbols, and each module's
     /// `llvm.used`, `llvm.compiler.used` and constructor/destructor lists.
     fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
+        self.liveness_without(facts, &HashSet::default())
+    }
+
+    /// Liveness as [`Hierarchy::liveness`] computes it, without the
+    /// references in `skip` (from, to): a vtable's references to the
+    /// functions only its dead slots named.
+    pub fn liveness_without(&self, facts: &LinkFacts, skip: &HashSet<(SymKey<'a>, SymKey<'a>)>) -> HashSet<SymKey<'a>> {
         let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::default();
         let mut roots: Vec<SymKey<'a>> = vec![SymKey { module: None, name: "main" }];
         for (m, s) in self.modules() {
             for g in &s.globals {
                 let from = self.key(m, &g.name);
-                edges.entry(from).or_default().extend(g.refs.iter().map(|r| self.key(m, r)));
+                edges
+                    .entry(from)
+                    .or_default()
+                    .extend(g.refs.iter().map(|r| self.key(m, r)).filter(|&to| !skip.contains(&(from, to))));
                 if !g.linkage.is_local() {
                     let exported = facts.exports(&g.name, g.visibility);
                     let external = match &facts.external_refs {

@@ -10,9 +10,11 @@
 //! policy      link facts + --whole-program-visibility ──► closed/open
 //! decide      Hierarchy + Policy ──► Plan (layout: bytes beside vtables
 //!             for constant propagation)
+//! dead_slots  Hierarchy + Plan ──► vtable slots no code can load
 //! outcome     what the plan predicts for each call site
 //! ```
 
+pub mod dead_slots;
 pub mod decide;
 pub mod hierarchy;
 pub mod layout;

@@ -43,6 +43,55 @@ pub struct NativeScan {
     /// (`-fno-rtti` code): what they derive from cannot be checked.
     pub vtables: BTreeMap<String, String>,
     pub typeinfos: BTreeSet<String>,
+    /// The first native input, not part of the C++ runtime, that defines
+    /// C++ (`_Z`) symbols: code that may call virtual functions of the
+    /// program's classes through their vtables, which no summary sees.
+    pub cxx_code: Option<String>,
+}
+
+/// The C and C++ runtime libraries of a link (by file name): their C++
+/// code knows only its own classes, which are open whenever a program
+/// class derives from them (their vtables and typeinfos are native).
+const RUNTIME: &[&str] = &[
+    "libstdc++",
+    "libc++",
+    "libsupc++",
+    "libgcc",
+    "libunwind",
+    "libc.",
+    "libc_nonshared",
+    "libm.",
+    "libmvec",
+    "ld-linux",
+    "crt",
+    "libpthread",
+    "libdl.",
+    "librt.",
+    "libatomic",
+    "libclang_rt",
+];
+
+/// Whether the C++ symbol `name` belongs to the C++ runtime: the
+/// standard library (`std::`, its abbreviations `Sa Sb Ss Si So Sd`), the
+/// ABI library (`__cxxabiv1`, `__gnu_cxx`) and the global operators new
+/// and delete. The plugin, which sees symbols but not files, tells native
+/// C++ code of the program by the other names it shares with the bitcode.
+pub fn runtime_symbol(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("_Z") else { return false };
+    // Special names: typeinfo, vtable, typeinfo name, guard variables.
+    let rest = ["TI", "TV", "TS", "GV", "TH", "TW"].iter().find_map(|p| rest.strip_prefix(p)).unwrap_or(rest);
+    let rest = rest.strip_prefix('N').map(|r| r.trim_start_matches(['K', 'V', 'r'])).unwrap_or(rest);
+    ["St", "Sa", "Sb", "Ss", "Si", "So", "Sd", "9__gnu_cxx", "10__cxxabiv1", "nw", "na", "dl", "da"]
+        .iter()
+        .any(|p| rest.starts_with(p))
+}
+
+/// Whether the native input `name` (`path` or `archive(member)`) is part
+/// of the C or C++ runtime.
+fn is_runtime(name: &str) -> bool {
+    let file = name.split('(').next().unwrap_or(name);
+    let base = file.rsplit('/').next().unwrap_or(file);
+    RUNTIME.iter().any(|r| base.starts_with(r))
 }
 
 impl NativeScan {
@@ -106,6 +155,9 @@ impl NativeScan {
             if undefined && sym.is_global() {
                 self.refs.insert(n.to_string());
             }
+            if !undefined && n.starts_with("_Z") && self.cxx_code.is_none() && !is_runtime(name) {
+                self.cxx_code = Some(name.to_string());
+            }
             let (class, is_vtable) = match (n.strip_prefix("_ZTI"), n.strip_prefix("_ZTV")) {
                 (Some(c), _) => (c, false),
                 (_, Some(c)) => (c, true),
@@ -165,5 +217,27 @@ impl NativeScan {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_runtime, runtime_symbol};
+
+    #[test]
+    fn runtime_names_and_files() {
+        for n in
+            ["_ZNSo5flushEv", "_ZSt4cout", "_ZNKSt5ctypeIcE13_M_widen_initEv", "_Znwm", "_ZdlPvm", "_ZTISt9exception"]
+        {
+            assert!(runtime_symbol(n), "{n}");
+        }
+        for n in ["_Z9introduceRK6Animal", "_ZN4Base1fEv", "_ZTV6Animal", "main", "_ZNK3Fox4nameEv"] {
+            assert!(!runtime_symbol(n), "{n}");
+        }
+        assert!(is_runtime("/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.so"));
+        assert!(is_runtime("/usr/lib/x86_64-linux-gnu/libc_nonshared.a(elf-init.oS)"));
+        assert!(!is_runtime("/tmp/x/intro.o"));
+        // An archive is judged by its own name, not its members'.
+        assert!(!is_runtime("libzoo.a(crt.o)"));
     }
 }

@@ -40,6 +40,12 @@ impl Outcome {
         }
     }
 
+    /// Still loads its slot from the vtable: the indirect call, or a
+    /// speculative call's fallback (what dead-slot elimination counts).
+    pub fn loads_slot(self) -> bool {
+        matches!(self, Outcome::Indirect | Outcome::Speculative)
+    }
+
     /// Rewritten without a guard.
     pub fn is_devirtualized(self) -> bool {
         !matches!(self, Outcome::Indirect | Outcome::Speculative)

@@ -35,6 +35,10 @@ pub struct Validation {
     pub known_safe: Vec<String>,
     /// `--wpd-open=GLOB`: vtable symbols always open.
     pub force_open: Vec<String>,
+    /// The first native input (not the C or C++ runtime) with C++ code:
+    /// it may call virtual functions through vtables no summary sees, so
+    /// no slot is dead ([`NativeScan::cxx_code`]).
+    pub native_cxx: Option<String>,
 }
 
 impl Validation {
@@ -63,6 +67,7 @@ impl Validation {
             unknown,
             known_safe: Vec::new(),
             force_open: Vec::new(),
+            native_cxx: scan.cxx_code.clone(),
         }
     }
 }
@@ -79,6 +84,8 @@ pub struct Policy {
     pub speculate: u8,
     /// Closed-set dispatch: at most this many targets (0: off).
     pub closed_set: u8,
+    /// Dead-slot elimination (off with `--wpd-no-dead-slots`).
+    pub dead_slots: bool,
 }
 
 impl Policy {

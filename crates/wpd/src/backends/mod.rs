@@ -99,9 +99,10 @@ pub fn planned_index(plan: &Plan, summary: &wpd_summary::ModuleSummary, k: Modul
 
 /// Whether `input` can go to LLVM's ThinLTO without being rewritten: the
 /// plan changes nothing in it (no promotions, aliases or kept copies, no
-/// vtable of its laid out, every call site left indirect and none of them a
-/// real check) and it is one ThinLTO module, or a split unit that may be
-/// kept in two (`split_apart`, see [`split_apart`]). Such a module is
+/// vtable of its laid out or with dead slots, every call site left
+/// indirect and none of them a real check) and it is one ThinLTO module, or
+/// a split unit that may be kept in two (`split_apart`, see
+/// [`split_apart`]). Such a module is
 /// parsed once, by its ThinLTO backend, as in lld's link, and keeps clang's
 /// own summary; its type tests are dropped inside that backend, after
 /// import and before LLVM's own devirtualization could act on them
@@ -127,6 +128,9 @@ pub fn passthrough(
     }
     let defines = |symbol: &str| summary.globals.iter().any(|g| g.name == symbol);
     if plan.layouts.iter().any(|l| l.module.is_none_or(|m| m == index) && defines(&l.symbol)) {
+        return None;
+    }
+    if plan.dead_slots.iter().any(|d| d.module.is_none_or(|m| m == index) && defines(&d.symbol)) {
         return None;
     }
     let policy = rewrite::call_policy(plan);

@@ -195,7 +195,7 @@ pub fn planned_remarks(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy
 
 /// Every call site where a backend did something else than the plan says,
 /// one line each naming the call site; also a module whose backend saw other
-/// call sites than its summary. (A vtable laid out for constant propagation
+/// call sites than its summary, and dead slots no backend replaced. (A vtable laid out for constant propagation
 /// that no module rebuilt stops the link: `devirtualize_and_compile`.)
 pub fn mismatches(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy, stats: &[BackendStats]) -> Vec<String> {
     let mut out = Vec::new();
@@ -224,6 +224,14 @@ pub fn mismatches(summaries: &[ModuleSummary], plan: &Plan, policy: &Policy, sta
                 ));
             }
         }
+    }
+    // Every dead slot is in some module's copy of its vtable.
+    let replaced: u64 = stats.iter().map(|st| u64::from(st.dead_slots)).sum();
+    if replaced < u64::from(plan.stats.dead_slots) {
+        out.push(format!(
+            "the plan has {} dead slots, the backends replaced {replaced} vtable entries",
+            plan.stats.dead_slots
+        ));
     }
     out
 }
@@ -349,6 +357,19 @@ pub fn report(
             "live": s.live_vtables,
             "bytes_added": s.vtable_bytes_added,
             "rebuilt": stats.iter().map(|st| st.layouts_rebuilt.len()).sum::<usize>(),
+        },
+        "dead_slots": {
+            "slots": s.dead_slots,
+            "vtables": plan.dead_slots.len(),
+            "replaced": stats.iter().map(|st| u64::from(st.dead_slots)).sum::<u64>(),
+            "functions": s.dead_functions,
+            "instructions": s.dead_instructions,
+            "off": plan.dead_slots_off,
+            "entries": plan.dead_slots.iter().map(|d| json!({
+                "vtable": d.symbol,
+                "module": d.module.map(|m| summaries[m.index()].module.name.clone()),
+                "offsets": d.offsets,
+            })).collect::<Vec<_>>(),
         },
         "type_tests_dropped": stats.iter().map(|st| u64::from(st.type_tests_dropped)).sum::<u64>(),
         "decisions": decisions,

@@ -130,6 +130,7 @@ fn text(r: &Report) -> String {
         }
         let _ = writeln!(o, "  bytes beside vtables: {}", r.vtables.bytes_added);
     }
+    let _ = writeln!(o, "\n{}", dead_slots_line(r));
     if !r.timings_ms.is_empty() {
         let _ = writeln!(o, "\nphases (ms):");
         for (k, v) in &r.timings_ms {
@@ -223,6 +224,7 @@ fn markdown(r: &Report) -> String {
         }
         let _ = writeln!(o, "\nwpd added {} bytes beside vtables.", r.vtables.bytes_added);
     }
+    let _ = writeln!(o, "\n{}", dead_slots_line(r));
     if !r.timings_ms.is_empty() {
         let _ = writeln!(o, "\n### Phases\n\n| phase | ms |\n|---|---:|");
         for (k, v) in &r.timings_ms {
@@ -350,12 +352,25 @@ td.n{{text-align:right;font-variant-numeric:tabular-nums}} code{{font-size:.85em
         }
         let _ = write!(o, "<p>wpd added {} bytes beside vtables.</p>", r.vtables.bytes_added);
     }
+    let _ = write!(o, "<p>{}</p>", esc(&dead_slots_line(r)));
     if !r.timings_ms.is_empty() {
         let t: Vec<(String, u64)> = r.timings_ms.iter().map(|(k, v)| (k.clone(), v.round() as u64)).collect();
         let _ = write!(o, "<h2>Phases (ms)</h2>{}", bars(&t, "#7b61ff"));
     }
     o.push_str("</body></html>\n");
     o
+}
+
+/// One sentence on dead-slot elimination.
+fn dead_slots_line(r: &Report) -> String {
+    let d = &r.dead_slots;
+    match (&d.off, d.slots) {
+        (Some(why), 0) => format!("dead slots: none ({why})"),
+        _ => format!(
+            "dead slots: {} in {} vtables now trap; {} functions ({} instructions) only they named are dropped",
+            d.slots, d.vtables, d.functions, d.instructions
+        ),
+    }
 }
 
 /// The report's tables as JSON (what the other formats show).
@@ -376,6 +391,7 @@ fn summary_json(r: &Report) -> Value {
             "targets": d.targets.iter().map(|t| json!({"mangled": t, "name": demangle::name(t)})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "sizes": { "output": r.size.output.sections, "file": r.file_size(), "baseline": r.size.baseline, "vtable_bytes_added": r.vtables.bytes_added },
+        "dead_slots": { "slots": r.dead_slots.slots, "vtables": r.dead_slots.vtables, "functions": r.dead_slots.functions, "instructions": r.dead_slots.instructions, "off": r.dead_slots.off },
         "timings_ms": r.timings_ms,
     })
 }

@@ -116,6 +116,23 @@ pub struct VtableStats {
     pub bytes_added: u64,
 }
 
+/// Dead-slot elimination: the slots whose entries became the trap stub,
+/// and the functions ThinLTO's dead stripping could then drop.
+#[derive(Clone, Debug, Default, Deserialize)]
+pub struct DeadSlotStats {
+    #[serde(default)]
+    pub slots: u64,
+    #[serde(default)]
+    pub vtables: u64,
+    #[serde(default)]
+    pub functions: u64,
+    #[serde(default)]
+    pub instructions: u64,
+    /// Why no slot was dead, when elimination was off for the link.
+    #[serde(default)]
+    pub off: Option<String>,
+}
+
 /// The size part of a report.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct SizeReport {
@@ -141,6 +158,8 @@ pub struct Report {
     pub calls: Vec<Call>,
     #[serde(default)]
     pub vtables: VtableStats,
+    #[serde(default)]
+    pub dead_slots: DeadSlotStats,
     #[serde(default)]
     pub size: SizeReport,
     #[serde(default)]

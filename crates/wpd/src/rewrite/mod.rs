@@ -9,12 +9,14 @@
 //! - [`closed_set`]: calls whose slot's complete set of targets is small
 //!   compare the vtable pointer and call each target directly;
 //! - [`speculative`]: calls left indirect get guarded direct calls;
+//! - [`dead_slots`]: vtable entries no code can load become a trap stub;
 //! - [`type_tests`]: every leftover type test is removed before codegen.
 //!
 //! Every call rewrite takes the call's [`VirtualCall`] handle by value, so
 //! a call is rewritten at most once.
 
 pub mod closed_set;
+pub mod dead_slots;
 pub mod promote;
 pub mod single_impl;
 pub mod speculative;
@@ -51,6 +53,9 @@ pub struct BackendStats {
     pub calls: Vec<CallOutcome>,
     /// Plan layouts (indices into `Plan::layouts`) this module rebuilt.
     pub layouts_rebuilt: Vec<u32>,
+    /// Vtable entries this module replaced by the dead-slot stub (every
+    /// copy it holds).
+    pub dead_slots: u32,
     /// Type tests removed before codegen.
     pub type_tests_dropped: u32,
     /// The plan changed nothing here: the module went to ThinLTO as it was
@@ -130,12 +135,27 @@ pub fn module<'c>(
                 })?,
                 None => (Outcome::Indirect, None),
             };
+            // The thin link took this call for one that loads no slot; left
+            // loading one, it could reach a slot the plan made dead.
+            if !plan.dead_slots.is_empty()
+                && outcome.loads_slot()
+                && !Outcome::planned(plan, &c.site, &policy).loads_slot()
+            {
+                return Err(Error::at(
+                    &input.name,
+                    format!(
+                        "cannot apply the plan to a call in {}: it stays indirect, and the plan removed slots it may load (link with --wpd-no-dead-slots)",
+                        c.site.function
+                    ),
+                ));
+            }
             stats.calls.push(CallOutcome { site: c.site, outcome, dispatch });
         }
     }
     // The summary's order: by function, then test, program order within.
     stats.calls.sort_by(|a, b| (&a.site.function, a.site.test_index).cmp(&(&b.site.function, b.site.test_index)));
     for part in &modules {
+        stats.dead_slots += dead_slots::apply(part, plan, index);
         stats.layouts_rebuilt.extend(vtable_layout::apply(part, plan, index));
     }
     stats.layouts_rebuilt.sort_unstable();

@@ -15,10 +15,11 @@
 //! a class with internal linkage (in an anonymous namespace, in a module
 //! built without split LTO units) carries a distinct metadata node instead,
 //! and the calls it can serve are the ones wpd devirtualizes without any
-//! visibility flag: in a part with such a vtable, every body that makes an
-//! indirect call is read too ([`read_indirect`]). Every virtual call left
-//! indirect is one; a test whose calls are all gone only feeds assumptions
-//! and is no call site.
+//! visibility flag: every body that makes an indirect call is read too
+//! ([`read_indirect`]). Every virtual call left indirect is one; a test
+//! whose calls are all gone only feeds assumptions and is no call site. A
+//! call through a pointer to a virtual member function is one too, and
+//! reads a vtable slot without any type test.
 
 use crate::error::Result;
 use std::collections::{BTreeSet, HashMap};
@@ -74,12 +75,11 @@ pub(super) fn read_tested<'m>(parts: &'m [LazyModule<'_>]) -> Result<Vec<Option<
     Ok(out)
 }
 
-/// Reads the bodies of a part that make indirect calls: once the vtables
-/// are scanned, in a part whose vtables carry a type id with internal
-/// linkage (see the module comment). Such a node is private to its part: a
-/// split LTO unit's thin part names the ids it tests by strings. A part
-/// whose internal ids are only in tests needs nothing more: no vtable
-/// anywhere can match those tests.
+/// Reads the bodies of a part that make indirect calls: in a part whose
+/// vtables carry a type id with internal linkage, every virtual call left
+/// indirect is one (see the module comment), and in every part, a call
+/// through a pointer to a virtual member function loads its slot without
+/// a type test ([`wpd_summary::SlotReads::untested`]).
 pub(super) fn read_indirect(part: &LazyModule<'_>, index: Option<&Index<'_>>) -> Result<()> {
     match index {
         Some(index) => index.indirect.iter().try_for_each(|&f| part.materialize(f)),

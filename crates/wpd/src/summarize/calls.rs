@@ -5,13 +5,19 @@
 
 use super::{ScannedCall, TypeIdNamer};
 use wpd_llvm::{Module, TypeKind, Value};
-use wpd_summary::{CallKind, CallSite, ConstArg, RetKind, TestKind, TypeId};
+use wpd_summary::{CallKind, CallSite, ConstArg, RetKind, SlotRead, TestKind, TypeId};
 
 /// Call sites of every function definition of `module` (every one with a
 /// body: a lazily read module yields those of the bodies read), in program
 /// order. Each call appears once (the module's scan gives a call dominated by
-/// several tests to the first), so each is rewritten at most once.
-pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeIdNamer) -> Vec<ScannedCall<'m>> {
+/// several tests to the first), so each is rewritten at most once. The
+/// tested pointers' other reads of slots go to `reads`.
+pub(super) fn collect<'m>(
+    module: &'m Module<'_>,
+    index: usize,
+    ids: &mut TypeIdNamer,
+    reads: &mut Vec<SlotRead>,
+) -> Vec<ScannedCall<'m>> {
     let mut out = Vec::new();
     let mut current: Option<(Value<'m>, u32)> = None;
     for test in module.type_tests() {
@@ -31,8 +37,14 @@ pub(super) fn collect<'m>(module: &'m Module<'_>, index: usize, ids: &mut TypeId
             TestKind::TypeCheckedLoad => !test.non_call_uses && !test.checked,
             _ => test.feeds_assume,
         };
+        let function = test.function.name();
+        reads.extend(test.slot_reads.iter().map(|&offset| SlotRead {
+            function: function.clone(),
+            type_id: type_id.clone(),
+            offset,
+        }));
         let base = CallSite {
-            function: test.function.name(),
+            function,
             test_index,
             type_id,
             offset: None,

@@ -3,8 +3,8 @@
 //! arguments, that function as an [`Expr`] the thin link can evaluate.
 
 use std::collections::{BTreeSet, HashMap};
-use wpd_llvm::{Context, IntPredicate, Module, Opcode, TypeKind, Value};
-use wpd_summary::{Body, CmpPred, Expr, ExprNode, ExprOp, FunctionFacts, Linkage, RetKind};
+use wpd_llvm::{Context, IntPredicate, Module, Opcode, Type, TypeKind, Value};
+use wpd_summary::{Body, CmpPred, Expr, ExprNode, ExprOp, FunctionFacts, Linkage, RetKind, Signature};
 
 /// Largest expression recorded (nodes); bigger bodies are not worth folding.
 const MAX_EXPR_NODES: usize = 64;
@@ -57,13 +57,19 @@ impl Attrs {
     }
 }
 
-fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
-    let fty = f.global_value_type();
+/// The signature of function type `fty`, as [`FunctionFacts`] records it.
+pub(super) fn signature(fty: Type<'_>) -> Signature {
     let (ret, ret_width) = match fty.return_type().map(|t| (t.kind(), t.int_width())) {
         Some((TypeKind::LLVMVoidTypeKind, _)) => (RetKind::Void, 0),
         Some((TypeKind::LLVMIntegerTypeKind, Some(w))) => (RetKind::Int, w),
         _ => (RetKind::Other, 0),
     };
+    Signature { ret, ret_width, param_widths: fty.param_types().iter().map(|t| t.int_width().unwrap_or(0)).collect() }
+}
+
+fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
+    let fty = f.global_value_type();
+    let Signature { ret, ret_width, param_widths } = signature(fty);
     let params = f.params();
     let blocks = f.blocks();
     let (mut reads, mut writes, mut count) = (false, false, 0u32);
@@ -84,7 +90,7 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
         uses_this: params.first().is_some_and(|p| p.has_uses()),
         ret,
         ret_width,
-        param_widths: fty.param_types().iter().map(|t| t.int_width().unwrap_or(0)).collect(),
+        param_widths,
         expr: if reads || writes { None } else { build_expr(f, &params) },
         body,
         noinline: f.has_fn_attr(attrs.noinline),

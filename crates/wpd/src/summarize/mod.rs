@@ -18,7 +18,10 @@ use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use wpd_llvm::{Context, MdOperand, Module};
-use wpd_summary::{CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SpecialRoots, TypeId, TypeIdInfo};
+use wpd_summary::{
+    CallSite, GlobalRefs, Linkage, ModuleInfo, ModuleSummary, SlotReads, SpecialRoots, TypeId, TypeIdInfo,
+    UntestedRead, VtableRead,
+};
 
 /// Which function bodies the summarizer reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -65,12 +68,49 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
     };
     let mut ids = TypeIdNamer::new(&hash);
     let mut vtables = scan_vtables(&modules, &mut ids);
-    for (part, (module, index)) in parts.iter().zip(&indexed).enumerate() {
-        if ids.has_locals_in(part) {
-            bodies::read_indirect(module, index.as_ref()).map_err(unreadable)?;
+    // Every body making an indirect call: a call through a pointer to a
+    // virtual member function reads a slot without a type test, and in a
+    // part with internal type ids, every virtual call left indirect is one
+    // (`bodies::read_indirect`).
+    for (module, index) in parts.iter().zip(&indexed) {
+        bodies::read_indirect(module, index.as_ref()).map_err(unreadable)?;
+    }
+    let mut slot_reads = SlotReads {
+        whole_program_vtables: modules.iter().any(|m| m.flag_int("Virtual Function Elim").is_some()),
+        ..SlotReads::default()
+    };
+    let calls = scan_calls(&modules, &mut ids, &mut slot_reads.tested);
+    slot_reads.tested.sort();
+    slot_reads.tested.dedup();
+    slot_reads.untested = modules
+        .iter()
+        .flat_map(|m| {
+            m.functions().flat_map(move |f| {
+                m.untested_slot_loads(f)
+                    .into_iter()
+                    .map(move |t| UntestedRead { function: f.name(), signature: t.map(functions::signature) })
+            })
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut direct = BTreeSet::new();
+    for m in &modules {
+        for f in m.functions() {
+            match m.vtable_loads(f) {
+                Some(loads) => direct.extend(loads.into_iter().map(|(v, offset)| VtableRead {
+                    function: f.name(),
+                    vtable: v.name(),
+                    offset,
+                })),
+                // Unknown: nothing can be dead in this link.
+                None => slot_reads.untested.push(UntestedRead { function: f.name(), signature: None }),
+            }
         }
     }
-    let calls = scan_calls(&modules, &mut ids);
+    slot_reads.untested.sort();
+    slot_reads.untested.dedup();
+    slot_reads.direct = direct.into_iter().collect();
     let mut call_sites: Vec<CallSite> = calls.into_iter().map(|c| c.site).collect();
     let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
     let mut roots = SpecialRoots::default();
@@ -117,6 +157,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         functions,
         globals: globals.into_values().collect(),
         roots,
+        slot_reads,
     })
 }
 
@@ -137,15 +178,19 @@ pub(crate) struct ScannedCall<'m> {
 pub(crate) fn scan<'m>(modules: &[&'m Module<'_>], hash: &str) -> Vec<ScannedCall<'m>> {
     let mut ids = TypeIdNamer::new(hash);
     scan_vtables(modules, &mut ids);
-    scan_calls(modules, &mut ids)
+    scan_calls(modules, &mut ids, &mut Vec::new())
 }
 
 fn scan_vtables(modules: &[&Module<'_>], ids: &mut TypeIdNamer) -> Vec<wpd_summary::Vtable> {
     modules.iter().enumerate().flat_map(|(index, module)| vtables::collect(module, index, ids)).collect()
 }
 
-fn scan_calls<'m>(modules: &[&'m Module<'_>], ids: &mut TypeIdNamer) -> Vec<ScannedCall<'m>> {
-    modules.iter().enumerate().flat_map(|(index, module)| calls::collect(module, index, ids)).collect()
+fn scan_calls<'m>(
+    modules: &[&'m Module<'_>],
+    ids: &mut TypeIdNamer,
+    reads: &mut Vec<wpd_summary::SlotRead>,
+) -> Vec<ScannedCall<'m>> {
+    modules.iter().enumerate().flat_map(|(index, module)| calls::collect(module, index, ids, reads)).collect()
 }
 
 /// Keeps one record per vtable symbol: a definition over a declaration, a
@@ -206,11 +251,6 @@ impl TypeIdNamer {
     fn new(hash: &str) -> Self {
         let hash = &hash[..16.min(hash.len())];
         TypeIdNamer { hash: hash.to_string(), locals: HashMap::new(), local_names: BTreeSet::new() }
-    }
-
-    /// Some type id named so far, of part `module`, has internal linkage.
-    fn has_locals_in(&self, module: usize) -> bool {
-        self.locals.keys().any(|(m, _)| *m == module)
     }
 
     /// The name of a type id operand of module `module`.

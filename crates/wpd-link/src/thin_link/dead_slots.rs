@@ -1,0 +1,280 @@
+//! Dead slots: vtable entries no code of the program can load once the
+//! plan is applied. Each one gets a trap stub in place of its function
+//! (`rewrite::dead_slots`), so a function only dead slots named is
+//! referenced by nothing and ThinLTO's dead stripping drops it: virtual
+//! function elimination across a ThinLTO link, which LLVM does only in full
+//! LTO (GlobalDCE).
+//!
+//! A read of a slot is a pair (type id, offset from the address point):
+//! - every call site of the program that the plan leaves loading its slot
+//!   (left indirect, or speculated with the indirect call as fallback); a
+//!   call rewritten to a direct call, a constant, a comparison or a
+//!   closed-set dispatch without fallback loads nothing;
+//! - every other load through a tested vtable pointer the summaries record
+//!   ([`wpd_summary::SlotReads::tested`]; offset `None`: any slot);
+//! - every load straight from a vtable's constant address
+//!   ([`wpd_summary::SlotReads::direct`]): that entry of that vtable.
+//!
+//! The slot at byte `p` of a vtable is live when some read (T, o) has T
+//! among the vtable's type ids at an address point `a` with `a + o = p`
+//! (or reads any slot of T with `a <= p`). Functions only dead slots named
+//! leave the program, and their call sites stop reading: the analysis
+//! repeats until nothing more dies.
+//!
+//! Only vtables whose every reader is known qualify: each of its type ids
+//! closed (not open: no native or shared-library class sees it, it is not
+//! exported dynamically), its vcall visibility not public after the policy
+//! (whole-program visibility, or hidden/`linkage-unit`), no relative
+//! entries. And the link as a whole must have no reader wpd cannot see:
+//! no native C++ code besides the runtime ([`Validation::native_cxx`]), no
+//! C++ bitcode built without `-fwhole-program-vtables`, no call through a
+//! pointer to a virtual member function (it loads a slot without a type
+//! test), and a native side wpd could read.
+
+use crate::hierarchy::{Hierarchy, SymKey, VtableId};
+use crate::outcome::Outcome;
+use crate::policy::Policy;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use std::collections::BTreeMap;
+use wpd_summary::ids::modules;
+use wpd_summary::{DeadSlots, GlobalKind, Plan, Signature, SlotKind, TypeId, UntestedRead, VcallVisibility};
+
+/// The dead slots of a link, or why there are none.
+pub struct Analysis {
+    pub dead: Vec<DeadSlots>,
+    pub off: Option<String>,
+    pub slots: u32,
+    pub functions: u32,
+    pub instructions: u64,
+}
+
+/// Which slots of one type id are read: every one, or these offsets.
+#[derive(Default)]
+struct Reads {
+    any: bool,
+    offsets: HashSet<u64>,
+}
+
+/// Rounds of the fixpoint at most (each round only removes more).
+const MAX_ROUNDS: usize = 16;
+
+/// Finds the dead slots of the link under `plan` (its decisions made).
+pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
+    let none = |why: String| Analysis { dead: Vec::new(), off: Some(why), slots: 0, functions: 0, instructions: 0 };
+    if let Some(why) = link_blocker(link, policy) {
+        return none(why);
+    }
+    let open: HashSet<&TypeId> = plan.open_type_ids.iter().map(|o| &o.type_id).collect();
+    let candidates: Vec<_> = link
+        .vtables
+        .iter()
+        .filter(|(key, r)| {
+            let vt = link.vtable(*r);
+            link.is_live(*key)
+                && !vt.slots.is_empty()
+                && vt.slots.iter().all(|s| s.relative_to.is_none())
+                && policy.effective_visibility(vt) != VcallVisibility::Public
+                && vt.type_ids.iter().all(|t| !open.contains(&t.type_id))
+        })
+        .copied()
+        .collect();
+    if candidates.is_empty() {
+        return none("no vtable whose every reader is known (each type id closed, vcall visibility not public)".into());
+    }
+    let facts = &policy.facts;
+    let mut skip: HashSet<(SymKey<'_>, SymKey<'_>)> = HashSet::default();
+    let mut live = link.liveness_without(facts, &skip);
+    let mut dead: BTreeMap<(SymKey<'_>, VtableId), Vec<u64>> = BTreeMap::new();
+    for _ in 0..MAX_ROUNDS {
+        let (reads, called_as) = reads(link, policy, plan, &live);
+        let direct = direct_reads(link, &live);
+        dead.clear();
+        for &(key, r) in &candidates {
+            if !live.contains(&key) {
+                continue;
+            }
+            let vt = link.vtable(r);
+            let offsets: Vec<u64> = vt
+                .slots
+                .iter()
+                .filter(|s| s.kind == SlotKind::Function)
+                .filter(|s| !member_pointer_target(link, r.module, s.function.as_deref(), &called_as))
+                .filter(|s| direct.get(&key).is_none_or(|d| !d.any && !d.offsets.contains(&s.offset)))
+                .filter(|s| {
+                    !vt.type_ids.iter().any(|t| {
+                        s.offset >= t.offset
+                            && reads
+                                .get(&t.type_id)
+                                .is_some_and(|r| r.any || r.offsets.contains(&(s.offset - t.offset)))
+                    })
+                })
+                .map(|s| s.offset)
+                .collect();
+            if !offsets.is_empty() {
+                dead.insert((key, r), offsets);
+            }
+        }
+        // A vtable's reference to a function survives while one of its
+        // live slots (or any entry that is not a dead slot) names it.
+        let mut next: HashSet<(SymKey<'_>, SymKey<'_>)> = HashSet::default();
+        for ((key, r), offsets) in &dead {
+            let vt = link.vtable(*r);
+            let m = r.module;
+            let named = |f: &str| {
+                vt.slots.iter().any(|s| {
+                    (s.function.as_deref() == Some(f) || s.symbol.as_deref() == Some(f))
+                        && offsets.binary_search(&s.offset).is_err()
+                })
+            };
+            for s in vt.slots.iter().filter(|s| offsets.binary_search(&s.offset).is_ok()) {
+                for name in [s.symbol.as_deref(), s.function.as_deref()].into_iter().flatten() {
+                    if !named(name) {
+                        next.insert((*key, link.key(m, name)));
+                    }
+                }
+            }
+        }
+        if next == skip {
+            break;
+        }
+        skip = next;
+        live = link.liveness_without(facts, &skip);
+    }
+    // What dead stripping drops: functions live before, dead now.
+    let (mut functions, mut instructions) = (0u32, 0u64);
+    let mut counted: HashSet<SymKey<'_>> = HashSet::default();
+    for (m, s) in modules(link.summaries) {
+        for g in s.globals.iter().filter(|g| g.kind == GlobalKind::Function) {
+            let key = link.key(m, &g.name);
+            if link.is_live(key) && !live.contains(&key) && counted.insert(key) {
+                functions += 1;
+                instructions += u64::from(g.instructions);
+            }
+        }
+    }
+    let slots = dead.values().map(|o| o.len() as u32).sum();
+    let mut list: Vec<DeadSlots> = dead
+        .into_iter()
+        .map(|((key, _), offsets)| DeadSlots { symbol: key.name.to_string(), module: key.module, offsets })
+        .collect();
+    list.sort_by(|a, b| (a.symbol.as_str(), a.module).cmp(&(b.symbol.as_str(), b.module)));
+    let off = list.is_empty().then(|| "every slot of the closed vtables may be loaded".to_string());
+    Analysis { dead: list, off, slots, functions, instructions }
+}
+
+/// Why no slot of the link can be dead, if none can.
+fn link_blocker(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
+    if !policy.dead_slots {
+        return Some("--wpd-no-dead-slots".into());
+    }
+    let v = &policy.validation;
+    if let Some(unknown) = &v.unknown {
+        return Some(format!("the native side is not known: {unknown}"));
+    }
+    if let Some(file) = &v.native_cxx {
+        return Some(format!("native C++ code in {file} may call virtual functions through vtables wpd cannot see"));
+    }
+    for (m, s) in modules(link.summaries) {
+        let cxx = s.globals.iter().any(|g| g.name.starts_with("_Z") || g.refs.iter().any(|r| r.starts_with("_Z")));
+        if cxx && !s.slot_reads.whole_program_vtables {
+            return Some(format!(
+                "{} was built without -fwhole-program-vtables: its virtual calls read slots without type tests",
+                s.module.name
+            ));
+        }
+        let untyped = |r: &&UntestedRead| r.signature.is_none() && link.in_program(m, &r.function);
+        if let Some(r) = s.slot_reads.untested.iter().find(untyped) {
+            return Some(format!(
+                "{} in {} loads a slot through a pointer to a virtual member function and does not only call it",
+                r.function, s.module.name
+            ));
+        }
+    }
+    None
+}
+
+/// The entries of vtables (by symbol) the code `live` keeps loads from
+/// their constant addresses ([`wpd_summary::SlotReads::direct`]).
+fn direct_reads<'a>(link: &Hierarchy<'a>, live: &HashSet<SymKey<'a>>) -> HashMap<SymKey<'a>, Reads> {
+    let mut out: HashMap<SymKey<'a>, Reads> = HashMap::default();
+    for (m, s) in modules(link.summaries) {
+        for read in &s.slot_reads.direct {
+            if !link.in_program_of(live, m, &read.function) {
+                continue;
+            }
+            let r = out.entry(link.key(m, &read.vtable)).or_default();
+            match read.offset {
+                Some(o) => {
+                    r.offsets.insert(o);
+                }
+                None => r.any = true,
+            }
+        }
+    }
+    out
+}
+
+/// Whether a call through a pointer to a virtual member function, called
+/// as one of `called_as`, may reach the slot holding `function` (of module
+/// `m`'s vtable): its signature is one of them, or is not known.
+fn member_pointer_target(
+    link: &Hierarchy<'_>,
+    m: wpd_summary::ModuleIdx,
+    function: Option<&str>,
+    called_as: &HashSet<&Signature>,
+) -> bool {
+    if called_as.is_empty() {
+        return false;
+    }
+    let Some(f) = function else { return true };
+    link.bitcode_facts(link.key(m, f)).is_none_or(|facts| called_as.contains(&facts.signature()))
+}
+
+/// Every read of a slot by the code `live` keeps: by type id, and the
+/// signatures calls through pointers to virtual member functions call
+/// (any slot of a function of that signature).
+fn reads<'a>(
+    link: &Hierarchy<'a>,
+    policy: &Policy,
+    plan: &Plan,
+    live: &HashSet<SymKey<'a>>,
+) -> (HashMap<&'a TypeId, Reads>, HashSet<&'a Signature>) {
+    let mut out: HashMap<&'a TypeId, Reads> = HashMap::default();
+    let mut called_as: HashSet<&'a Signature> = HashSet::default();
+    for (m, s) in modules(link.summaries) {
+        for r in &s.slot_reads.untested {
+            if let Some(sig) = &r.signature
+                && link.in_program_of(live, m, &r.function)
+            {
+                called_as.insert(sig);
+            }
+        }
+        for c in &s.call_sites {
+            if !link.in_program_of(live, m, &c.function) {
+                continue;
+            }
+            let r = out.entry(&c.type_id).or_default();
+            match (c.offset, c.call) {
+                (Some(offset), Some(_)) => {
+                    if Outcome::planned(plan, c, policy).loads_slot() {
+                        r.offsets.insert(offset);
+                    }
+                }
+                _ => r.any = true,
+            }
+        }
+        for read in &s.slot_reads.tested {
+            if !link.in_program_of(live, m, &read.function) {
+                continue;
+            }
+            let r = out.entry(&read.type_id).or_default();
+            match read.offset {
+                Some(o) => {
+                    r.offsets.insert(o);
+                }
+                None => r.any = true,
+            }
+        }
+    }
+    (out, called_as)
+}
