@@ -832,7 +832,11 @@ impl<'a> Loader<'a> {
     /// Every name code outside the bitcode may reference: references of
     /// loaded native objects and shared libraries, bitcode definitions a
     /// shared library also defines (the executable's copy is exported to
-    /// preempt it), and the names the command line uses.
+    /// preempt it) or a loaded native object also defines (as lld, which
+    /// marks every symbol of a regular object used in regular objects:
+    /// LTO must not internalize the bitcode copy of an inline function or
+    /// vtable while the native copy stays global, or the program would
+    /// have two), and the names the command line uses.
     fn outside_refs(&self) -> BTreeSet<String> {
         let mut refs = BTreeSet::new();
         let mut bitcode_defs: BTreeSet<&str> = BTreeSet::new();
@@ -849,7 +853,7 @@ impl<'a> Loader<'a> {
         }
         for &u in &self.order {
             let unit = &self.units[u.0 as usize];
-            if unit.kind == LoadedKind::Shared {
+            if matches!(unit.kind, LoadedKind::Shared | LoadedKind::Object) {
                 for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
                     if bitcode_defs.contains(s.name.as_str()) {
                         refs.insert(s.name.clone());

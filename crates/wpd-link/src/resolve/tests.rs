@@ -519,6 +519,18 @@ fn outside_refs_come_from_loaded_native_code_only() {
 }
 
 #[test]
+fn a_native_copy_of_a_bitcode_definition_is_an_outside_reference() {
+    // b.o (native) defines the inline class's vtable too, after the
+    // bitcode copy that prevails: LTO must keep that copy global (lld marks
+    // it used in a regular object), or each would keep its own.
+    let mut fake = Fake::default()
+        .with("a.o", bc(vec![def("main"), def("_ZTV1E").weak(), undef("_Z6make_Ev")]))
+        .with("b.o", obj(vec![def("_Z6make_Ev"), def("_ZTV1E").weak()]));
+    let m = run(&line(Flavor::Lld, vec![file("a.o"), file("b.o")]), &mut fake);
+    assert!(m.outside_refs.known().unwrap().contains("_ZTV1E"));
+}
+
+#[test]
 fn missing_file_is_an_error_naming_it() {
     let e = resolve(&line(Flavor::Lld, vec![file("nope.o")]), &mut Fake::default()).unwrap_err();
     assert_eq!(e.to_string(), "nope.o: cannot open: not found");
