@@ -24,14 +24,16 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 
 /// The seeds, each with the shapes it must produce (besides the random
 /// hierarchy every seed has). The first twelve together cover every shape of
-/// gen.py but the last four; then, for each of the bugs the fuzzer found in
+/// gen.py but the last eight; then, for each of the bugs the fuzzer found in
 /// wpd-ld (listed in fuzz/hierarchies/README.md, "Bugs the shapes found"),
 /// seeds that hit it (two or three each, K2 is hit by most of them); two
 /// seeds for each of the shapes where the body that runs is not the
 /// bitcode's (muldefs, interposed) or the build differs (fat, relative);
-/// then seeds that passed,
+/// two or more for each shape that reads a slot other than by a plain
+/// virtual call (mfp-call, native-reader, exported-caller) or reads a vtable
+/// for RTTI only (dyncast); then seeds that passed,
 /// over the build choices (split or not, hidden, native, shared, archive,
-/// linker, -O level, speculation, -fno-rtti). About 75 seconds on two
+/// linker, -O level, speculation, -fno-rtti). About two minutes on two
 /// cores; `fuzz/hierarchies/run.sh` runs any number more.
 const SEEDS: &[(u64, &[&str])] = &[
     // every shape
@@ -85,6 +87,23 @@ const SEEDS: &[(u64, &[&str])] = &[
     (529, &["const-vtable", "untyped", "interposed", "fat"]),
     (516, &["const-vtable", "placement-dtor", "unicode", "relative"]),
     (560, &["const-vtable", "placement-dtor", "fat", "relative"]),
+    // slots read other than by a plain virtual call, or vtables read for
+    // RTTI only: each catches a wpd-ld that drops a slot (dead slot
+    // elimination) that a member function pointer, native code or a function
+    // found with dlsym still calls
+    (825, &["untyped", "mfp-call", "dyncast", "native-reader", "exported-caller"]),
+    (845, &["trap-called", "muldefs", "mfp-call", "dyncast", "native-reader", "exported-caller"]),
+    (840, &["muldefs", "interposed", "mfp-call", "native-reader", "exported-caller"]),
+    (823, &["merged-calls", "const-vtable", "mfp-call", "dyncast", "exported-caller"]),
+    (898, &["trap-called", "fat", "mfp-call", "dyncast", "native-reader"]),
+    (705, &["unicode", "relative", "mfp-call", "exported-caller"]),
+    // found by those shapes (fuzz/hierarchies/README.md): a bitcode copy of
+    // a vtable a native object also defines made local (two vtables, a
+    // dynamic_cast to a final class fails), and a closed-set dispatch
+    // declined on a vtable pointer folded to a constant
+    (853, &["multi-base", "const-vtable", "trap-called", "untyped", "dyncast", "exported-caller"]),
+    (896, &["merged-calls", "multi-base", "untyped", "muldefs", "dyncast", "exported-caller"]),
+    (616, &["merged-calls", "placement-dtor", "fat", "dyncast", "exported-caller"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
@@ -110,6 +129,10 @@ const ALL_SHAPES: &[&str] = &[
     "interposed",
     "fat",
     "relative",
+    "mfp-call",
+    "dyncast",
+    "native-reader",
+    "exported-caller",
 ];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
@@ -140,6 +163,14 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
         "interposed" => config.contains("ishared:") && config.contains("IPEXPORT=\"_ZNK") && sources.contains("ip_run"),
         "fat" => config.contains("FAT=1"),
         "relative" => config.contains("RELATIVE=1"),
+        "mfp-call" => sources.contains("using mf0_pm = ") && sources.contains("->*m)("),
+        "dyncast" => sources.contains("dynamic_cast<Dc0") && sources.contains("typeid(*b)"),
+        "native-reader" => config.contains("native:") && sources.contains("// native-reader: the only calls of"),
+        "exported-caller" => {
+            config.contains("DLEXPORT=\"fz_exported0")
+                && sources.contains("visibility(\"default\"), used")
+                && sources.contains("dlsym(RTLD_DEFAULT, \"fz_exported0\")")
+        }
         _ => false,
     }
 }

@@ -14,7 +14,9 @@
 # native object first on every link line, linked with -z muldefs (MULDEFS=1);
 # ishared: bitcode built into libfzip.so by a link of its own (wpd-ld's,
 # lld's, -O0 for the reference), whose members the executable defines again
-# and exports (IPEXPORT, --export-dynamic-symbol); FAT=1: bitcode objects are
+# and exports (IPEXPORT, --export-dynamic-symbol); DLEXPORT: functions
+# the program finds with dlsym, exported by every link (the reference's
+# too) with --export-dynamic-symbol; FAT=1: bitcode objects are
 # fat (-ffat-lto-objects, linked with --fat-lto-objects); RELATIVE=1: every
 # non-reference compile uses relative vtables; SPLIT,
 # HIDDEN, NATIVE, SHARED, ARCHIVE: non-main TUs go into libfzar.a, linked as
@@ -50,6 +52,7 @@ VIS=()   # flags of every non-reference compile
 LINKX=() # flags of every link (the reference's too)
 [ "${MULDEFS:-0}" = 1 ] && LINKX+=(-Wl,-z,muldefs)
 for s in ${IPEXPORT:-}; do LINKX+=("-Wl,--export-dynamic-symbol=$s"); done
+for s in ${DLEXPORT:-}; do LINKX+=("-Wl,--export-dynamic-symbol=$s"); done
 LLDX=()  # flags of the lld links
 WPDX=()  # per-seed wpd-ld options
 if [ "${FAT:-0}" = 1 ]; then LTOF+=(-ffat-lto-objects); WPDX+=(-Wl,--fat-lto-objects); LLDX+=(-Wl,--fat-lto-objects); fi

@@ -4,15 +4,18 @@
 Writes a multi-TU C++20 program into --out (deterministic from --seed):
   h1.hpp, h2.hpp   header classes (inline/comdat vtables or key functions)
   main.cpp, t1.cpp..tK.cpp
-  config.sh        build configuration read by run.sh (TU modes, flags,
-                   SHAPES, TRAP)
+  config.sh        build configuration read by check.sh (TU modes, flags,
+                   SHAPES, TRAP, exported symbols)
   summary.txt      human-readable description of the hierarchy
 
 Besides the random hierarchy, each seed switches on some shapes (SHAPES
 below, README.md "Shapes"): merged calls, pure calls through several bases,
 constant vtable addresses, explicit destructor calls after placement new,
-trap-only overrides, non-ASCII names and an untyped (-fno-rtti, no type
-metadata) TU.
+trap-only overrides, non-ASCII names, an untyped (-fno-rtti, no type
+metadata) TU, -z muldefs patches, interposed library members, fat objects,
+relative vtables, and slots read only through member function pointers, by
+native code or by a function found with dlsym, or vtables read by
+dynamic_cast and typeid.
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -41,7 +44,8 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 # Shapes beyond the random hierarchy (README.md, "Shapes"); each is switched
 # on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
-          'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative']
+          'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
+          'mfp-call', 'dyncast', 'native-reader', 'exported-caller']
 
 
 def lit(t, v):
@@ -483,6 +487,13 @@ class Gen:
         for name, p in (('muldefs', 0.25), ('interposed', 0.25), ('fat', 0.2), ('relative', 0.2)):
             if nr.random() < p:
                 on.add(name)
+        # slots read other than by a plain virtual call (or not at all:
+        # dyncast reads RTTI and offset-to-top), for dead slot elimination;
+        # a generator of their own again (every shape above keeps its seeds)
+        vr = random.Random(self.seed * 32452843 + 19)
+        for name, p in (('mfp-call', 0.3), ('dyncast', 0.3), ('native-reader', 0.4), ('exported-caller', 0.3)):
+            if vr.random() < p:
+                on.add(name)
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -494,6 +505,13 @@ class Gen:
                 self.tu_mode[self.untyped] = 'untyped'
             else:
                 self.shapes.remove('untyped')
+        # native-reader needs a native TU; dyncast needs RTTI (-fno-rtti
+        # everywhere or relative vtables, which libstdc++'s __dynamic_cast
+        # cannot read: dropped)
+        if 'native-reader' in self.shapes and not self.native:
+            self.shapes.remove('native-reader')
+        if 'dyncast' in self.shapes and (self.nortti or 'relative' in self.shapes):
+            self.shapes.remove('dyncast')
 
         # header classes
         nh = r.randint(4, 11)
@@ -864,6 +882,8 @@ class Gen:
                'FAT=%d' % (1 if 'fat' in self.shapes else 0),
                'RELATIVE=%d' % (1 if 'relative' in self.shapes else 0),
                'IPEXPORT="%s"' % ' '.join(self.ip_exports)]
+        if self.dl_exports:   # exported-caller (only then: other seeds keep their config.sh)
+            cfg.append('DLEXPORT="%s"' % ' '.join(self.dl_exports))
         self.out['config.sh'] = '\n'.join(cfg) + '\n'
         # summary
         s = []
@@ -1611,10 +1631,369 @@ class Gen:
             'return h;'])
         self.f_main.append(self.guarded('total = mix(total, run_ip%d(%dul));' % (k, rng.randint(0, 99))))
 
+    # ------------------------------------------- slots read in other ways
+    # Shapes for dead virtual slot elimination: a slot that only a member
+    # function pointer, native code or an exported function reads, and
+    # vtables read for RTTI and offset-to-top only. Every class's method
+    # named here is read nowhere else, so a wpd-ld that drops its slot (a
+    # trap stub) dies of SIGILL where -O0 prints.
+
+    def lto_tus(self):
+        return [t for t in range(self.ntu) if self.tu_mode[t] == 'lto']
+
+    def slot_root(self, rng, name, fields, methods, home):
+        """A root with a virtual destructor and virtual const methods
+        [(ret, name, params, pure)] (in the order given)."""
+        fc = FC(self, name, [])
+        fc.fields = fields
+        fc.dtor(home=home if rng.random() < 0.5 else None, virtual=True)
+        for ret, mn, ps, pure in methods:
+            if pure:
+                fc.method(ret, mn, ps, 'PURE', virtual=True, cv=' const')
+            else:
+                fc.method(ret, mn, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, fields, rng.choice(
+                    ['const', 'expr', 'this'])), virtual=True, cv=' const', home=home if rng.random() < 0.5 else None)
+        return fc
+
+    def slot_override(self, rng, fc, ret, mn, ps, home):
+        fc.method(ret, mn, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, fc.fields, rng.choice(
+            ['const', 'expr', 'this'])), override=True, cv=' const', home=home if rng.random() < 0.4 else None)
+
+    def shape_mfp(self, k):
+        """Mf<k>B::mv<k> is called only through pointers to member functions
+        of Mf<k>B (a local constant, a parameter from another function, an
+        array of two, or converted to a pointer to member of the derived
+        class Mf<k>D, whose B base is sometimes secondary), on objects of
+        classes overriding it: its slot is read by a load at the pointer's
+        vtable offset, beside a type test that feeds no assume."""
+        rng = self.frng('mfp-call', k)
+        t_cls, t_fac, t_fn, t_p, t_run = self.pick_tu(rng), self.pick_tu(rng, code=True), \
+            self.pick_tu(rng, code=True), self.pick_tu(rng, code=True), self.pick_tu(rng, code=True)
+        b, d, e, f, xn = ('Mf%d%s' % (k, c) for c in 'BDEFX')
+        mv, mo = 'mv%d' % k, 'mo%d' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 1, 2]))]
+        oret, ops = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1]))]
+        pure = rng.random() < 0.3
+        with_mo = rng.random() < 0.7
+        ms = [(ret, mv, ps, pure)]
+        if with_mo:
+            ms.insert(rng.randrange(2), (oret, mo, ops, False))
+        bc = self.slot_root(rng, b, ['f%s' % b.lower()], ms, t_cls)
+        self.emit_fc(bc)
+        bases = [bc]
+        if rng.random() < 0.4:
+            # Mf<k>B a secondary base of Mf<k>D: the call adjusts this
+            xc = self.slot_root(rng, xn, ['f%s' % xn.lower()], [('unsigned', 'xv%d' % k, ['unsigned'], False)], t_cls)
+            self.emit_fc(xc)
+            bases = [xc, bc]
+        dc = FC(self, d, bases)
+        dc.fields = ['f%s' % d.lower()]
+        dc.dtor(home=t_cls if rng.random() < 0.3 else None, virtual=False)
+        self.slot_override(rng, dc, ret, mv, ps, t_cls)
+        if with_mo and rng.random() < 0.5:
+            self.slot_override(rng, dc, oret, mo, ops, t_cls)
+        self.emit_fc(dc)
+        concrete = ([] if pure else [bc]) + [dc]
+        ec = FC(self, e, [bc], final=rng.random() < 0.3)
+        ec.fields = ['f%s' % e.lower()]
+        ec.dtor(home=None, virtual=False)
+        if pure or rng.random() < 0.6:
+            self.slot_override(rng, ec, ret, mv, ps, t_cls)
+        self.emit_fc(ec)
+        concrete.append(ec)
+        if rng.random() < 0.4:
+            fc = FC(self, f, [dc], final=rng.random() < 0.5)
+            fc.fields = ['f%s' % f.lower()]
+            fc.dtor(home=None, virtual=False)
+            self.slot_override(rng, fc, ret, mv, ps, t_cls)
+            self.emit_fc(fc)
+            concrete.append(fc)
+        pm = 'mf%d_pm' % k
+        self.f_hdr.append('using %s = %s (%s::*)(%s) const;' % (pm, ret, b, ', '.join(ps)))
+        mk = [self.factory(c, b, t_fac) for c in concrete]
+        n = len(mk)
+        def args(base='x + i'):
+            return self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, base)
+        ul = 'static_cast<unsigned long>'
+        forms = rng.sample(['local', 'param', 'array', 'derived'], rng.choice([1, 2, 2, 3]))
+        if 'local' not in forms and 'param' not in forms:
+            forms.append(rng.choice(['local', 'param']))
+        run = ['%s *objs[%d] = {%s};' % (b, n, ', '.join('%s(x + %dul)' % (m, i) for i, m in enumerate(mk))),
+               'unsigned long h = %dul;' % k]
+        sig = 'unsigned long %%s(%s *const *objs, unsigned n, unsigned long x)' % b
+        for form in forms:
+            fn = 'mf%d_%s' % (k, form)
+            if form == 'local':
+                body = ['  %s m = &%s::%s;' % (pm, b, mv),
+                        '  unsigned long h = x;',
+                        '  for (unsigned i = 0; i < n; ++i) h = mix(h, %s((objs[i]->*m)(%s)));' % (ul, args())]
+            elif form == 'param':
+                # the pointer comes from the caller (another TU, sometimes)
+                pf = 'mf%d_call' % k
+                self.f_hdr.append('unsigned long %s(const %s *b, %s m, unsigned long x);' % (pf, b, pm))
+                self.f_tu[t_p] += ['unsigned long %s(const %s *b, %s m, unsigned long x) {' % (pf, b, pm),
+                                   '  return mix(x, %s((b->*m)(%s)));' % (ul, args('x')), '}']
+                body = ['  unsigned long h = x;',
+                        '  for (unsigned i = 0; i < n; ++i) h = mix(h, %s(objs[i], &%s::%s, x + i));' % (pf, b, mv)]
+            elif form == 'array':
+                # both slots through one call (mo<k> when there is one)
+                other = '&%s::%s' % (b, mv) if not with_mo or oret != ret or ops != ps else '&%s::%s' % (b, mo)
+                body = ['  static const %s pms[2] = {%s, &%s::%s};' % (pm, other, b, mv),
+                        '  unsigned long h = x;',
+                        '  for (unsigned i = 0; i < n; ++i)',
+                        '    for (unsigned j = 0; j < 2u; ++j) h = mix(h, %s((objs[i]->*pms[(i + j) & 1u])(%s)));'
+                        % (ul, args())]
+            else:
+                # converted to a pointer to member of the derived class
+                body = ['  %s (%s::*md)(%s) const = &%s::%s;' % (ret, d, ', '.join(ps), b, mv),
+                        '  unsigned long h = x;',
+                        '  for (unsigned i = 0; i < n; ++i) {',
+                        '    %s *p = new %s(x + i);' % (d, d),
+                        '    h = mix(h, %s((p->*md)(%s)));' % (ul, args()),
+                        '    delete p;',
+                        '  }']
+            self.f_hdr.append(sig % fn + ';')
+            self.f_tu[t_fn] += [sig % fn + ' {'] + body + ['  return h;', '}']
+            run += ['h = mix(h, %s(objs, %du, x));' % (fn, n), 'std::printf("mfp%d.%s %%lu\\n", h);' % (k, form)]
+        if with_mo:
+            oargs = self.kargs(rng, ops) if rng.random() < 0.5 else self.vargs(ops, 'x')
+            run.append('for (unsigned i = 0; i < %du; ++i) h = mix(h, %s(objs[i]->%s(%s)));' % (n, ul, mo, oargs))
+        run += ['std::printf("mfp%d %%lu\\n", h);' % k,
+                'for (unsigned i = 0; i < %du; ++i) delete objs[i];' % n,
+                'return h;']
+        self.declare_run('run_mf%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_mf%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_dyncast(self, k):
+        """dynamic_cast (down, to a final class, across to another root,
+        to void *, of a reference: std::bad_cast) and typeid on objects of
+        a small hierarchy, and a virtual Dc<k>D::dd<k> called only through
+        the cast's result: the vtables' RTTI and offset-to-top are read,
+        slots only there. Never in the untyped TU (-fno-rtti); dropped with
+        NORTTI=1 or relative vtables."""
+        rng = self.frng('dyncast', k)
+        ex = () if self.untyped is None else (self.untyped,)
+        t_cls, t_fac, t_fn, t_run = self.pick_tu(rng), self.pick_tu(rng, exclude=ex, code=True), \
+            self.pick_tu(rng, exclude=ex, code=True), self.pick_tu(rng, exclude=ex, code=True)
+        b, d, e, f, g, xn = ('Dc%d%s' % (k, c) for c in 'BDEFGX')
+        dv, dd, dx = 'dv%d' % k, 'dd%d' % k, 'dx%d' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 1, 2]))]
+        dret, dps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1]))]
+        pure = rng.random() < 0.3
+        bc = self.slot_root(rng, b, ['f%s' % b.lower()], [(ret, dv, ps, pure)], t_cls)
+        self.emit_fc(bc)
+        xc = None
+        if rng.random() < 0.6:
+            xc = self.slot_root(rng, xn, ['f%s' % xn.lower()], [('unsigned', dx, ['unsigned'], False)],
+                                t_cls)
+            self.emit_fc(xc)
+        dc = FC(self, d, [bc])
+        dc.fields = ['f%s' % d.lower()]
+        dc.dtor(home=t_cls if rng.random() < 0.4 else None, virtual=False)
+        if pure or rng.random() < 0.7:
+            self.slot_override(rng, dc, ret, dv, ps, t_cls)
+        dc.method(dret, dd, dps, '{ return %s; }' % self.fexpr(rng, dret, dps, dc.fields, rng.choice(
+            ['const', 'expr', 'this'])), virtual=True, cv=' const', home=t_cls if rng.random() < 0.4 else None)
+        self.emit_fc(dc)
+        ec = FC(self, e, [bc], final=rng.random() < 0.5)
+        ec.fields = ['f%s' % e.lower()]
+        ec.dtor(home=None, virtual=False)
+        self.slot_override(rng, ec, ret, dv, ps, t_cls)
+        self.emit_fc(ec)
+        fc = FC(self, f, [dc] + ([xc] if xc is not None else []), final=rng.random() < 0.6)
+        fc.fields = ['f%s' % f.lower()]
+        fc.dtor(home=None, virtual=False)
+        self.slot_override(rng, fc, dret, dd, dps, t_cls)
+        self.emit_fc(fc)
+        concrete = ([] if pure else [bc]) + [dc, ec, fc]
+        gc = None
+        if xc is not None:
+            # Dc<k>B a secondary base: offset-to-top is not 0
+            gc = FC(self, g, [xc, bc])
+            gc.fields = ['f%s' % g.lower()]
+            gc.dtor(home=None, virtual=False)
+            self.slot_override(rng, gc, ret, dv, ps, t_cls)
+            self.emit_fc(gc)
+            concrete.append(gc)
+        ul = 'static_cast<unsigned long>'
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        dargs = self.kargs(rng, dps) if rng.random() < 0.5 else self.vargs(dps, 'x')
+        fn = ['#include <typeinfo>',
+              'unsigned long dc%d(%s *b, unsigned long x) {' % (k, b),
+              '  unsigned long h = %s(b->%s(%s));' % (ul, dv, args),
+              '  if (%s *d = dynamic_cast<%s *>(b)) h = mix(h, 1ul + %s(d->%s(%s)));' % (d, d, ul, dd, dargs),
+              '  else h = mix(h, 2ul);',
+              '  if (%s *f = dynamic_cast<%s *>(b)) h = mix(h, 3ul + %s(f->f%s));' % (f, f, ul, f.lower())]
+        if xc is not None:
+            fn.append('  if (%s *c = dynamic_cast<%s *>(b)) h = mix(h, 4ul + c->%s(static_cast<unsigned>(x)));'
+                      % (xn, xn, dx))
+        fn += ['  h = mix(h, reinterpret_cast<unsigned long>(dynamic_cast<const void *>(b)) - '
+               'reinterpret_cast<unsigned long>(b));',
+               '  h = mix(h, typeid(*b) == typeid(%s) ? 5ul : typeid(*b) == typeid(%s) ? 6ul : 7ul);' % (e, b),
+               '  try {',
+               '    const %s &e = dynamic_cast<const %s &>(*b);' % (e, e),
+               '    h = mix(h, 8ul + %s(e.f%s));' % (ul, e.lower()),
+               '  } catch (const std::bad_cast &) {',
+               '    h = mix(h, 9ul);',
+               '  }',
+               '  std::printf("dyncast%d %%s %%lu\\n", typeid(*b).name(), h);' % k,
+               '  return h;',
+               '}']
+        self.f_hdr.append('unsigned long dc%d(%s *b, unsigned long x);' % (k, b))
+        self.f_tu[t_fn] += fn
+        mk = [self.factory(c, b, t_fac) for c in concrete]
+        run = ['%s *objs[%d] = {%s};' % (b, len(mk), ', '.join('%s(x + %dul)' % (m, i) for i, m in enumerate(mk))),
+               'unsigned long h = %dul;' % k,
+               'for (unsigned i = 0; i < %du; ++i) h = mix(h, dc%d(objs[i], x + i));' % (len(mk), k)]
+        if xc is not None:
+            # from the other root: across to Dc<k>B and down to Dc<k>D
+            xf = ['unsigned long dcx%d(%s *p, unsigned long x) {' % (k, xn),
+                  '  unsigned long h = p->%s(static_cast<unsigned>(x));' % dx,
+                  '  if (%s *b = dynamic_cast<%s *>(p)) h = mix(h, 1ul + %s(b->%s(%s)));' % (b, b, ul, dv, args),
+                  '  if (%s *d = dynamic_cast<%s *>(p)) h = mix(h, 2ul + %s(d->%s(%s)));' % (d, d, ul, dd, dargs),
+                  '  std::printf("dyncast%d.x %%s %%lu\\n", typeid(*p).name(), h);' % k,
+                  '  return h;',
+                  '}']
+            self.f_hdr.append('unsigned long dcx%d(%s *p, unsigned long x);' % (k, xn))
+            self.f_tu[t_fn] += xf
+            run += ['%s *xs[2] = {new %s(x), new %s(x + 1ul)};' % (xn, f, g),
+                    'for (unsigned i = 0; i < 2u; ++i) h = mix(h, dcx%d(xs[i], x + i));' % k,
+                    'for (unsigned i = 0; i < 2u; ++i) delete xs[i];']
+        run += ['std::printf("dyncast%d %%lu\\n", h);' % k,
+                'for (unsigned i = 0; i < %du; ++i) delete objs[i];' % len(mk),
+                'return h;']
+        self.declare_run('run_dc%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_dc%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_native_reader(self, k):
+        """Nr<k>B::nr<k> is called only in a native TU (no LTO), by a
+        function taking a Nr<k>B pointer or reference that bitcode passes
+        objects to; the classes' vtables are bitcode (inline or key
+        functions in LTO TUs), so no native object names them."""
+        rng = self.frng('native-reader', k)
+        lto = self.lto_tus()
+        t_nat = rng.choice(self.native)
+        t_cls, t_fac, t_run = rng.choice(lto), rng.choice(lto), rng.choice(lto)
+        b, d, e, f = ('Nr%d%s' % (k, c) for c in 'BDEF')
+        nr, no = 'nr%d' % k, 'no%d' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 1, 2]))]
+        oret, ops = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1]))]
+        pure = rng.random() < 0.3
+        with_no = rng.random() < 0.7
+        ms = [(ret, nr, ps, pure)]
+        if with_no:
+            ms.insert(rng.randrange(2), (oret, no, ops, False))
+        bc = self.slot_root(rng, b, ['f%s' % b.lower()], ms, t_cls)
+        self.emit_fc(bc)
+        concrete = [] if pure else [bc]
+        for name, base in ((d, bc), (e, bc)):
+            c = FC(self, name, [base], final=rng.random() < 0.3)
+            c.fields = ['f%s' % name.lower()]
+            c.dtor(home=t_cls if rng.random() < 0.3 else None, virtual=False)
+            self.slot_override(rng, c, ret, nr, ps, t_cls)
+            if with_no and rng.random() < 0.4:
+                self.slot_override(rng, c, oret, no, ops, t_cls)
+            self.emit_fc(c)
+            concrete.append(c)
+        if rng.random() < 0.3 and not concrete[-2].final:
+            c = FC(self, f, [concrete[-2]])
+            c.dtor(home=None, virtual=False)
+            self.slot_override(rng, c, ret, nr, ps, t_cls)
+            self.emit_fc(c)
+            concrete.append(c)
+        ul = 'static_cast<unsigned long>'
+        by_ref = rng.random() < 0.5
+        param = 'const %s &b' % b if by_ref else 'const %s *b' % b
+        call = 'b.%s' % nr if by_ref else 'b->%s' % nr
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        self.f_hdr.append('unsigned long nr_read%d(%s, unsigned long x);' % (k, param))
+        self.f_tu[t_nat] += ['// native-reader: the only calls of %s::%s are here, in native code' % (b, nr),
+                             'unsigned long nr_read%d(%s, unsigned long x) {' % (k, param),
+                             '  unsigned long h = mix(x, %s(%s(%s)));' % (ul, call, args),
+                             '  std::printf("  nr_read%d %%lu\\n", h);' % k,
+                             '  return h;',
+                             '}']
+        mk = [self.factory(c, b, t_fac) for c in concrete]
+        n = len(mk)
+        run = ['%s *objs[%d] = {%s};' % (b, n, ', '.join('%s(x + %dul)' % (m, i) for i, m in enumerate(mk))),
+               'unsigned long h = %dul;' % k,
+               'for (unsigned i = 0; i < %du; ++i) h = mix(h, nr_read%d(%sobjs[i], x + i));'
+               % (n, k, '*' if by_ref else '')]
+        if with_no:
+            oargs = self.kargs(rng, ops) if rng.random() < 0.5 else self.vargs(ops, 'x')
+            run.append('for (unsigned i = 0; i < %du; ++i) h = mix(h, %s(objs[i]->%s(%s)));' % (n, ul, no, oargs))
+        run += ['std::printf("native%d %%lu\\n", h);' % k,
+                'for (unsigned i = 0; i < %du; ++i) delete objs[i];' % n,
+                'return h;']
+        self.declare_run('run_nr%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_nr%d(%dul));' % (k, rng.randint(0, 99))))
+
+    def shape_exported(self, k):
+        """Ex<k>B::ev<k> is called only by fz_exported<k>, an extern "C"
+        function of default visibility marked used, which main reaches only
+        through dlsym(RTLD_DEFAULT, ...): every link exports it
+        (DLEXPORT, --export-dynamic-symbol). It lives in the TU of its
+        runner or in main.cpp (an archive member nobody names would not be
+        linked)."""
+        rng = self.frng('exported-caller', k)
+        lto = self.lto_tus()
+        t_cls, t_fac, t_run = self.pick_tu(rng), rng.choice(lto), rng.choice(lto)
+        t_exp = rng.choice([t_run, 0])
+        b, d, e = ('Ex%d%s' % (k, c) for c in 'BDE')
+        ev, eo = 'ev%d' % k, 'eo%d' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 1, 2]))]
+        oret, ops = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1]))]
+        pure = rng.random() < 0.3
+        with_eo = rng.random() < 0.7
+        ms = [(ret, ev, ps, pure)]
+        if with_eo:
+            ms.insert(rng.randrange(2), (oret, eo, ops, False))
+        bc = self.slot_root(rng, b, ['f%s' % b.lower()], ms, t_cls)
+        self.emit_fc(bc)
+        concrete = [] if pure else [bc]
+        for name in (d, e):
+            c = FC(self, name, [bc], final=rng.random() < 0.3)
+            c.fields = ['f%s' % name.lower()]
+            c.dtor(home=t_cls if rng.random() < 0.3 else None, virtual=False)
+            if pure or name == d or rng.random() < 0.6:
+                self.slot_override(rng, c, ret, ev, ps, t_cls)
+            self.emit_fc(c)
+            concrete.append(c)
+        ul = 'static_cast<unsigned long>'
+        sym = 'fz_exported%d' % k
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        self.f_tu[t_exp] += [
+            '// exported-caller: the only calls of %s::%s, reached through dlsym' % (b, ev),
+            'extern "C" __attribute__((visibility("default"), used)) unsigned long %s(const %s *b, unsigned long x) {'
+            % (sym, b),
+            '  return mix(x, %s(b->%s(%s)));' % (ul, ev, args),
+            '}']
+        self.dl_exports.append(sym)
+        mk = [self.factory(c, b, t_fac) for c in concrete]
+        n = len(mk)
+        self.f_tu[t_run].append('#include <dlfcn.h>')
+        run = ['using fn_t = unsigned long (*)(const %s *, unsigned long);' % b,
+               'fn_t f = reinterpret_cast<fn_t>(dlsym(RTLD_DEFAULT, "%s"));' % sym,
+               'if (f == nullptr) {',
+               '  std::printf("exported%d: dlsym found no %s\\n");' % (k, sym),
+               '  return 0ul;',
+               '}',
+               '%s *objs[%d] = {%s};' % (b, n, ', '.join('%s(x + %dul)' % (m, i) for i, m in enumerate(mk))),
+               'unsigned long h = %dul;' % k,
+               'for (unsigned i = 0; i < %du; ++i) h = mix(h, f(objs[i], x + i));' % n]
+        if with_eo:
+            oargs = self.kargs(rng, ops) if rng.random() < 0.5 else self.vargs(ops, 'x')
+            run.append('for (unsigned i = 0; i < %du; ++i) h = mix(h, %s(objs[i]->%s(%s)));' % (n, ul, eo, oargs))
+        run += ['std::printf("exported%d %%lu\\n", h);' % k,
+                'for (unsigned i = 0; i < %du; ++i) delete objs[i];' % n,
+                'return h;']
+        self.declare_run('run_ex%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_ex%d(%dul));' % (k, rng.randint(0, 99))))
+
     def build_shapes(self):
         self.f_hdr, self.f_main, self.f_tail = [], [], []
         self.f_tu = {t: [] for t in range(self.ntu)}
-        self.extra_tus, self.ip_exports = {}, []
+        self.extra_tus, self.ip_exports, self.dl_exports = {}, [], []
         if 'muldefs' in self.shapes:
             self.shape_muldefs(0)
         if 'interposed' in self.shapes:
@@ -1632,6 +2011,12 @@ class Gen:
             self.shape_trap(0, 'trap-called' in sh)
         if 'untyped' in sh:
             self.shape_untyped_header(0)
+        # slots read other than by plain virtual calls (after every other
+        # shape: the code above is the same with or without these)
+        for name, fn in (('mfp-call', self.shape_mfp), ('dyncast', self.shape_dyncast),
+                         ('native-reader', self.shape_native_reader), ('exported-caller', self.shape_exported)):
+            if name in sh:
+                fn(0)
 
 
 class FC:
