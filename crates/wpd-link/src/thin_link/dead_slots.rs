@@ -7,9 +7,10 @@
 //!
 //! A read of a slot is a pair (type id, offset from the address point):
 //! - every call site of the program that the plan leaves loading its slot
-//!   (left indirect, or speculated with the indirect call as fallback); a
-//!   call rewritten to a direct call, a constant, a comparison or a
-//!   closed-set dispatch without fallback loads nothing;
+//!   (left indirect, speculated with the indirect call as fallback, or
+//!   dispatched with a value profile, which may keep the indirect call for
+//!   cold targets); a call rewritten to a direct call, a constant, a
+//!   comparison or a closed-set dispatch without fallback loads nothing;
 //! - every other load through a tested vtable pointer the summaries record
 //!   ([`wpd_summary::SlotReads::tested`]; offset `None`: any slot);
 //! - every load straight from a vtable's constant address
@@ -25,7 +26,10 @@
 //! closed (not open: no native or shared-library class sees it, it is not
 //! exported dynamically), its vcall visibility not public after the policy
 //! (whole-program visibility, or hidden/`linkage-unit`), no relative
-//! entries. And the link as a whole must have no reader wpd cannot see:
+//! entries; and when the output exports symbols (a shared library, an
+//! executable with a dynamic export), every type id local to one module,
+//! since code loaded with it may call virtual functions of the objects it
+//! is handed. And the link as a whole must have no reader wpd cannot see:
 //! no native C++ code besides the runtime ([`Validation::native_cxx`]), no
 //! C++ bitcode built without `-fwhole-program-vtables`, no call through a
 //! pointer to a virtual member function (it loads a slot without a type
@@ -65,6 +69,19 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
         return none(why);
     }
     let open: HashSet<&TypeId> = plan.open_type_ids.iter().map(|o| &o.type_id).collect();
+    // Code loaded with the output (a program using the shared library, a
+    // plugin calling what the executable exports) may call virtual
+    // functions of any object it is handed, hidden class or not: then only
+    // classes no other module can name qualify, every type id of theirs
+    // local to one module (anonymous namespaces, in a unit clang could not
+    // rename them in).
+    let facts = &policy.facts;
+    // The plugin learns of dynamic exports from the resolutions only: a
+    // name exported that nothing outside the bitcode references.
+    let resolved_exports = facts.exported.as_ref().is_some_and(|exported| {
+        exported.iter().any(|n| facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n)))
+    });
+    let exports = facts.shared || facts.export_dynamic || resolved_exports;
     let candidates: Vec<_> = link
         .vtables
         .iter()
@@ -75,15 +92,20 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
                 && vt.slots.iter().all(|s| s.relative_to.is_none())
                 && policy.effective_visibility(vt) != VcallVisibility::Public
                 && vt.type_ids.iter().all(|t| !open.contains(&t.type_id))
+                && (!exports || vt.type_ids.iter().all(|t| t.type_id.as_str().starts_with("local.")))
         })
         .copied()
         .collect();
     if candidates.is_empty() {
-        return none("no vtable whose every reader is known (each type id closed, vcall visibility not public)".into());
+        return none(if exports {
+            "the output exports symbols (-shared, --export-dynamic, a dynamic list): code loaded with it may call virtual functions of the objects it is handed, and no vtable is local to one module".into()
+        } else {
+            "no vtable whose every reader is known (each type id closed, vcall visibility not public)".into()
+        });
     }
-    let facts = &policy.facts;
+    let named = rewritten_names(link, plan);
     let mut skip: HashSet<(SymKey<'_>, SymKey<'_>)> = HashSet::default();
-    let mut live = link.liveness_without(facts, &skip);
+    let mut live = link.liveness_without(facts, &skip, &named);
     let mut dead: BTreeMap<(SymKey<'_>, VtableId), Vec<u64>> = BTreeMap::new();
     for _ in 0..MAX_ROUNDS {
         let (reads, called_as) = reads(link, policy, plan, &live);
@@ -138,7 +160,7 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
             break;
         }
         skip = next;
-        live = link.liveness_without(facts, &skip);
+        live = link.liveness_without(facts, &skip, &named);
     }
     // What dead stripping drops: functions live before, dead now.
     let (mut functions, mut instructions) = (0u32, 0u64);
@@ -162,12 +184,45 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
     Analysis { dead: list, off, slots, functions, instructions }
 }
 
+/// What the plan's rewrites name, which the summaries' references do not
+/// show: single-implementation, speculative and dispatch targets (a
+/// dispatch calls a class's this-adjusting thunk directly, whose vtable
+/// entry may then be dead), and the vtables comparisons name. Promoted
+/// names are taken back to the local symbol of their module. Live
+/// whatever else dies.
+fn rewritten_names<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> Vec<SymKey<'a>> {
+    let mut promoted: HashMap<&'a str, SymKey<'a>> = HashMap::default();
+    for (m, s) in modules(link.summaries) {
+        let Some(pm) = plan.modules.get(m) else { continue };
+        for p in pm.promotions.iter().chain(&pm.vtable_aliases) {
+            if let Some(g) = s.globals.iter().find(|g| g.name == p.symbol) {
+                promoted.insert(p.promoted.as_str(), link.key(m, &g.name));
+            }
+        }
+    }
+    let key = |name: &'a str| promoted.get(name).copied().unwrap_or(SymKey { module: None, name });
+    let mut out = Vec::new();
+    for d in &plan.decisions {
+        out.extend(d.target.as_deref().map(key));
+        out.extend(d.speculative.iter().map(|t| key(t)));
+        for case in &d.closed_set {
+            out.push(key(&case.target));
+            out.extend(case.vtables.iter().map(|v| key(&v.symbol)));
+        }
+        out.extend(d.by_args.iter().filter_map(|a| a.member_symbol.as_deref()).map(key));
+    }
+    out
+}
+
 /// Why no slot of the link can be dead, if none can.
 fn link_blocker(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
     if !policy.dead_slots {
         return Some("--wpd-no-dead-slots".into());
     }
     let v = &policy.validation;
+    if v.always {
+        return Some("relocatable output (-r): the rest of the program is linked later".into());
+    }
     if let Some(unknown) = &v.unknown {
         return Some(format!("the native side is not known: {unknown}"));
     }
@@ -256,7 +311,7 @@ fn reads<'a>(
             let r = out.entry(&c.type_id).or_default();
             match (c.offset, c.call) {
                 (Some(offset), Some(_)) => {
-                    if Outcome::planned(plan, c, policy).loads_slot() {
+                    if Outcome::may_load_slot(plan, c, policy) {
                         r.offsets.insert(offset);
                     }
                 }

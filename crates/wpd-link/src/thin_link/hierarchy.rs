@@ -325,15 +325,22 @@ impl<'a> Hierarchy<'a> {
     /// unknown), dynamically exported symbols, and each module's
     /// `llvm.used`, `llvm.compiler.used` and constructor/destructor lists.
     fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
-        self.liveness_without(facts, &HashSet::default())
+        self.liveness_without(facts, &HashSet::default(), &[])
     }
 
     /// Liveness as [`Hierarchy::liveness`] computes it, without the
     /// references in `skip` (from, to): a vtable's references to the
-    /// functions only its dead slots named.
-    pub fn liveness_without(&self, facts: &LinkFacts, skip: &HashSet<(SymKey<'a>, SymKey<'a>)>) -> HashSet<SymKey<'a>> {
+    /// functions only its dead slots named; and with `extra_roots` live
+    /// too (what the plan's rewrites name: direct calls, compared vtables).
+    pub fn liveness_without(
+        &self,
+        facts: &LinkFacts,
+        skip: &HashSet<(SymKey<'a>, SymKey<'a>)>,
+        extra_roots: &[SymKey<'a>],
+    ) -> HashSet<SymKey<'a>> {
         let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::default();
         let mut roots: Vec<SymKey<'a>> = vec![SymKey { module: None, name: "main" }];
+        roots.extend_from_slice(extra_roots);
         for (m, s) in self.modules() {
             for g in &s.globals {
                 let from = self.key(m, &g.name);

@@ -46,6 +46,21 @@ impl Outcome {
         matches!(self, Outcome::Indirect | Outcome::Speculative)
     }
 
+    /// Whether call site `c` may still load its slot once the plan is
+    /// applied: its planned outcome loads it, or it is dispatched over a
+    /// closed set whose targets have profile ids (a call with a value
+    /// profile never tests the targets it calls cold, and keeps the
+    /// indirect call for them).
+    pub fn may_load_slot(plan: &Plan, c: &CallSite, policy: &Policy) -> bool {
+        match Outcome::planned(plan, c, policy) {
+            Outcome::ClosedSet => c
+                .offset
+                .and_then(|o| plan.decision(&c.type_id, o))
+                .is_some_and(|d| d.closed_set.iter().any(|k| !k.profile_ids.is_empty())),
+            planned => planned.loads_slot(),
+        }
+    }
+
     /// Rewritten without a guard.
     pub fn is_devirtualized(self) -> bool {
         !matches!(self, Outcome::Indirect | Outcome::Speculative)

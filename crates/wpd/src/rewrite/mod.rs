@@ -137,10 +137,8 @@ pub fn module<'c>(
             };
             // The thin link took this call for one that loads no slot; left
             // loading one, it could reach a slot the plan made dead.
-            if !plan.dead_slots.is_empty()
-                && outcome.loads_slot()
-                && !Outcome::planned(plan, &c.site, &policy).loads_slot()
-            {
+            let loads = outcome.loads_slot() || dispatch.as_ref().is_some_and(|d| d.fallback);
+            if !plan.dead_slots.is_empty() && loads && !Outcome::may_load_slot(plan, &c.site, &policy) {
                 return Err(Error::at(
                     &input.name,
                     format!(
