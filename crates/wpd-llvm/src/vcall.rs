@@ -208,21 +208,9 @@ impl<'c> Module<'c> {
         // returns malloc'd arrays of the returned length, or usize::MAX
         // (nothing allocated) when it could not allocate.
         let n = unsafe { ffi::wpd_vtable_loads(func.raw(), &mut globals, &mut offsets) };
-        if n == usize::MAX {
-            return None;
-        }
-        if n == 0 {
-            return Some(Vec::new());
-        }
-        // SAFETY: two malloc'd arrays of `n` elements, freed here once read.
-        unsafe {
-            let gs = std::slice::from_raw_parts(globals, n);
-            let os = std::slice::from_raw_parts(offsets, n);
-            let out = gs.iter().zip(os).map(|(&g, &o)| (Value::new(g), u64::try_from(o).ok())).collect();
-            ffi::wpd_free(globals.cast());
-            ffi::wpd_free(offsets.cast());
-            Some(out)
-        }
+        // SAFETY: as the shim promised above.
+        let (gs, os) = unsafe { take_arrays(n, globals, offsets) }?;
+        Some(gs.into_iter().zip(os).map(|(g, o)| (Value::new(g), u64::try_from(o).ok())).collect())
     }
 
     /// The loads of `func` that read a vtable slot without a type test
@@ -235,18 +223,10 @@ impl<'c> Module<'c> {
         // returns a malloc'd array of the returned length, or usize::MAX
         // (nothing allocated) when it could not allocate.
         let n = unsafe { ffi::wpd_untested_slot_loads(func.raw(), &mut types) };
-        if n == usize::MAX {
-            return vec![None];
-        }
-        if n == 0 {
-            return Vec::new();
-        }
-        // SAFETY: a malloc'd array of `n` elements, freed here once read.
-        unsafe {
-            let ts = std::slice::from_raw_parts(types, n);
-            let out = ts.iter().map(|&t| (!t.is_null()).then(|| Type::new(t))).collect();
-            ffi::wpd_free(types.cast());
-            out
+        // SAFETY: as the shim promised above; `types` is the only array.
+        match unsafe { take_arrays(n, types, std::ptr::null_mut::<u8>()) } {
+            None => vec![None],
+            Some((ts, _)) => ts.into_iter().map(|t| (!t.is_null()).then(|| Type::new(t))).collect(),
         }
     }
 
@@ -426,20 +406,41 @@ fn test_slot_reads(intrinsic_call: Value<'_>) -> Vec<(i64, Option<usize>)> {
     // its kind); it returns malloc'd arrays of the returned length, or
     // usize::MAX (nothing allocated) when it could not allocate.
     let n = unsafe { ffi::wpd_test_slot_reads(intrinsic_call.raw(), &mut offsets, &mut calls) };
+    // SAFETY: as the shim promised above.
+    match unsafe { take_arrays(n, offsets, calls) } {
+        None => vec![(-1, None)],
+        Some((os, cs)) => {
+            os.into_iter().zip(cs).map(|(o, c)| (o, (!c.is_null()).then(|| Value::new(c).id()))).collect()
+        }
+    }
+}
+
+/// The arrays of one scan the shim returned (`wpd_shim::two_arrays`),
+/// copied out and freed: `None` for `usize::MAX` (it could not allocate,
+/// so the caller takes anything as read). `b` may be null for a scan with
+/// one result (then the second vector is empty).
+///
+/// # Safety
+/// `n` is what the shim returned with `a` and `b`: `usize::MAX` or 0 with
+/// nothing allocated, or otherwise `a` (and `b` unless null) malloc'd
+/// arrays of `n` initialized elements that the caller owns; both are freed
+/// here and must not be used again.
+unsafe fn take_arrays<A: Copy, B: Copy>(n: usize, a: *mut A, b: *mut B) -> Option<(Vec<A>, Vec<B>)> {
     if n == usize::MAX {
-        return vec![(-1, None)];
+        return None;
     }
     if n == 0 {
-        return Vec::new();
+        return Some((Vec::new(), Vec::new()));
     }
-    // SAFETY: two malloc'd arrays of `n` elements, freed here once read.
+    // SAFETY: the caller's promise: `n` initialized elements each.
     unsafe {
-        let os = std::slice::from_raw_parts(offsets, n);
-        let cs = std::slice::from_raw_parts(calls, n);
-        let out = os.iter().zip(cs).map(|(&o, &c)| (o, (!c.is_null()).then(|| Value::new(c).id()))).collect();
-        ffi::wpd_free(offsets.cast());
-        ffi::wpd_free(calls.cast());
-        out
+        let va = std::slice::from_raw_parts(a, n).to_vec();
+        let vb = if b.is_null() { Vec::new() } else { std::slice::from_raw_parts(b, n).to_vec() };
+        ffi::wpd_free(a.cast());
+        if !b.is_null() {
+            ffi::wpd_free(b.cast());
+        }
+        Some((va, vb))
     }
 }
 
