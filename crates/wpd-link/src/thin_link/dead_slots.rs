@@ -35,7 +35,7 @@
 //! pointer to a virtual member function (it loads a slot without a type
 //! test), and a native side wpd could read.
 
-use crate::hierarchy::{Hierarchy, SymKey, VtableId};
+use crate::hierarchy::{Hierarchy, Live, RefGraph, RefNode, SymKey, VtableId};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
@@ -103,16 +103,16 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
             "no vtable whose every reader is known (each type id closed, vcall visibility not public)".into()
         });
     }
-    let named = rewritten_names(link, plan);
-    let mut skip: HashSet<(SymKey<'_>, SymKey<'_>)> = HashSet::default();
-    let mut live = link.liveness_without(facts, &skip, &named);
+    let graph = link.ref_graph(facts, &rewritten_refs(link, plan));
+    let mut skip: HashSet<(RefNode, RefNode)> = HashSet::default();
+    let mut live = graph.live_without(&skip);
+    let all_reads = ReadSites::collect(link, policy, plan, &graph);
     let mut dead: BTreeMap<(SymKey<'_>, VtableId), Vec<u64>> = BTreeMap::new();
     for _ in 0..MAX_ROUNDS {
-        let (reads, called_as) = reads(link, policy, plan, &live);
-        let direct = direct_reads(link, &live);
+        let (reads, called_as, direct) = all_reads.of(&live);
         dead.clear();
         for &(key, r) in &candidates {
-            if !live.contains(&key) {
+            if !graph.is_live(&live, key) {
                 continue;
             }
             let vt = link.vtable(r);
@@ -138,7 +138,7 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
         }
         // A vtable's reference to a function survives while one of its
         // live slots (or any entry that is not a dead slot) names it.
-        let mut next: HashSet<(SymKey<'_>, SymKey<'_>)> = HashSet::default();
+        let mut next: HashSet<(RefNode, RefNode)> = HashSet::default();
         for ((key, r), offsets) in &dead {
             let vt = link.vtable(*r);
             let m = r.module;
@@ -150,8 +150,10 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
             };
             for s in vt.slots.iter().filter(|s| offsets.binary_search(&s.offset).is_ok()) {
                 for name in [s.symbol.as_deref(), s.function.as_deref()].into_iter().flatten() {
-                    if !named(name) {
-                        next.insert((*key, link.key(m, name)));
+                    if !named(name)
+                        && let (Some(from), Some(to)) = (graph.get(*key), graph.get(link.key(m, name)))
+                    {
+                        next.insert((from, to));
                     }
                 }
             }
@@ -160,7 +162,7 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
             break;
         }
         skip = next;
-        live = link.liveness_without(facts, &skip, &named);
+        live = graph.live_without(&skip);
     }
     // What dead stripping drops: functions live before, dead now.
     let (mut functions, mut instructions) = (0u32, 0u64);
@@ -168,7 +170,7 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
     for (m, s) in modules(link.summaries) {
         for g in s.globals.iter().filter(|g| g.kind == GlobalKind::Function) {
             let key = link.key(m, &g.name);
-            if link.is_live(key) && !live.contains(&key) && counted.insert(key) {
+            if link.is_live(key) && !graph.is_live(&live, key) && counted.insert(key) {
                 functions += 1;
                 instructions += u64::from(g.instructions);
             }
@@ -184,32 +186,46 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
     Analysis { dead: list, off, slots, functions, instructions }
 }
 
-/// What the plan's rewrites name, which the summaries' references do not
-/// show: single-implementation, speculative and dispatch targets (a
+/// What the plan's rewrites make each function name, which the summaries'
+/// references do not show: a call site of a decided slot, rewritten, names
+/// the slot's single-implementation, speculative or dispatch targets (a
 /// dispatch calls a class's this-adjusting thunk directly, whose vtable
-/// entry may then be dead), and the vtables comparisons name. Promoted
-/// names are taken back to the local symbol of their module. Live
-/// whatever else dies.
-fn rewritten_names<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> Vec<SymKey<'a>> {
+/// entry may then be dead) and the vtables its comparisons name. So the
+/// references are (function holding the call, name): a target only dead
+/// code calls dies with it. Promoted names are taken back to the local
+/// symbol of their module.
+fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> Vec<(SymKey<'a>, SymKey<'a>)> {
     let mut promoted: HashMap<&'a str, SymKey<'a>> = HashMap::default();
+    let mut callers: HashMap<(&'a TypeId, u64), Vec<SymKey<'a>>> = HashMap::default();
     for (m, s) in modules(link.summaries) {
-        let Some(pm) = plan.modules.get(m) else { continue };
-        for p in pm.promotions.iter().chain(&pm.vtable_aliases) {
-            if let Some(g) = s.globals.iter().find(|g| g.name == p.symbol) {
-                promoted.insert(p.promoted.as_str(), link.key(m, &g.name));
+        if let Some(pm) = plan.modules.get(m) {
+            for p in pm.promotions.iter().chain(&pm.vtable_aliases) {
+                if let Some(g) = s.globals.iter().find(|g| g.name == p.symbol) {
+                    promoted.insert(p.promoted.as_str(), link.key(m, &g.name));
+                }
+            }
+        }
+        for c in &s.call_sites {
+            if let Some(offset) = c.offset {
+                callers.entry((&c.type_id, offset)).or_default().push(link.key(m, &c.function));
             }
         }
     }
     let key = |name: &'a str| promoted.get(name).copied().unwrap_or(SymKey { module: None, name });
     let mut out = Vec::new();
     for d in &plan.decisions {
-        out.extend(d.target.as_deref().map(key));
-        out.extend(d.speculative.iter().map(|t| key(t)));
+        let Some(from) = callers.get(&(&d.type_id, d.offset)) else { continue };
+        let mut names: Vec<SymKey<'a>> = Vec::new();
+        names.extend(d.target.as_deref().map(key));
+        names.extend(d.speculative.iter().map(|t| key(t)));
         for case in &d.closed_set {
-            out.push(key(&case.target));
-            out.extend(case.vtables.iter().map(|v| key(&v.symbol)));
+            names.push(key(&case.target));
+            names.extend(case.vtables.iter().map(|v| key(&v.symbol)));
         }
-        out.extend(d.by_args.iter().filter_map(|a| a.member_symbol.as_deref()).map(key));
+        names.extend(d.by_args.iter().filter_map(|a| a.member_symbol.as_deref()).map(key));
+        for &f in from {
+            out.extend(names.iter().map(|&n| (f, n)));
+        }
     }
     out
 }
@@ -248,27 +264,6 @@ fn link_blocker(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
     None
 }
 
-/// The entries of vtables (by symbol) the code `live` keeps loads from
-/// their constant addresses ([`wpd_summary::SlotReads::direct`]).
-fn direct_reads<'a>(link: &Hierarchy<'a>, live: &HashSet<SymKey<'a>>) -> HashMap<SymKey<'a>, Reads> {
-    let mut out: HashMap<SymKey<'a>, Reads> = HashMap::default();
-    for (m, s) in modules(link.summaries) {
-        for read in &s.slot_reads.direct {
-            if !link.in_program_of(live, m, &read.function) {
-                continue;
-            }
-            let r = out.entry(link.key(m, &read.vtable)).or_default();
-            match read.offset {
-                Some(o) => {
-                    r.offsets.insert(o);
-                }
-                None => r.any = true,
-            }
-        }
-    }
-    out
-}
-
 /// Whether a call through a pointer to a virtual member function, called
 /// as one of `called_as`, may reach the slot holding `function` (of module
 /// `m`'s vtable): its signature is one of them, or is not known.
@@ -285,51 +280,85 @@ fn member_pointer_target(
     link.bitcode_facts(link.key(m, f)).is_none_or(|facts| called_as.contains(&facts.signature()))
 }
 
-/// Every read of a slot by the code `live` keeps: by type id, and the
-/// signatures calls through pointers to virtual member functions call
-/// (any slot of a function of that signature).
-fn reads<'a>(
-    link: &Hierarchy<'a>,
-    policy: &Policy,
-    plan: &Plan,
-    live: &HashSet<SymKey<'a>>,
-) -> (HashMap<&'a TypeId, Reads>, HashSet<&'a Signature>) {
-    let mut out: HashMap<&'a TypeId, Reads> = HashMap::default();
-    let mut called_as: HashSet<&'a Signature> = HashSet::default();
-    for (m, s) in modules(link.summaries) {
-        for r in &s.slot_reads.untested {
-            if let Some(sig) = &r.signature
-                && link.in_program_of(live, m, &r.function)
-            {
-                called_as.insert(sig);
-            }
-        }
-        for c in &s.call_sites {
-            if !link.in_program_of(live, m, &c.function) {
-                continue;
-            }
-            let r = out.entry(&c.type_id).or_default();
-            match (c.offset, c.call) {
-                (Some(offset), Some(_)) => {
-                    if Outcome::may_load_slot(plan, c, policy) {
-                        r.offsets.insert(offset);
-                    }
+/// Every read of a slot the summaries record, each with the function
+/// holding it (in the copy the link keeps; the others are never code of
+/// the program), gathered once: the rounds of the fixpoint only ask which
+/// holders are still live.
+struct ReadSites<'a> {
+    /// Call sites that load their slot under the plan, and other loads
+    /// through a tested pointer: (holder, type id, offset; `None`: any).
+    tested: Vec<(RefNode, &'a TypeId, Option<u64>)>,
+    /// Calls through pointers to virtual member functions, by the
+    /// signature they call.
+    untested: Vec<(RefNode, &'a Signature)>,
+    /// Loads straight from a vtable's constant address (by vtable symbol).
+    direct: Vec<(RefNode, SymKey<'a>, Option<u64>)>,
+}
+
+/// What the reads of the live code come to: by type id, the signatures
+/// member-function-pointer calls call, and by vtable symbol.
+type LiveReads<'a> = (HashMap<&'a TypeId, Reads>, HashSet<&'a Signature>, HashMap<SymKey<'a>, Reads>);
+
+impl<'a> ReadSites<'a> {
+    fn collect(link: &Hierarchy<'a>, policy: &Policy, plan: &Plan, graph: &RefGraph<'a>) -> ReadSites<'a> {
+        let mut out = ReadSites { tested: Vec::new(), untested: Vec::new(), direct: Vec::new() };
+        for (m, s) in modules(link.summaries) {
+            let holder = |function: &'a str| {
+                if link.is_kept_copy(m, function) { graph.get(link.key(m, function)) } else { None }
+            };
+            for r in &s.slot_reads.untested {
+                if let (Some(sig), Some(h)) = (&r.signature, holder(&r.function)) {
+                    out.untested.push((h, sig));
                 }
-                _ => r.any = true,
+            }
+            for c in &s.call_sites {
+                let Some(h) = holder(&c.function) else { continue };
+                match (c.offset, c.call) {
+                    (Some(offset), Some(_)) => {
+                        if Outcome::may_load_slot(plan, c, policy) {
+                            out.tested.push((h, &c.type_id, Some(offset)));
+                        }
+                    }
+                    _ => out.tested.push((h, &c.type_id, None)),
+                }
+            }
+            for read in &s.slot_reads.tested {
+                if let Some(h) = holder(&read.function) {
+                    out.tested.push((h, &read.type_id, read.offset));
+                }
+            }
+            for read in &s.slot_reads.direct {
+                if let Some(h) = holder(&read.function) {
+                    out.direct.push((h, link.key(m, &read.vtable), read.offset));
+                }
             }
         }
-        for read in &s.slot_reads.tested {
-            if !link.in_program_of(live, m, &read.function) {
-                continue;
-            }
-            let r = out.entry(&read.type_id).or_default();
-            match read.offset {
+        out
+    }
+
+    /// The reads of the code `live` keeps.
+    fn of(&self, live: &Live) -> LiveReads<'a> {
+        fn add(r: &mut Reads, offset: Option<u64>) {
+            match offset {
                 Some(o) => {
                     r.offsets.insert(o);
                 }
                 None => r.any = true,
             }
         }
+        let mut by_type: HashMap<&'a TypeId, Reads> = HashMap::default();
+        for &(h, t, offset) in &self.tested {
+            if live.has(h) {
+                add(by_type.entry(t).or_default(), offset);
+            }
+        }
+        let called_as = self.untested.iter().filter(|(h, _)| live.has(*h)).map(|&(_, sig)| sig).collect();
+        let mut by_vtable: HashMap<SymKey<'a>, Reads> = HashMap::default();
+        for &(h, v, offset) in &self.direct {
+            if live.has(h) {
+                add(by_vtable.entry(v).or_default(), offset);
+            }
+        }
+        (by_type, called_as, by_vtable)
     }
-    (out, called_as)
 }

@@ -233,8 +233,13 @@ impl<'a> Hierarchy<'a> {
 
     /// [`Hierarchy::in_program`] under another set of live symbols.
     pub fn in_program_of(&self, live: &HashSet<SymKey<'a>>, module: ModuleIdx, function: &'a str) -> bool {
-        let key = self.key(module, function);
-        live.contains(&key) && (key.module.is_some() || self.kept_copy(function).is_none_or(|(m, _)| m == module))
+        live.contains(&self.key(module, function)) && self.is_kept_copy(module, function)
+    }
+
+    /// Whether module `module`'s definition of `function` is the copy the
+    /// link keeps (always, for a local function).
+    pub fn is_kept_copy(&self, module: ModuleIdx, function: &'a str) -> bool {
+        self.key(module, function).module.is_some() || self.kept_copy(function).is_none_or(|(m, _)| m == module)
     }
 
     /// The copy of the non-local definition `name` the link keeps, as its
@@ -325,53 +330,122 @@ impl<'a> Hierarchy<'a> {
     /// unknown), dynamically exported symbols, and each module's
     /// `llvm.used`, `llvm.compiler.used` and constructor/destructor lists.
     fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
-        self.liveness_without(facts, &HashSet::default(), &[])
+        let graph = self.ref_graph(facts, &[]);
+        graph.keys(&graph.live_without(&HashSet::default()))
     }
 
-    /// Liveness as [`Hierarchy::liveness`] computes it, without the
-    /// references in `skip` (from, to): a vtable's references to the
-    /// functions only its dead slots named; and with `extra_roots` live
-    /// too (what the plan's rewrites name: direct calls, compared vtables).
-    pub fn liveness_without(
-        &self,
-        facts: &LinkFacts,
-        skip: &HashSet<(SymKey<'a>, SymKey<'a>)>,
-        extra_roots: &[SymKey<'a>],
-    ) -> HashSet<SymKey<'a>> {
-        let mut edges: HashMap<SymKey<'a>, Vec<SymKey<'a>>> = HashMap::default();
-        let mut roots: Vec<SymKey<'a>> = vec![SymKey { module: None, name: "main" }];
-        roots.extend_from_slice(extra_roots);
+    /// The reference graph liveness walks: every defined global's
+    /// references, with the references in `extra` (from, to) too (what the
+    /// plan's rewrites make a function name, a direct call or a compared
+    /// vtable, which its summary does not show), and the roots
+    /// [`Hierarchy::liveness`] lists. Built once; walked as often as
+    /// references are taken away ([`RefGraph::live_without`]).
+    pub fn ref_graph(&self, facts: &LinkFacts, extra: &[(SymKey<'a>, SymKey<'a>)]) -> RefGraph<'a> {
+        let mut g = RefGraph::default();
+        let main = g.node(SymKey { module: None, name: "main" });
+        g.roots.push(main);
+        for &(from, to) in extra {
+            let (f, t) = (g.node(from), g.node(to));
+            g.edges[f.index()].push(t);
+        }
         for (m, s) in self.modules() {
-            for g in &s.globals {
-                let from = self.key(m, &g.name);
-                edges
-                    .entry(from)
-                    .or_default()
-                    .extend(g.refs.iter().map(|r| self.key(m, r)).filter(|&to| !skip.contains(&(from, to))));
-                if !g.linkage.is_local() {
-                    let exported = facts.exports(&g.name, g.visibility);
+            for gl in &s.globals {
+                let from = g.node(self.key(m, &gl.name));
+                for r in &gl.refs {
+                    let to = g.node(self.key(m, r));
+                    g.edges[from.index()].push(to);
+                }
+                if !gl.linkage.is_local() {
+                    let exported = facts.exports(&gl.name, gl.visibility);
                     let external = match &facts.external_refs {
                         None => true,
-                        Some(refs) => refs.contains(&g.name),
+                        Some(refs) => refs.contains(&gl.name),
                     };
                     if exported || external {
-                        roots.push(from);
+                        g.roots.push(from);
                     }
                 }
             }
             let r = &s.roots;
             for name in r.used.iter().chain(&r.compiler_used).chain(&r.global_ctors).chain(&r.global_dtors) {
-                roots.push(self.key(m, name));
+                let root = g.node(self.key(m, name));
+                g.roots.push(root);
             }
         }
-        let mut live: HashSet<SymKey<'a>> = HashSet::default();
-        while let Some(k) = roots.pop() {
-            if live.insert(k)
-                && let Some(next) = edges.get(&k)
-            {
-                roots.extend(next.iter().copied().filter(|n| !live.contains(n)));
-            }
+        g
+    }
+}
+
+/// A node of a [`RefGraph`]: one symbol key, numbered densely.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RefNode(u32);
+
+impl RefNode {
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The reference graph of a link's bitcode (see [`Hierarchy::ref_graph`]):
+/// symbol keys numbered once, so that walking it again without some
+/// references compares numbers, not names.
+#[derive(Default)]
+pub struct RefGraph<'a> {
+    keys: Vec<SymKey<'a>>,
+    ids: HashMap<SymKey<'a>, RefNode>,
+    edges: Vec<Vec<RefNode>>,
+    roots: Vec<RefNode>,
+}
+
+impl<'a> RefGraph<'a> {
+    fn node(&mut self, key: SymKey<'a>) -> RefNode {
+        if let Some(&n) = self.ids.get(&key) {
+            return n;
         }
-        live
+        let n = RefNode(u32::try_from(self.keys.len()).expect("fewer than 2^32 symbols"));
+        self.keys.push(key);
+        self.ids.insert(key, n);
+        self.edges.push(Vec::new());
+        n
+    }
+
+    /// The node of `key`, if the graph has it.
+    pub fn get(&self, key: SymKey<'a>) -> Option<RefNode> {
+        self.ids.get(&key).copied()
+    }
+
+    /// Everything reachable from the roots without the references in
+    /// `skip` (from, to): a vtable's references to the functions only its
+    /// dead slots named.
+    pub fn live_without(&self, skip: &HashSet<(RefNode, RefNode)>) -> Live {
+        let mut live = vec![false; self.keys.len()];
+        let mut work: Vec<RefNode> = self.roots.clone();
+        while let Some(n) = work.pop() {
+            if std::mem::replace(&mut live[n.index()], true) {
+                continue;
+            }
+            work.extend(self.edges[n.index()].iter().copied().filter(|&t| !live[t.index()] && !skip.contains(&(n, t))));
+        }
+        Live(live)
+    }
+
+    /// Whether `key` is in `live`.
+    pub fn is_live(&self, live: &Live, key: SymKey<'a>) -> bool {
+        self.get(key).is_some_and(|n| live.has(n))
+    }
+
+    /// The keys of `live`.
+    pub fn keys(&self, live: &Live) -> HashSet<SymKey<'a>> {
+        self.keys.iter().zip(&live.0).filter(|(_, l)| **l).map(|(k, _)| *k).collect()
+    }
+}
+
+/// The nodes of a [`RefGraph`] reachable from its roots.
+pub struct Live(Vec<bool>);
+
+impl Live {
+    /// Whether `n` is reachable.
+    pub fn has(&self, n: RefNode) -> bool {
+        self.0[n.index()]
     }
 }
