@@ -206,6 +206,35 @@ pub fn write_file_atomic<T: Serialize>(kind: Kind, value: &T, path: &Path) -> Re
 
 /// Writes raw bytes to `path` through a temporary file and a rename.
 pub fn write_bytes_atomic(bytes: &[u8], path: &Path) -> Result<(), FormatError> {
+    stage_bytes(bytes, path)?.commit()
+}
+
+/// A file written in full beside its destination, not yet in place:
+/// [`Staged::commit`] renames it over the destination; dropped instead,
+/// it is removed. So a run that writes many files can put them all in
+/// place only once every one has been made.
+pub struct Staged {
+    tmp: tempfile::TempPath,
+    dest: PathBuf,
+}
+
+impl Staged {
+    /// The file's destination.
+    pub fn dest(&self) -> &Path {
+        &self.dest
+    }
+
+    /// Renames the file over its destination.
+    pub fn commit(self) -> Result<(), FormatError> {
+        let dest = self.dest;
+        self.tmp.persist(&dest).map_err(|e| err(&dest, e.error.to_string()))?;
+        Ok(())
+    }
+}
+
+/// Writes `bytes` to a temporary file in `path`'s folder, to be renamed
+/// over `path` by [`Staged::commit`].
+pub fn stage_bytes(bytes: &[u8], path: &Path) -> Result<Staged, FormatError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -221,8 +250,7 @@ pub fn write_bytes_atomic(bytes: &[u8], path: &Path) -> Result<(), FormatError> 
         use std::os::unix::fs::PermissionsExt;
         tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644)).map_err(|e| err(path, e.to_string()))?;
     }
-    tmp.persist(path).map_err(|e| err(path, e.error.to_string()))?;
-    Ok(())
+    Ok(Staged { tmp: tmp.into_temp_path(), dest: path.to_path_buf() })
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 //! over the `wpd` library (`crates/wpd`).
 
 use clap::{Parser, Subcommand};
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use wpd::backends::codegen::CodegenOptions;
@@ -345,26 +344,9 @@ fn summarize(
     if let Some(dir) = &out_dir {
         std::fs::create_dir_all(dir).map_err(|e| Error::at(dir.display().to_string(), e.to_string()))?;
     }
-    let modules = timings.phase("read", || wpd::read_inputs(inputs, jobs))?;
-    let summaries = timings.phase("summarize", || wpd::summarize_all(&modules, jobs, bodies))?;
-    // Nothing is written until every input has been summarized, so a failed
-    // run leaves no summary behind; each file is written atomically.
-    let paths: Vec<PathBuf> = summaries.iter().map(|s| wpd::summary_path(s, out_dir.as_deref())).collect();
-    let mut seen = HashSet::new();
-    for (p, s) in paths.iter().zip(&summaries) {
-        if !seen.insert(p.clone()) {
-            return Err(Error::at(
-                &s.module.name,
-                format!("another input also maps to {}; use separate -o folders", p.display()),
-            ));
-        }
-    }
-    timings.phase("write", || -> Result<()> {
-        for (p, s) in paths.iter().zip(&summaries) {
-            wpd_summary::write_file_atomic(Kind::Summary, s, p)?;
-        }
-        Ok(())
-    })?;
+    // Read, summarized and written input by input (one phase): see
+    // `summarize_to_files` for why nothing is in place until all are done.
+    timings.phase("summarize", || wpd::summarize_to_files(inputs, out_dir.as_deref(), jobs, bodies))?;
     if time {
         eprint!("{}", timings.render());
     }

@@ -344,25 +344,50 @@ pub struct LinkOutput {
     pub stats: Vec<backends::BackendStats>,
 }
 
-/// Reads every input file (archives expand to their bitcode members).
-pub fn read_inputs(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<BitcodeInput>> {
-    let per_file: Vec<Result<Vec<BitcodeInput>>> =
-        with_jobs(jobs, || paths.par_iter().map(|p| input::read_bitcode_inputs(p)).collect())?;
-    let mut all = Vec::new();
-    for r in per_file {
-        all.extend(r?);
-    }
-    Ok(all)
-}
-
-/// Summarizes modules in parallel. Results come back in input order; the
-/// first failing input (in that order) is the error.
-pub fn summarize_all(
-    inputs: &[BitcodeInput],
+/// `wpd summarize`: every input (a bitcode file, or each bitcode member of
+/// an archive) read, summarized and encoded in turn, on a pool of `jobs`
+/// threads, its summary written to a temporary file beside where
+/// [`summary_path`] puts it; so memory holds one input per thread, however
+/// many there are. Only once every input has been summarized are the files
+/// renamed into place; a failure (the first failing input in input order)
+/// removes them all, so it leaves no summary behind. Returns how many
+/// summaries were written.
+pub fn summarize_to_files(
+    paths: &[PathBuf],
+    out_dir: Option<&Path>,
     jobs: Option<usize>,
     bodies: summarize::Bodies,
-) -> Result<Vec<ModuleSummary>> {
-    each_input(inputs, jobs, &progress::Progress::off(), "summarize", |_, i| summarize::summarize_reading(i, bodies))
+) -> Result<usize> {
+    let one = |path: &PathBuf| -> Result<Vec<(String, wpd_summary::container::Staged)>> {
+        let mut out = Vec::new();
+        for input in input::read_bitcode_inputs(path)? {
+            let summary = summarize::summarize_reading(&input, bodies)?;
+            let dest = summary_path(&summary, out_dir);
+            let bytes = wpd_summary::container::encode(wpd_summary::Kind::Summary, &summary)
+                .map_err(|e| Error::at(dest.display().to_string(), e.message))?;
+            out.push((input.name, wpd_summary::container::stage_bytes(&bytes, &dest)?));
+        }
+        Ok(out)
+    };
+    let per_path: Vec<Result<Vec<_>>> = with_jobs(jobs, || paths.par_iter().with_max_len(1).map(one).collect())?;
+    let mut staged = Vec::new();
+    for r in per_path {
+        staged.extend(r?);
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (name, s) in &staged {
+        if !seen.insert(s.dest().to_path_buf()) {
+            return Err(Error::at(
+                name,
+                format!("another input also maps to {}; use separate -o folders", s.dest().display()),
+            ));
+        }
+    }
+    let written = staged.len();
+    for (_, s) in staged {
+        s.commit()?;
+    }
+    Ok(written)
 }
 
 /// Where `wpd summarize` writes the summary of `summary`: `<file name>.wpds`
