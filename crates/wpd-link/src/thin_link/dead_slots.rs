@@ -35,13 +35,15 @@
 //! pointer to a virtual member function (it loads a slot without a type
 //! test), and a native side wpd could read.
 
-use crate::hierarchy::{Hierarchy, Live, RefGraph, RefNode, SymKey, VtableId};
+use crate::hierarchy::{Hierarchy, Live, RefEdges, RefNode, SymKey, VtableId};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
 use wpd_summary::ids::modules;
-use wpd_summary::{DeadSlots, GlobalKind, Plan, Signature, SlotKind, TypeId, UntestedRead, VcallVisibility};
+use wpd_summary::{
+    DeadSlots, GlobalKind, Plan, Signature, SlotDecision, SlotKind, TypeId, UntestedRead, VcallVisibility,
+};
 
 /// The dead slots of a link, or why there are none.
 pub struct Analysis {
@@ -103,10 +105,11 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
             "no vtable whose every reader is known (each type id closed, vcall visibility not public)".into()
         });
     }
-    let graph = link.ref_graph(facts, &rewritten_refs(link, plan));
+    let graph = &link.graph;
+    let named = rewritten_refs(link, plan);
     let mut skip: HashSet<(RefNode, RefNode)> = HashSet::default();
-    let mut live = graph.live_without(&skip);
-    let all_reads = ReadSites::collect(link, policy, plan, &graph);
+    let mut live = graph.live_without(&skip, &named);
+    let all_reads = ReadSites::collect(link, policy, plan);
     let mut dead: BTreeMap<(SymKey<'_>, VtableId), Vec<u64>> = BTreeMap::new();
     for _ in 0..MAX_ROUNDS {
         let (reads, called_as, direct) = all_reads.of(&live);
@@ -125,9 +128,9 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
                 .filter(|s| {
                     !vt.type_ids.iter().any(|t| {
                         s.offset >= t.offset
-                            && reads
-                                .get(&t.type_id)
-                                .is_some_and(|r| r.any || r.offsets.contains(&(s.offset - t.offset)))
+                            && all_reads
+                                .type_no(&t.type_id)
+                                .is_some_and(|n| reads[n].any || reads[n].offsets.contains(&(s.offset - t.offset)))
                     })
                 })
                 .map(|s| s.offset)
@@ -162,7 +165,7 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
             break;
         }
         skip = next;
-        live = graph.live_without(&skip);
+        live = graph.live_without(&skip, &named);
     }
     // What dead stripping drops: functions live before, dead now.
     let (mut functions, mut instructions) = (0u32, 0u64);
@@ -194,9 +197,10 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
 /// references are (function holding the call, name): a target only dead
 /// code calls dies with it. Promoted names are taken back to the local
 /// symbol of their module.
-fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> Vec<(SymKey<'a>, SymKey<'a>)> {
+fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> RefEdges {
+    let graph = &link.graph;
     let mut promoted: HashMap<&'a str, SymKey<'a>> = HashMap::default();
-    let mut callers: HashMap<(&'a TypeId, u64), Vec<SymKey<'a>>> = HashMap::default();
+    let mut callers: HashMap<(&'a TypeId, u64), Vec<RefNode>> = HashMap::default();
     for (m, s) in modules(link.summaries) {
         if let Some(pm) = plan.modules.get(m) {
             for p in pm.promotions.iter().chain(&pm.vtable_aliases) {
@@ -205,14 +209,24 @@ fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> Vec<(SymKey<'a>, 
                 }
             }
         }
+        // A function's call sites are consecutive: look each one up once.
+        let mut last: Option<(&str, Option<RefNode>)> = None;
         for c in &s.call_sites {
-            if let Some(offset) = c.offset {
-                callers.entry((&c.type_id, offset)).or_default().push(link.key(m, &c.function));
+            let holder = match last {
+                Some((f, n)) if f == c.function => n,
+                _ => graph.get(link.key(m, &c.function)),
+            };
+            last = Some((&c.function, holder));
+            if let (Some(offset), Some(h)) = (c.offset, holder) {
+                let list = callers.entry((&c.type_id, offset)).or_default();
+                if list.last() != Some(&h) {
+                    list.push(h);
+                }
             }
         }
     }
     let key = |name: &'a str| promoted.get(name).copied().unwrap_or(SymKey { module: None, name });
-    let mut out = Vec::new();
+    let mut out = RefEdges::default();
     for d in &plan.decisions {
         let Some(from) = callers.get(&(&d.type_id, d.offset)) else { continue };
         let mut names: Vec<SymKey<'a>> = Vec::new();
@@ -223,8 +237,13 @@ fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> Vec<(SymKey<'a>, 
             names.extend(case.vtables.iter().map(|v| key(&v.symbol)));
         }
         names.extend(d.by_args.iter().filter_map(|a| a.member_symbol.as_deref()).map(key));
+        // A name no summary defines or references has no body to keep.
+        let to: Vec<RefNode> = names.into_iter().filter_map(|n| graph.get(n)).collect();
+        if to.is_empty() {
+            continue;
+        }
         for &f in from {
-            out.extend(names.iter().map(|&n| (f, n)));
+            out.entry(f).or_default().extend(&to);
         }
     }
     out
@@ -286,8 +305,11 @@ fn member_pointer_target(
 /// holders are still live.
 struct ReadSites<'a> {
     /// Call sites that load their slot under the plan, and other loads
-    /// through a tested pointer: (holder, type id, offset; `None`: any).
-    tested: Vec<(RefNode, &'a TypeId, Option<u64>)>,
+    /// through a tested pointer: (holder, type id by its number in
+    /// `type_nos`, offset; `None`: any).
+    tested: Vec<(RefNode, usize, Option<u64>)>,
+    /// The type ids read, numbered.
+    type_nos: HashMap<&'a TypeId, usize>,
     /// Calls through pointers to virtual member functions, by the
     /// signature they call.
     untested: Vec<(RefNode, &'a Signature)>,
@@ -297,14 +319,33 @@ struct ReadSites<'a> {
 
 /// What the reads of the live code come to: by type id, the signatures
 /// member-function-pointer calls call, and by vtable symbol.
-type LiveReads<'a> = (HashMap<&'a TypeId, Reads>, HashSet<&'a Signature>, HashMap<SymKey<'a>, Reads>);
+type LiveReads<'a> = (Vec<Reads>, HashSet<&'a Signature>, HashMap<SymKey<'a>, Reads>);
 
 impl<'a> ReadSites<'a> {
-    fn collect(link: &Hierarchy<'a>, policy: &Policy, plan: &Plan, graph: &RefGraph<'a>) -> ReadSites<'a> {
-        let mut out = ReadSites { tested: Vec::new(), untested: Vec::new(), direct: Vec::new() };
+    fn collect(link: &Hierarchy<'a>, policy: &Policy, plan: &Plan) -> ReadSites<'a> {
+        let mut out =
+            ReadSites { tested: Vec::new(), type_nos: HashMap::default(), untested: Vec::new(), direct: Vec::new() };
+        // The plan's decision per slot, found once (a search by type id
+        // name per call site would compare long mangled names).
+        let mut decisions: HashMap<(&'a TypeId, u64), Option<&SlotDecision>> = HashMap::default();
+        let push = |out: &mut ReadSites<'a>, h: RefNode, t: &'a TypeId, offset: Option<u64>| {
+            let next = out.type_nos.len();
+            let read = (h, *out.type_nos.entry(t).or_insert(next), offset);
+            // A function's reads of one slot are often consecutive.
+            if out.tested.last() != Some(&read) {
+                out.tested.push(read);
+            }
+        };
         for (m, s) in modules(link.summaries) {
-            let holder = |function: &'a str| {
-                if link.is_kept_copy(m, function) { graph.get(link.key(m, function)) } else { None }
+            // A function's reads are consecutive: look each one up once.
+            let last: std::cell::Cell<Option<(&'a str, Option<RefNode>)>> = std::cell::Cell::new(None);
+            let holder = |function: &'a str| match last.get() {
+                Some((f, n)) if f == function => n,
+                _ => {
+                    let n = if link.is_kept_copy(m, function) { link.graph.get(link.key(m, function)) } else { None };
+                    last.set(Some((function, n)));
+                    n
+                }
             };
             for r in &s.slot_reads.untested {
                 if let (Some(sig), Some(h)) = (&r.signature, holder(&r.function)) {
@@ -315,16 +356,18 @@ impl<'a> ReadSites<'a> {
                 let Some(h) = holder(&c.function) else { continue };
                 match (c.offset, c.call) {
                     (Some(offset), Some(_)) => {
-                        if Outcome::may_load_slot(plan, c, policy) {
-                            out.tested.push((h, &c.type_id, Some(offset)));
+                        let d =
+                            *decisions.entry((&c.type_id, offset)).or_insert_with(|| plan.decision(&c.type_id, offset));
+                        if Outcome::may_load_slot_under(d, c, policy) {
+                            push(&mut out, h, &c.type_id, Some(offset));
                         }
                     }
-                    _ => out.tested.push((h, &c.type_id, None)),
+                    _ => push(&mut out, h, &c.type_id, None),
                 }
             }
             for read in &s.slot_reads.tested {
                 if let Some(h) = holder(&read.function) {
-                    out.tested.push((h, &read.type_id, read.offset));
+                    push(&mut out, h, &read.type_id, read.offset);
                 }
             }
             for read in &s.slot_reads.direct {
@@ -334,6 +377,11 @@ impl<'a> ReadSites<'a> {
             }
         }
         out
+    }
+
+    /// The number of type id `t` among those read, if any code reads it.
+    fn type_no(&self, t: &TypeId) -> Option<usize> {
+        self.type_nos.get(t).copied()
     }
 
     /// The reads of the code `live` keeps.
@@ -346,10 +394,10 @@ impl<'a> ReadSites<'a> {
                 None => r.any = true,
             }
         }
-        let mut by_type: HashMap<&'a TypeId, Reads> = HashMap::default();
+        let mut by_type: Vec<Reads> = (0..self.type_nos.len()).map(|_| Reads::default()).collect();
         for &(h, t, offset) in &self.tested {
             if live.has(h) {
-                add(by_type.entry(t).or_default(), offset);
+                add(&mut by_type[t], offset);
             }
         }
         let called_as = self.untested.iter().filter(|(h, _)| live.has(*h)).map(|&(_, sig)| sig).collect();

@@ -106,6 +106,8 @@ pub struct Hierarchy<'a> {
     unknown_bodies: HashMap<&'a str, UnknownBody<'a>>,
     /// Live symbols.
     live: HashSet<SymKey<'a>>,
+    /// The reference graph liveness walked ([`Hierarchy::ref_graph`]).
+    pub graph: RefGraph<'a>,
     /// For each non-local name, the module (and linkage) of the copy the
     /// link keeps (see [`Hierarchy::kept_copy`]).
     kept: HashMap<&'a str, (ModuleIdx, Linkage)>,
@@ -125,6 +127,7 @@ impl<'a> Hierarchy<'a> {
             by_type_id: HashMap::default(),
             facts: HashMap::default(),
             live: HashSet::default(),
+            graph: RefGraph::default(),
             kept: HashMap::default(),
             unknown_bodies: HashMap::default(),
         };
@@ -148,7 +151,8 @@ impl<'a> Hierarchy<'a> {
             }
         }
         link.unknown_bodies = link.unknown_bodies(facts);
-        link.live = link.liveness(facts);
+        link.graph = link.ref_graph(facts);
+        link.live = link.graph.keys(&link.graph.live_without(&HashSet::default(), &RefEdges::default()));
         link
     }
 
@@ -325,29 +329,17 @@ impl<'a> Hierarchy<'a> {
         best.into_iter().map(|(name, (_, m, l))| (name, (m, l))).collect()
     }
 
-    /// Marks everything reachable from the roots: `main`, symbols referenced
-    /// from outside the bitcode (all externally visible ones when that is
-    /// unknown), dynamically exported symbols, and each module's
-    /// `llvm.used`, `llvm.compiler.used` and constructor/destructor lists.
-    fn liveness(&self, facts: &LinkFacts) -> HashSet<SymKey<'a>> {
-        let graph = self.ref_graph(facts, &[]);
-        graph.keys(&graph.live_without(&HashSet::default()))
-    }
-
     /// The reference graph liveness walks: every defined global's
-    /// references, with the references in `extra` (from, to) too (what the
-    /// plan's rewrites make a function name, a direct call or a compared
-    /// vtable, which its summary does not show), and the roots
-    /// [`Hierarchy::liveness`] lists. Built once; walked as often as
-    /// references are taken away ([`RefGraph::live_without`]).
-    pub fn ref_graph(&self, facts: &LinkFacts, extra: &[(SymKey<'a>, SymKey<'a>)]) -> RefGraph<'a> {
+    /// references, and the roots: `main`, symbols referenced from outside
+    /// the bitcode (all externally visible ones when that is unknown),
+    /// dynamically exported symbols, and each module's `llvm.used`,
+    /// `llvm.compiler.used` and constructor/destructor lists. Built once
+    /// ([`Hierarchy::graph`]); walked again with references added or taken
+    /// away ([`RefGraph::live_without`]).
+    fn ref_graph(&self, facts: &LinkFacts) -> RefGraph<'a> {
         let mut g = RefGraph::default();
         let main = g.node(SymKey { module: None, name: "main" });
         g.roots.push(main);
-        for &(from, to) in extra {
-            let (f, t) = (g.node(from), g.node(to));
-            g.edges[f.index()].push(t);
-        }
         for (m, s) in self.modules() {
             for gl in &s.globals {
                 let from = g.node(self.key(m, &gl.name));
@@ -414,17 +406,26 @@ impl<'a> RefGraph<'a> {
         self.ids.get(&key).copied()
     }
 
-    /// Everything reachable from the roots without the references in
-    /// `skip` (from, to): a vtable's references to the functions only its
-    /// dead slots named.
-    pub fn live_without(&self, skip: &HashSet<(RefNode, RefNode)>) -> Live {
+    /// Everything reachable from the roots with the references in `extra`
+    /// too (what the plan's rewrites make a function name: a direct call,
+    /// a compared vtable, which its summary does not show) and without
+    /// those in `skip` (from, to): a vtable's references to the functions
+    /// only its dead slots named.
+    pub fn live_without(&self, skip: &HashSet<(RefNode, RefNode)>, extra: &RefEdges) -> Live {
         let mut live = vec![false; self.keys.len()];
         let mut work: Vec<RefNode> = self.roots.clone();
         while let Some(n) = work.pop() {
             if std::mem::replace(&mut live[n.index()], true) {
                 continue;
             }
-            work.extend(self.edges[n.index()].iter().copied().filter(|&t| !live[t.index()] && !skip.contains(&(n, t))));
+            let added = extra.get(&n).map_or(&[][..], Vec::as_slice);
+            work.extend(
+                self.edges[n.index()]
+                    .iter()
+                    .chain(added)
+                    .copied()
+                    .filter(|&t| !live[t.index()] && !skip.contains(&(n, t))),
+            );
         }
         Live(live)
     }
@@ -439,6 +440,9 @@ impl<'a> RefGraph<'a> {
         self.keys.iter().zip(&live.0).filter(|(_, l)| **l).map(|(k, _)| *k).collect()
     }
 }
+
+/// References added to a [`RefGraph`] for one walk, by the node they leave.
+pub type RefEdges = HashMap<RefNode, Vec<RefNode>>;
 
 /// The nodes of a [`RefGraph`] reachable from its roots.
 pub struct Live(Vec<bool>);

@@ -52,11 +52,14 @@ impl Outcome {
     /// profile never tests the targets it calls cold, and keeps the
     /// indirect call for them).
     pub fn may_load_slot(plan: &Plan, c: &CallSite, policy: &Policy) -> bool {
-        match Outcome::planned(plan, c, policy) {
-            Outcome::ClosedSet => c
-                .offset
-                .and_then(|o| plan.decision(&c.type_id, o))
-                .is_some_and(|d| d.closed_set.iter().any(|k| !k.profile_ids.is_empty())),
+        Outcome::may_load_slot_under(c.offset.and_then(|o| plan.decision(&c.type_id, o)), c, policy)
+    }
+
+    /// [`Outcome::may_load_slot`] with the decision for `c`'s slot already
+    /// found (`None`: the plan has none).
+    pub fn may_load_slot_under(d: Option<&SlotDecision>, c: &CallSite, policy: &Policy) -> bool {
+        match Outcome::planned_under(d, c, policy) {
+            Outcome::ClosedSet => d.is_some_and(|d| d.closed_set.iter().any(|k| !k.profile_ids.is_empty())),
             planned => planned.loads_slot(),
         }
     }
@@ -69,8 +72,14 @@ impl Outcome {
     /// What the plan says should happen to call site `c` (the prediction
     /// the backend's outcome is checked against).
     pub fn planned(plan: &Plan, c: &CallSite, policy: &Policy) -> Outcome {
-        let (Some(offset), Some(_)) = (c.offset, c.call) else { return Outcome::Indirect };
-        let Some(d) = plan.decision(&c.type_id, offset) else { return Outcome::Indirect };
+        Outcome::planned_under(c.offset.and_then(|o| plan.decision(&c.type_id, o)), c, policy)
+    }
+
+    /// [`Outcome::planned`] with the decision for `c`'s slot already found
+    /// (`None`: the plan has none).
+    pub fn planned_under(d: Option<&SlotDecision>, c: &CallSite, policy: &Policy) -> Outcome {
+        let (Some(_), Some(_)) = (c.offset, c.call) else { return Outcome::Indirect };
+        let Some(d) = d else { return Outcome::Indirect };
         if let Some(o) = Outcome::unguarded(d, c, policy) {
             return o;
         }
