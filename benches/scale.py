@@ -22,7 +22,10 @@ Then, on the same objects, it measures wall time and peak memory (RSS, from
                            wpd-ld, cold, then relinked from the cache
 
 and reports the call sites the plan counted. Results go to stdout and
-bench-out/scale-N.txt.
+bench-out/scale-N.txt. Then, from the smallest and the largest run on
+record in bench-out/ (run N=1000 and N=10000), each step's growth as an
+exponent of the number of objects (1.0: linear) and its time and memory
+projected to 50,001 objects.
 
 Env: N (objects, default 1000), CALLS (per object, default 100), JOBS
 (default 2), WPD_BIN, WPD_LD_BIN, BACKENDS (default 0).
@@ -239,9 +242,61 @@ def main():
     lines.append('wpd thin-link phases (stderr of --time):')
     lines += ['  ' + l for l in thin_link_phases]
     text = '\n'.join(lines) + '\n'
-    print(text, end='')
     with open(os.path.join(ROOT, 'bench-out', f'scale-{N}.txt'), 'w') as f:
         f.write(text)
+    print(text, end='')
+    print(projection(), end='')
+
+
+def read_result(path):
+    """(objects, jobs, {step: (wall s, peak MiB)}) of a scale-N.txt."""
+    with open(path) as f:
+        lines = f.read().splitlines()
+    m = re.search(r': (\d+) objects, .* (\d+) jobs$', lines[0]) if lines else None
+    if not m:
+        return None
+    steps = {}
+    for line in lines[2:]:
+        parts = line.rsplit(None, 2)
+        if len(parts) != 3:
+            break
+        try:
+            steps[parts[0].strip()] = (float(parts[1]), float(parts[2]))
+        except ValueError:
+            break
+    return int(m.group(1)), int(m.group(2)), steps
+
+
+def projection(target=50001):
+    """Growth between the smallest and the largest run on record (same job
+    count as this one), as an exponent per step (1.0: linear in the number
+    of objects), and each step projected to `target` objects from it."""
+    out = os.path.join(ROOT, 'bench-out')
+    runs = []
+    for name in sorted(os.listdir(out)):
+        if re.fullmatch(r'scale-\d+\.txt', name):
+            r = read_result(os.path.join(out, name))
+            if r and r[1] == JOBS:
+                runs.append(r)
+    runs.sort()
+    if len(runs) < 2 or runs[0][0] == runs[-1][0]:
+        return 'projection: needs runs at two sizes (N=1000 and N=10000)\n'
+    (n1, _, a), (n2, _, b) = runs[0], runs[-1]
+    import math
+    lines = [f'growth from {n1} to {n2} objects (exponent 1.0 = linear), projected to {target}:']
+    for step in b:
+        if step not in a:
+            continue
+        cells = []
+        for i, unit in ((0, 's'), (1, 'MiB')):
+            v1, v2 = a[step][i], b[step][i]
+            if v1 <= 0 or v2 <= 0:
+                cells.append('n/a')
+                continue
+            k = math.log(v2 / v1) / math.log(n2 / n1)
+            cells.append(f'{v2 * (target / n2) ** k:8.1f} {unit} (exponent {k:.2f})')
+        lines.append(f'  {step:40} {cells[0]}   {cells[1]}')
+    return '\n'.join(lines) + '\n'
 
 
 if __name__ == '__main__':
