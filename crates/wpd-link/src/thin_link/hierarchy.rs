@@ -104,8 +104,8 @@ pub struct Hierarchy<'a> {
     /// Non-local functions with a bitcode body that the program does not
     /// (or may not) run, with why (see [`Hierarchy::unknown_body`]).
     unknown_bodies: HashMap<&'a str, UnknownBody<'a>>,
-    /// Live symbols.
-    live: HashSet<SymKey<'a>>,
+    /// Live symbols, as nodes of `graph`.
+    live: Live,
     /// The reference graph liveness walked ([`Hierarchy::ref_graph`]).
     pub graph: RefGraph<'a>,
     /// For each non-local name, the module (and linkage) of the copy the
@@ -126,7 +126,7 @@ impl<'a> Hierarchy<'a> {
             vtables: Vec::new(),
             by_type_id: HashMap::default(),
             facts: HashMap::default(),
-            live: HashSet::default(),
+            live: Live(Vec::new()),
             graph: RefGraph::default(),
             kept: HashMap::default(),
             unknown_bodies: HashMap::default(),
@@ -152,7 +152,7 @@ impl<'a> Hierarchy<'a> {
         }
         link.unknown_bodies = link.unknown_bodies(facts);
         link.graph = link.ref_graph(facts);
-        link.live = link.graph.keys(&link.graph.live_without(&HashSet::default(), &RefEdges::default()));
+        link.live = link.graph.live_without(&HashSet::default(), &RefEdges::default());
         link
     }
 
@@ -222,7 +222,7 @@ impl<'a> Hierarchy<'a> {
     }
 
     pub fn is_live(&self, key: SymKey<'a>) -> bool {
-        self.live.contains(&key)
+        self.graph.is_live(&self.live, key)
     }
 
     /// Whether module `module`'s definition of `function` is code of the
@@ -232,12 +232,7 @@ impl<'a> Hierarchy<'a> {
     /// program reads no slot. Liveness has the roots and edges of LLVM's own
     /// dead stripping, which drops those functions too.
     pub fn in_program(&self, module: ModuleIdx, function: &'a str) -> bool {
-        self.in_program_of(&self.live, module, function)
-    }
-
-    /// [`Hierarchy::in_program`] under another set of live symbols.
-    pub fn in_program_of(&self, live: &HashSet<SymKey<'a>>, module: ModuleIdx, function: &'a str) -> bool {
-        live.contains(&self.key(module, function)) && self.is_kept_copy(module, function)
+        self.is_live(self.key(module, function)) && self.is_kept_copy(module, function)
     }
 
     /// Whether module `module`'s definition of `function` is the copy the
@@ -383,7 +378,6 @@ impl RefNode {
 /// references compares numbers, not names.
 #[derive(Default)]
 pub struct RefGraph<'a> {
-    keys: Vec<SymKey<'a>>,
     ids: HashMap<SymKey<'a>, RefNode>,
     edges: Vec<Vec<RefNode>>,
     roots: Vec<RefNode>,
@@ -394,8 +388,7 @@ impl<'a> RefGraph<'a> {
         if let Some(&n) = self.ids.get(&key) {
             return n;
         }
-        let n = RefNode(u32::try_from(self.keys.len()).expect("fewer than 2^32 symbols"));
-        self.keys.push(key);
+        let n = RefNode(u32::try_from(self.edges.len()).expect("fewer than 2^32 symbols"));
         self.ids.insert(key, n);
         self.edges.push(Vec::new());
         n
@@ -412,7 +405,7 @@ impl<'a> RefGraph<'a> {
     /// those in `skip` (from, to): a vtable's references to the functions
     /// only its dead slots named.
     pub fn live_without(&self, skip: &HashSet<(RefNode, RefNode)>, extra: &RefEdges) -> Live {
-        let mut live = vec![false; self.keys.len()];
+        let mut live = vec![false; self.edges.len()];
         let mut work: Vec<RefNode> = self.roots.clone();
         while let Some(n) = work.pop() {
             if std::mem::replace(&mut live[n.index()], true) {
@@ -433,11 +426,6 @@ impl<'a> RefGraph<'a> {
     /// Whether `key` is in `live`.
     pub fn is_live(&self, live: &Live, key: SymKey<'a>) -> bool {
         self.get(key).is_some_and(|n| live.has(n))
-    }
-
-    /// The keys of `live`.
-    pub fn keys(&self, live: &Live) -> HashSet<SymKey<'a>> {
-        self.keys.iter().zip(&live.0).filter(|(_, l)| **l).map(|(k, _)| *k).collect()
     }
 }
 
