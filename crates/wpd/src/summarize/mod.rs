@@ -75,42 +75,17 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
     for (module, index) in parts.iter().zip(&indexed) {
         bodies::read_indirect(module, index.as_ref()).map_err(unreadable)?;
     }
-    let mut slot_reads = SlotReads {
+    let mut tested = Vec::new();
+    let calls = scan_calls(&modules, &mut ids, &mut tested);
+    tested.sort();
+    tested.dedup();
+    let (untested, direct) = untested_and_direct_reads(&modules);
+    let slot_reads = SlotReads {
         whole_program_vtables: modules.iter().any(|m| m.flag_int("Virtual Function Elim").is_some()),
-        ..SlotReads::default()
+        tested,
+        untested,
+        direct,
     };
-    let calls = scan_calls(&modules, &mut ids, &mut slot_reads.tested);
-    slot_reads.tested.sort();
-    slot_reads.tested.dedup();
-    slot_reads.untested = modules
-        .iter()
-        .flat_map(|m| {
-            m.functions().flat_map(move |f| {
-                m.untested_slot_loads(f)
-                    .into_iter()
-                    .map(move |t| UntestedRead { function: f.name(), signature: t.map(functions::signature) })
-            })
-        })
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut direct = BTreeSet::new();
-    for m in &modules {
-        for f in m.functions() {
-            match m.vtable_loads(f) {
-                Some(loads) => direct.extend(loads.into_iter().map(|(v, offset)| VtableRead {
-                    function: f.name(),
-                    vtable: v.name(),
-                    offset,
-                })),
-                // Unknown: nothing can be dead in this link.
-                None => slot_reads.untested.push(UntestedRead { function: f.name(), signature: None }),
-            }
-        }
-    }
-    slot_reads.untested.sort();
-    slot_reads.untested.dedup();
-    slot_reads.direct = direct.into_iter().collect();
     let mut call_sites: Vec<CallSite> = calls.into_iter().map(|c| c.site).collect();
     let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
     let mut roots = SpecialRoots::default();
@@ -191,6 +166,37 @@ fn scan_calls<'m>(
     reads: &mut Vec<wpd_summary::SlotRead>,
 ) -> Vec<ScannedCall<'m>> {
     modules.iter().enumerate().flat_map(|(index, module)| calls::collect(module, index, ids, reads)).collect()
+}
+
+/// The slot reads of every body read that no type test guards, sorted and
+/// without repeats: calls through pointers to virtual member functions (by
+/// the signature they call), and loads straight from a vtable's constant
+/// address. A body the shim could not scan reads anything: an untested
+/// read of no known signature, so that nothing can be dead in this link.
+fn untested_and_direct_reads(modules: &[&Module<'_>]) -> (Vec<UntestedRead>, Vec<VtableRead>) {
+    let mut untested = BTreeSet::new();
+    let mut direct = BTreeSet::new();
+    for m in modules {
+        for f in m.functions() {
+            let function = f.name();
+            untested.extend(
+                m.untested_slot_loads(f)
+                    .into_iter()
+                    .map(|t| UntestedRead { function: function.clone(), signature: t.map(functions::signature) }),
+            );
+            match m.vtable_loads(f) {
+                Some(loads) => direct.extend(loads.into_iter().map(|(v, offset)| VtableRead {
+                    function: function.clone(),
+                    vtable: v.name(),
+                    offset,
+                })),
+                None => {
+                    untested.insert(UntestedRead { function, signature: None });
+                }
+            }
+        }
+    }
+    (untested.into_iter().collect(), direct.into_iter().collect())
 }
 
 /// Keeps one record per vtable symbol: a definition over a declaration, a
