@@ -11,6 +11,7 @@ use crate::hierarchy::{Hierarchy, SymKey, VtableId};
 use crate::layout::{Layout, Member, Placement};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
+use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
     AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx, PerModule,
@@ -820,17 +821,31 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     // code the link discards (dead, or a copy another module's copy
     // replaces) is still rewritten when its slot has a decision, but it is
     // neither counted nor allowed to shape a decision.
-    let mut slots: BTreeMap<(&TypeId, u64), Vec<&CallSite>> = BTreeMap::new();
+    // Grouped by hash (a million call sites in a large link), then put in
+    // slot order once: the plan lists decisions by (type id, offset).
+    let mut by_slot: FxHashMap<(&TypeId, u64), Vec<&CallSite>> = FxHashMap::default();
     let mut outside_program: PerModule<BTreeSet<&str>> = PerModule::with_len(summaries.len(), |_| BTreeSet::new());
     for (m, s) in link.modules() {
+        // A summary lists call sites by function: ask once per function.
+        let mut last: Option<(&str, bool)> = None;
         for c in &s.call_sites {
-            if !link.in_program(m, &c.function) {
+            let in_program = match last {
+                Some((f, answer)) if f == c.function => answer,
+                _ => {
+                    let answer = link.in_program(m, &c.function);
+                    last = Some((&c.function, answer));
+                    answer
+                }
+            };
+            if !in_program {
                 outside_program[m].insert(c.function.as_str());
             } else if let Some(off) = c.offset {
-                slots.entry((&c.type_id, off)).or_default().push(c);
+                by_slot.entry((&c.type_id, off)).or_default().push(c);
             }
         }
     }
+    let mut slots: Vec<((&TypeId, u64), Vec<&CallSite>)> = by_slot.into_iter().collect();
+    slots.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut hash_count: BTreeMap<&str, u32> = BTreeMap::new();
     for s in summaries {
         *hash_count.entry(s.module.hash.as_str()).or_default() += 1;
@@ -854,7 +869,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     };
     let work: Vec<SlotWork<'_, '_>> = slots
         .iter()
-        .map(|(&(type_id, offset), sites)| SlotWork {
+        .map(|&((type_id, offset), ref sites)| SlotWork {
             slot: (type_id, offset),
             sites,
             members: members(link, policy, &decider.open, type_id, offset),
