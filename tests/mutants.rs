@@ -134,8 +134,8 @@ fn shuffle<T: Clone>(v: &mut Vec<T>, rng: &mut Rng, what: &str) -> Option<String
 }
 
 /// A name for a name field: another name of the same file, or an odd one.
-fn name(rng: &mut Rng, pool: &[String]) -> String {
-    if rng.chance(3) { rng.pick(&odd_names()) } else { rng.pick(pool) }
+fn name(rng: &mut Rng, pool: &[String]) -> wpd_summary::Name {
+    if rng.chance(3) { rng.pick(&odd_names()).into() } else { rng.pick(pool).into() }
 }
 
 /// Every name a summary mentions (the pool renames draw from).
@@ -143,11 +143,11 @@ pub fn summary_names(s: &ModuleSummary) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     v.extend(s.type_ids.iter().map(|t| t.name.to_string()));
     for vt in &s.vtables {
-        v.push(vt.symbol.clone());
-        v.extend(vt.slots.iter().filter_map(|s| s.function.clone()));
+        v.push(vt.symbol.to_string());
+        v.extend(vt.slots.iter().filter_map(|s| s.function.as_deref().map(str::to_string)));
     }
-    v.extend(s.functions.iter().map(|f| f.name.clone()));
-    v.extend(s.globals.iter().map(|g| g.name.clone()));
+    v.extend(s.functions.iter().map(|f| f.name.to_string()));
+    v.extend(s.globals.iter().map(|g| g.name.to_string()));
     v.sort();
     v.dedup();
     if v.is_empty() {
@@ -514,10 +514,10 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
             let i = rng.below(p.modules.len());
             let m = &mut p.modules[ModuleIdx::new(i)];
             let at = format!("modules[{i}] ({})", m.name);
-            let promo = Promotion { symbol: name(rng, pool), promoted: name(rng, pool) };
+            let promo = Promotion { symbol: String::from(name(rng, pool)), promoted: String::from(name(rng, pool)) };
             match rng.below(6) {
                 5 => {
-                    let k = name(rng, pool);
+                    let k = String::from(name(rng, pool));
                     m.keep.push(k.clone());
                     format!("{at}.keep += {k:?}")
                 }
@@ -552,12 +552,12 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
                     format!("{at}.resolution = {:?}", d.resolution)
                 }
                 1 => {
-                    d.target = if rng.chance(3) { None } else { Some(name(rng, pool)) };
+                    d.target = if rng.chance(3) { None } else { Some(String::from(name(rng, pool))) };
                     format!("{at}.target = {:?}", d.target)
                 }
                 2 => {
                     if rng.chance(2) {
-                        d.speculative.push(name(rng, pool));
+                        d.speculative.push(String::from(name(rng, pool)));
                     } else {
                         d.speculative.clear();
                     }
@@ -596,7 +596,7 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
                         1 => a.width = rng.pick(WIDTHS),
                         2 => a.value = rng.pick(&numbers(1)),
                         3 => {
-                            a.member_symbol = if rng.chance(3) { None } else { Some(name(rng, pool)) };
+                            a.member_symbol = if rng.chance(3) { None } else { Some(String::from(name(rng, pool))) };
                             a.member_offset = rng.pick(&numbers(a.member_offset));
                         }
                         4 => {
@@ -619,7 +619,7 @@ fn plan_once(p: &mut Plan, pool: &[String], hashes: &[String], rng: &mut Rng) ->
             let at = format!("layouts[{i}] ({})", l.symbol);
             match rng.below(4) {
                 0 => {
-                    l.symbol = name(rng, pool);
+                    l.symbol = String::from(name(rng, pool));
                     format!("{at}.symbol = {:?}", l.symbol)
                 }
                 1 => {

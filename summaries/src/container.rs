@@ -128,7 +128,8 @@ pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Pa
     if xxhash_rust::xxh3::xxh3_128(body) != sum {
         return Err(err(path, format!("corrupt {}: checksum mismatch", kind.name())));
     }
-    let (value, used) = bincode::serde::decode_from_slice(body, config())
+    // One file's names shared ([`crate::ids::Name`]).
+    let (value, used) = crate::ids::Interner::scope(|| bincode::serde::decode_from_slice(body, config()))
         .map_err(|e| err(path, format!("corrupt {}: {e}", kind.name())))?;
     if used != body.len() {
         return Err(err(path, format!("corrupt {}: trailing bytes in body", kind.name())));
@@ -308,6 +309,35 @@ mod tests {
         assert!(e.to_string().contains("format version"), "{e}");
         let e = decode_unchecked::<(String, u64)>(Kind::Plan, &sample(), Path::new("p")).unwrap_err();
         assert!(e.to_string().contains("not a wpd plan file"), "{e}");
+    }
+
+    #[test]
+    fn a_file_shares_each_distinct_name_once() {
+        use crate::Name;
+        let names: Vec<Name> = ["_ZTS4Base", "_Z3usev", "_ZTS4Base", "_Z3usev"].map(Name::from).to_vec();
+        let bytes = encode(Kind::Summary, &names).unwrap();
+        let back: Vec<Name> = decode_unchecked(Kind::Summary, &bytes, Path::new("n")).unwrap();
+        assert_eq!(back, names);
+        assert_eq!(back[0].as_ptr(), back[2].as_ptr(), "one allocation per distinct name");
+        assert_eq!(back[1].as_ptr(), back[3].as_ptr());
+        assert_ne!(back[0].as_ptr(), back[1].as_ptr());
+        // Another file's names are its own: nothing outlives a decode.
+        let again: Vec<Name> = decode_unchecked(Kind::Summary, &bytes, Path::new("n")).unwrap();
+        assert_ne!(again[0].as_ptr(), back[0].as_ptr());
+        // The encoding is the text's, as it was for `String`.
+        let texts: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        assert_eq!(encode(Kind::Summary, &texts).unwrap(), bytes);
+    }
+
+    #[test]
+    fn a_name_that_is_not_utf8_is_an_error() {
+        // Bytes encode as a string's bytes do: their length, then them.
+        let good = encode(Kind::Summary, &vec![b"ok".to_vec()]).unwrap();
+        let names: Vec<crate::Name> = decode_unchecked(Kind::Summary, &good, Path::new("g.wpds")).unwrap();
+        assert_eq!(names, vec![crate::Name::from("ok")]);
+        let bad = encode(Kind::Summary, &vec![b"ok".to_vec(), vec![0xff, 0xfe]]).unwrap();
+        let e = decode_unchecked::<Vec<crate::Name>>(Kind::Summary, &bad, Path::new("u.wpds")).unwrap_err();
+        assert!(e.to_string().starts_with("u.wpds: corrupt summary") && e.to_string().contains("UTF-8"), "{e}");
     }
 
     /// A value that validates when its first field is not zero.

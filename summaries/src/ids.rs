@@ -6,10 +6,12 @@
 //! (`#[serde(transparent)]`), so summaries and plans encode as they did
 //! before the types existed; `Debug` prints the wrapped value too.
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::{Index, IndexMut};
+use std::sync::Arc;
 
 /// An index into a list: `new` and `index` are the only conversions from
 /// and to `usize`, so the casts live here and not at every use.
@@ -72,15 +74,209 @@ entity_ref!(
     "vtable"
 );
 
+/// A name in a summary: a symbol, a type id, a source location. Shared,
+/// not copied: a module names the same few functions and type ids at
+/// every one of its call sites, and a large link holds a million call
+/// sites, so each distinct name of a summary is one allocation that every
+/// mention holds (an `Arc<str>`, 16 bytes, against 24 plus a heap copy
+/// for a `String`). Ordered, hashed, compared and serialized as the text.
+///
+/// Decoding a summary ([`crate::container::decode`]) shares the names of
+/// one file through [`Interner::scope`]; elsewhere a `Name` is made from a
+/// string like any other value.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Name(Arc<str>);
+
+impl Name {
+    pub fn new(text: &str) -> Name {
+        Name(Arc::from(text))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Name {
+        Name::new(s)
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Name {
+        Name(Arc::from(s))
+    }
+}
+
+impl From<&String> for Name {
+    fn from(s: &String) -> Name {
+        Name::new(s)
+    }
+}
+
+impl From<Name> for String {
+    fn from(n: Name) -> String {
+        n.0.to_string()
+    }
+}
+
+impl Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        *self.0 == **other
+    }
+}
+
+impl PartialEq<Name> for str {
+    fn eq(&self, other: &Name) -> bool {
+        self == &*other.0
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        *self == &*other.0
+    }
+}
+
+impl PartialEq<Name> for String {
+    fn eq(&self, other: &Name) -> bool {
+        **self == *other.0
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Serialize for Name {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Name {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
+        struct Visit;
+        impl serde::de::Visitor<'_> for Visit {
+            type Value = Name;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a name")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Name, E> {
+                Interner::name(v.as_bytes()).ok_or_else(|| E::custom("a name is not UTF-8"))
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Name, E> {
+                Interner::name(v).ok_or_else(|| E::custom("a name is not UTF-8"))
+            }
+        }
+        // bincode stores a string as its bytes: read as bytes, a name is
+        // checked for UTF-8 by the interner, once per distinct name, rather
+        // than at every mention by the decoder.
+        if d.is_human_readable() { d.deserialize_str(Visit) } else { d.deserialize_bytes(Visit) }
+    }
+}
+
+/// The names of the file being decoded on this thread, so each distinct
+/// name is allocated once ([`Name`]). Keyed by the bytes as stored, so a
+/// name met again is neither copied nor checked for UTF-8 again.
+pub struct Interner;
+
+thread_local! {
+    static NAMES: std::cell::RefCell<Option<FxHashMap<Box<[u8]>, Name>>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Interner {
+    /// Runs `f` with a fresh table of names on this thread: every [`Name`]
+    /// decoded inside shares one allocation per distinct text. The table
+    /// is dropped afterwards (the names live on in what `f` returned), and
+    /// a scope opened inside another one keeps the outer table.
+    pub fn scope<T>(f: impl FnOnce() -> T) -> T {
+        let opened = NAMES.with(|n| {
+            let mut n = n.borrow_mut();
+            if n.is_some() {
+                return false;
+            }
+            *n = Some(FxHashMap::default());
+            true
+        });
+        struct Close(bool);
+        impl Drop for Close {
+            fn drop(&mut self) {
+                if self.0 {
+                    NAMES.with(|n| *n.borrow_mut() = None);
+                }
+            }
+        }
+        let _close = Close(opened);
+        f()
+    }
+
+    /// The name stored as `bytes`: the one the open scope already has, or
+    /// a new one; `None` when the bytes are not UTF-8.
+    fn name(bytes: &[u8]) -> Option<Name> {
+        NAMES.with(|n| match n.borrow_mut().as_mut() {
+            None => std::str::from_utf8(bytes).ok().map(Name::new),
+            Some(table) => match table.get(bytes) {
+                Some(shared) => Some(shared.clone()),
+                None => {
+                    let name = Name::new(std::str::from_utf8(bytes).ok()?);
+                    table.insert(bytes.into(), name.clone());
+                    Some(name)
+                }
+            },
+        })
+    }
+}
+
 /// A type id: the `!type` metadata string (`_ZTS4Base`), or the name the
 /// summarizer gives a distinct node (`local.<n>.<hash prefix>`). Ordered,
 /// hashed and compared as the string.
 #[derive(Serialize, Deserialize, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[serde(transparent)]
-pub struct TypeId(String);
+pub struct TypeId(Name);
 
 impl TypeId {
-    pub fn new(name: impl Into<String>) -> TypeId {
+    pub fn new(name: impl Into<Name>) -> TypeId {
         TypeId(name.into())
     }
 
@@ -89,25 +285,36 @@ impl TypeId {
     }
 
     pub fn into_string(self) -> String {
-        self.0
+        self.0.into()
+    }
+
+    /// The id as a [`Name`] (shared, not copied).
+    pub fn name(&self) -> &Name {
+        &self.0
     }
 }
 
 impl From<String> for TypeId {
     fn from(s: String) -> TypeId {
-        TypeId(s)
+        TypeId(s.into())
     }
 }
 
 impl From<&str> for TypeId {
     fn from(s: &str) -> TypeId {
-        TypeId(s.to_string())
+        TypeId(s.into())
+    }
+}
+
+impl From<Name> for TypeId {
+    fn from(s: Name) -> TypeId {
+        TypeId(s)
     }
 }
 
 impl From<TypeId> for String {
     fn from(t: TypeId) -> String {
-        t.0
+        t.0.into()
     }
 }
 
@@ -125,7 +332,7 @@ impl AsRef<str> for TypeId {
 
 impl PartialEq<str> for TypeId {
     fn eq(&self, other: &str) -> bool {
-        self.0 == other
+        self.0 == *other
     }
 }
 
@@ -137,7 +344,7 @@ impl PartialEq<&str> for TypeId {
 
 impl PartialEq<String> for TypeId {
     fn eq(&self, other: &String) -> bool {
-        &self.0 == other
+        self.0 == *other
     }
 }
 

@@ -18,7 +18,7 @@ pub mod validate;
 pub use container::{FormatError, Kind, read_file, write_file_atomic};
 pub use error::Error;
 pub use expr::{CmpPred, Expr, ExprNode, ExprOp};
-pub use ids::{ModuleIdx, PerModule, TypeId, VtableIdx};
+pub use ids::{ModuleIdx, Name, PerModule, TypeId, VtableIdx};
 pub use plan::*;
 pub use summary::*;
 pub use validate::Validate;

@@ -7,7 +7,7 @@
 //! bincode is not self-describing.
 
 use crate::expr::Expr;
-use crate::ids::TypeId;
+use crate::ids::{Name, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
@@ -25,7 +25,7 @@ pub struct ModuleSummary {
     /// Vtables (`_ZTV*` definitions) without `!type` metadata: their TU was
     /// built without `-fwhole-program-vtables`, so their classes are as
     /// invisible to the type-id index as native ones. Sorted.
-    pub untyped_vtables: Vec<String>,
+    pub untyped_vtables: Vec<Name>,
     /// Virtual call sites, sorted by (function, position in the function).
     pub call_sites: Vec<CallSite>,
     /// Facts about functions that some vtable slot of this module points to
@@ -71,8 +71,8 @@ pub struct SlotReads {
 /// for a local one; any entry when `offset` is `None`) in `function`.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct VtableRead {
-    pub function: String,
-    pub vtable: String,
+    pub function: Name,
+    pub vtable: Name,
     pub offset: Option<u64>,
 }
 
@@ -80,7 +80,7 @@ pub struct VtableRead {
 /// is called as `signature` (`None`: used otherwise, so any slot).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct UntestedRead {
-    pub function: String,
+    pub function: Name,
     pub signature: Option<Signature>,
 }
 
@@ -107,7 +107,7 @@ impl FunctionFacts {
 /// carrying `type_id` (every slot when `offset` is `None`).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SlotRead {
-    pub function: String,
+    pub function: Name,
     pub type_id: TypeId,
     pub offset: Option<u64>,
 }
@@ -191,10 +191,10 @@ pub enum VcallVisibility {
 /// A global with `!type` metadata (normally a vtable or vtable group).
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct Vtable {
-    pub symbol: String,
+    pub symbol: Name,
     pub linkage: Linkage,
     pub visibility: Visibility,
-    pub comdat: Option<String>,
+    pub comdat: Option<Name>,
     /// Declared `constant`.
     pub constant: bool,
     /// `available_externally` (a copy; the definition is elsewhere).
@@ -247,9 +247,9 @@ pub struct Slot {
     pub kind: SlotKind,
     /// The symbol stored in the slot, as written (may be an alias). For a
     /// relative entry of a typeinfo, the typeinfo its proxy holds.
-    pub symbol: Option<String>,
+    pub symbol: Option<Name>,
     /// For `function` slots: the function after looking through aliases.
-    pub function: Option<String>,
+    pub function: Option<Name>,
     /// For `int` slots the value; for `global` slots the byte addend.
     pub value: i64,
     /// For an entry of a relative vtable: the byte offset in the global
@@ -301,7 +301,7 @@ pub struct ConstArg {
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct CallSite {
     /// The function containing the call.
-    pub function: String,
+    pub function: Name,
     /// Index of the type test among the tests of `function`, in program order.
     pub test_index: u32,
     pub type_id: TypeId,
@@ -318,7 +318,7 @@ pub struct CallSite {
     /// Bit width for `int` returns, else 0.
     pub ret_width: u32,
     /// `file:line:col` from `!dbg`, when present.
-    pub location: Option<String>,
+    pub location: Option<Name>,
     /// How many calls the same type test guards (this one included; 0 on
     /// the record of a test that guards none).
     pub calls_sharing_test: u32,
@@ -327,7 +327,7 @@ pub struct CallSite {
 /// Facts about a function that a vtable slot points to.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct FunctionFacts {
-    pub name: String,
+    pub name: Name,
     pub linkage: Linkage,
     pub visibility: Visibility,
     pub reads_memory: bool,
@@ -390,12 +390,12 @@ pub enum GlobalKind {
 /// thin link walks these edges; a missing edge would be a miscompile.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
 pub struct GlobalRefs {
-    pub name: String,
+    pub name: Name,
     pub kind: GlobalKind,
     pub linkage: Linkage,
     pub visibility: Visibility,
     /// Referenced global values by name, sorted and deduplicated.
-    pub refs: Vec<String>,
+    pub refs: Vec<Name>,
     /// A function's instructions (clang's summary count, or its body's
     /// when wpd read it); 0 for other kinds. What compiling it costs, for
     /// the thin link's choice of where a prevailing copy goes.
@@ -405,10 +405,10 @@ pub struct GlobalRefs {
 /// Globals the module itself keeps alive.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
 pub struct SpecialRoots {
-    pub used: Vec<String>,
-    pub compiler_used: Vec<String>,
-    pub global_ctors: Vec<String>,
-    pub global_dtors: Vec<String>,
+    pub used: Vec<Name>,
+    pub compiler_used: Vec<Name>,
+    pub global_ctors: Vec<Name>,
+    pub global_dtors: Vec<Name>,
 }
 
 impl ModuleSummary {

@@ -346,7 +346,7 @@ impl<'a> Hierarchy<'a> {
                     let exported = facts.exports(&gl.name, gl.visibility);
                     let external = match &facts.external_refs {
                         None => true,
-                        Some(refs) => refs.contains(&gl.name),
+                        Some(refs) => refs.contains(gl.name.as_str()),
                     };
                     if exported || external {
                         g.roots.push(from);

@@ -98,7 +98,7 @@ impl Outcome {
     pub fn dispatchable(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
         policy.call_site_blocker(c).is_none()
             && Outcome::unguarded(d, c, policy).is_none()
-            && d.not_dispatched_in.binary_search(&c.function).is_err()
+            && d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_err()
     }
 
     /// The unguarded rewrite decision `d` gives call `c`, if the call

@@ -132,7 +132,7 @@ impl Policy {
             for g in &s.globals {
                 if g.name.starts_with("_ZTI") {
                     let e = typeinfo_refs.entry(g.name.as_str()).or_default();
-                    e.extend(g.refs.iter().map(String::as_str).filter(|r| r.starts_with("_ZTI")));
+                    e.extend(g.refs.iter().map(wpd_summary::Name::as_str).filter(|r| r.starts_with("_ZTI")));
                 }
             }
         }

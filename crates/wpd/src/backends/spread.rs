@@ -154,7 +154,8 @@ fn interchangeable(g: &MovableGroup, summaries: &[ModuleSummary]) -> Option<u64>
             }
             match d.kind {
                 GlobalKind::Function => here += u64::from(d.instructions),
-                GlobalKind::Alias if d.refs.iter().all(|r| g.members.binary_search(r).is_ok()) => {}
+                GlobalKind::Alias
+                    if d.refs.iter().all(|r| g.members.binary_search_by(|m| m.as_str().cmp(r)).is_ok()) => {}
                 _ => return None,
             }
         }

@@ -126,7 +126,7 @@ pub fn module<'c>(
         let parts: Vec<&Module<'_>> = modules.iter().collect();
         for mut c in summarize::scan(&parts, hash) {
             if let Some(name) = original.get(c.site.function.as_str()) {
-                c.site.function = (*name).to_string();
+                c.site.function = (*name).into();
             }
             let part = &modules[c.part];
             let (outcome, dispatch) = match c.call {

@@ -37,7 +37,7 @@ pub(super) fn collect<'m>(
             TestKind::TypeCheckedLoad => !test.non_call_uses && !test.checked,
             _ => test.feeds_assume,
         };
-        let function = test.function.name();
+        let function: wpd_summary::Name = test.function.name().into();
         reads.extend(test.slot_reads.iter().map(|&offset| SlotRead {
             function: function.clone(),
             type_id: type_id.clone(),
@@ -54,7 +54,7 @@ pub(super) fn collect<'m>(
             const_args: None,
             ret: RetKind::Void,
             ret_width: 0,
-            location: test.inst.debug_loc(),
+            location: test.inst.debug_loc().map(Into::into),
             calls_sharing_test: test.calls.len() as u32,
         };
         if test.calls.is_empty() {
@@ -84,7 +84,7 @@ pub(super) fn collect<'m>(
                 const_args: const_args(inst),
                 ret,
                 ret_width,
-                location: inst.debug_loc().or_else(|| base.location.clone()),
+                location: inst.debug_loc().map(Into::into).or_else(|| base.location.clone()),
                 ..base.clone()
             };
             out.push(ScannedCall { site, call: Some(call), part: index });

@@ -82,7 +82,7 @@ fn facts(name: String, f: Value<'_>, attrs: &Attrs) -> FunctionFacts {
     }
     let body = body_kind(blocks.first().copied());
     FunctionFacts {
-        name,
+        name: name.into(),
         linkage: f.linkage(),
         visibility: f.visibility(),
         reads_memory: reads,

@@ -87,7 +87,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         direct,
     };
     let mut call_sites: Vec<CallSite> = calls.into_iter().map(|c| c.site).collect();
-    let mut globals: BTreeMap<String, GlobalRefs> = BTreeMap::new();
+    let mut globals: BTreeMap<wpd_summary::Name, GlobalRefs> = BTreeMap::new();
     let mut roots = SpecialRoots::default();
     let mut untyped_vtables = Vec::new();
     for (module, indexed) in modules.iter().zip(&indexed) {
@@ -95,7 +95,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
             merge_global(&mut globals, g);
         }
         refs::roots(module, &mut roots);
-        untyped_vtables.extend(vtables::untyped(module));
+        untyped_vtables.extend(vtables::untyped(module).into_iter().map(wpd_summary::Name::from));
     }
     untyped_vtables.sort();
     untyped_vtables.dedup();
@@ -178,7 +178,7 @@ fn untested_and_direct_reads(modules: &[&Module<'_>]) -> (Vec<UntestedRead>, Vec
     let mut direct = BTreeSet::new();
     for m in modules {
         for f in m.functions() {
-            let function = f.name();
+            let function: wpd_summary::Name = f.name().into();
             untested.extend(
                 m.untested_slot_loads(f)
                     .into_iter()
@@ -187,7 +187,7 @@ fn untested_and_direct_reads(modules: &[&Module<'_>]) -> (Vec<UntestedRead>, Vec
             match m.vtable_loads(f) {
                 Some(loads) => direct.extend(loads.into_iter().map(|(v, offset)| VtableRead {
                     function: function.clone(),
-                    vtable: v.name(),
+                    vtable: v.name().into(),
                     offset,
                 })),
                 None => {
@@ -203,7 +203,7 @@ fn untested_and_direct_reads(modules: &[&Module<'_>]) -> (Vec<UntestedRead>, Vec
 /// real definition over an `available_externally` copy.
 fn dedup_vtables(vtables: &mut Vec<wpd_summary::Vtable>) {
     let rank = |v: &wpd_summary::Vtable| (!v.slots.is_empty(), !v.available_externally);
-    let mut best: HashMap<String, usize> = HashMap::new();
+    let mut best: HashMap<wpd_summary::Name, usize> = HashMap::new();
     for (i, v) in vtables.iter().enumerate() {
         match best.get(&v.symbol) {
             Some(&j) if rank(&vtables[j]) >= rank(v) => {}
@@ -225,7 +225,7 @@ fn dedup_vtables(vtables: &mut Vec<wpd_summary::Vtable>) {
 /// virtual functions in the regular part): keep the real definition. Two
 /// local symbols of the same name in the two parts are different objects;
 /// their references are united, which only keeps more alive.
-fn merge_global(map: &mut BTreeMap<String, GlobalRefs>, g: GlobalRefs) {
+fn merge_global(map: &mut BTreeMap<wpd_summary::Name, GlobalRefs>, g: GlobalRefs) {
     match map.get_mut(&g.name) {
         None => {
             map.insert(g.name.clone(), g);

@@ -63,11 +63,11 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
 
 fn record(g: Value<'_>, kind: GlobalKind, w: Walker, instructions: u32) -> GlobalRefs {
     GlobalRefs {
-        name: g.name(),
+        name: g.name().into(),
         kind,
         linkage: g.linkage(),
         visibility: g.visibility(),
-        refs: w.refs.into_iter().collect(),
+        refs: w.refs.into_iter().map(Into::into).collect(),
         instructions,
     }
 }
@@ -101,7 +101,7 @@ impl Walker {
 /// Appends the module's `llvm.used`, `llvm.compiler.used`,
 /// `llvm.global_ctors` and `llvm.global_dtors` entries to `roots`.
 pub(super) fn roots(module: &Module<'_>, roots: &mut SpecialRoots) {
-    let lists: [(&str, &mut Vec<String>); 4] = [
+    let lists: [(&str, &mut Vec<wpd_summary::Name>); 4] = [
         ("llvm.used", &mut roots.used),
         ("llvm.compiler.used", &mut roots.compiler_used),
         ("llvm.global_ctors", &mut roots.global_ctors),
@@ -113,6 +113,6 @@ pub(super) fn roots(module: &Module<'_>, roots: &mut SpecialRoots) {
         // ctors/dtors, the associated data.
         let mut w = Walker::default();
         w.visit(init);
-        list.extend(w.refs);
+        list.extend(w.refs.into_iter().map(wpd_summary::Name::from));
     }
 }

@@ -54,10 +54,10 @@ pub(super) fn collect(module: &Module<'_>, index: usize, ids: &mut TypeIdNamer) 
         }
         let linkage = g.linkage();
         out.push(Vtable {
-            symbol: g.name(),
+            symbol: g.name().into(),
             linkage,
             visibility: g.visibility(),
-            comdat: g.comdat(),
+            comdat: g.comdat().map(Into::into),
             constant: g.is_global_constant(),
             available_externally: linkage == Linkage::AvailableExternally,
             align: g.alignment(),
@@ -116,7 +116,7 @@ fn flatten<'m>(module: &'m Module<'_>, global: Value<'m>, c: Value<'m>, base: u6
 }
 
 fn slot(offset: u64, kind: SlotKind, symbol: Option<String>, function: Option<String>, value: i64) -> Slot {
-    Slot { offset, kind, symbol, function, value, relative_to: None }
+    Slot { offset, kind, symbol: symbol.map(Into::into), function: function.map(Into::into), value, relative_to: None }
 }
 
 /// Classifies a pointer constant stored in a vtable.
@@ -159,7 +159,7 @@ fn relative_slot<'m>(module: &'m Module<'_>, global: Value<'m>, c: Value<'m>, of
     {
         let (pointee, addend) = module.strip_const_offset(held);
         if pointee.is_global_value() {
-            slot.symbol = Some(pointee.name());
+            slot.symbol = Some(pointee.name().into());
             slot.value = addend;
         }
     }
