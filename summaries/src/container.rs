@@ -16,6 +16,7 @@
 //! silently wrong summary.
 
 use crate::error::Error;
+use crate::ids::{Name, NameTable};
 use crate::validate::Validate;
 use serde::{Serialize, de::DeserializeOwned};
 use std::io::Write;
@@ -77,7 +78,13 @@ fn config() -> impl bincode::config::Config {
 /// Encodes `value` as a complete file image (header + body). The error
 /// names no file ([`Error::msg`]): the caller knows which.
 pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, Error> {
-    let body = bincode::serde::encode_to_vec(value, config()).map_err(|e| Error::msg(e.to_string()))?;
+    let bincode_error = |e: bincode::error::EncodeError| Error::msg(e.to_string());
+    // The body: the file's names, then the value naming them by index.
+    let (value, names) = NameTable::writing(|| bincode::serde::encode_to_vec(value, config()));
+    let value = value.map_err(bincode_error)?;
+    let table: Vec<&str> = names.iter().map(Name::as_str).collect();
+    let mut body = bincode::serde::encode_to_vec(&table, config()).map_err(bincode_error)?;
+    body.extend_from_slice(&value);
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&kind.magic());
     out.extend_from_slice(&kind.version().to_le_bytes());
@@ -128,9 +135,22 @@ pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Pa
     if xxhash_rust::xxh3::xxh3_128(body) != sum {
         return Err(err(path, format!("corrupt {}: checksum mismatch", kind.name())));
     }
-    // One file's names shared ([`crate::ids::Name`]).
-    let (value, used) = crate::ids::Interner::scope(|| bincode::serde::decode_from_slice(body, config()))
-        .map_err(|e| err(path, format!("corrupt {}: {e}", kind.name())))?;
+    let corrupt = |e: bincode::error::DecodeError| {
+        let what = match e {
+            bincode::error::DecodeError::OtherString(what) => what,
+            bincode::error::DecodeError::Utf8 { .. } => "a string is not UTF-8".to_string(),
+            e => e.to_string(),
+        };
+        err(path, format!("corrupt {}: {what}", kind.name()))
+    };
+    // The file's names, each checked for UTF-8 and allocated once, then
+    // the value, whose names are indices into them ([`NameTable`]).
+    let (table, used): (Vec<&str>, usize) =
+        bincode::serde::borrow_decode_from_slice(body, config()).map_err(corrupt)?;
+    let names: Vec<Name> = table.into_iter().map(Name::from).collect();
+    let body = &body[used..];
+    let (value, used) =
+        NameTable::reading(names, || bincode::serde::decode_from_slice(body, config())).map_err(corrupt)?;
     if used != body.len() {
         return Err(err(path, format!("corrupt {}: trailing bytes in body", kind.name())));
     }
@@ -324,20 +344,42 @@ mod tests {
         // Another file's names are its own: nothing outlives a decode.
         let again: Vec<Name> = decode_unchecked(Kind::Summary, &bytes, Path::new("n")).unwrap();
         assert_ne!(again[0].as_ptr(), back[0].as_ptr());
-        // The encoding is the text's, as it was for `String`.
-        let texts: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        assert_eq!(encode(Kind::Summary, &texts).unwrap(), bytes);
+        // The file holds each distinct name once.
+        let count = |text: &[u8]| bytes.windows(text.len()).filter(|w| *w == text).count();
+        assert_eq!((count(b"_ZTS4Base"), count(b"_Z3usev")), (1, 1));
+        // Outside a file, a name is its text, like the `String` it replaced.
+        let raw = |v: &dyn Fn() -> Vec<u8>| v();
+        assert_eq!(
+            raw(&|| bincode::serde::encode_to_vec(&names[0], config()).unwrap()),
+            raw(&|| bincode::serde::encode_to_vec("_ZTS4Base", config()).unwrap())
+        );
+    }
+
+    #[test]
+    fn a_name_outside_the_table_is_an_error() {
+        // A body whose value names index 5 of an empty table.
+        let bytes = encode(Kind::Summary, &vec![5u32]).unwrap();
+        let e = decode_unchecked::<Vec<crate::Name>>(Kind::Summary, &bytes, Path::new("i.wpds")).unwrap_err();
+        assert_eq!(e.to_string(), "i.wpds: corrupt summary: name 5 is not in the file's table of 0 names");
     }
 
     #[test]
     fn a_name_that_is_not_utf8_is_an_error() {
-        // Bytes encode as a string's bytes do: their length, then them.
-        let good = encode(Kind::Summary, &vec![b"ok".to_vec()]).unwrap();
-        let names: Vec<crate::Name> = decode_unchecked(Kind::Summary, &good, Path::new("g.wpds")).unwrap();
-        assert_eq!(names, vec![crate::Name::from("ok")]);
-        let bad = encode(Kind::Summary, &vec![b"ok".to_vec(), vec![0xff, 0xfe]]).unwrap();
+        // A table (a list of strings) whose second entry is not UTF-8: bytes
+        // encode as a string's bytes do, their length, then them; the value
+        // after it is the empty list.
+        let table = bincode::serde::encode_to_vec(vec![b"ok".to_vec(), vec![0xff, 0xfe]], config()).unwrap();
+        let value = bincode::serde::encode_to_vec(Vec::<u32>::new(), config()).unwrap();
+        let body = [table, value].concat();
+        let mut bad = Vec::new();
+        bad.extend_from_slice(&Kind::Summary.magic());
+        bad.extend_from_slice(&Kind::Summary.version().to_le_bytes());
+        bad.extend_from_slice(&0u32.to_le_bytes());
+        bad.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        bad.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+        bad.extend_from_slice(&body);
         let e = decode_unchecked::<Vec<crate::Name>>(Kind::Summary, &bad, Path::new("u.wpds")).unwrap_err();
-        assert!(e.to_string().starts_with("u.wpds: corrupt summary") && e.to_string().contains("UTF-8"), "{e}");
+        assert_eq!(e.to_string(), "u.wpds: corrupt summary: a string is not UTF-8");
     }
 
     /// A value that validates when its first field is not zero.

@@ -79,11 +79,12 @@ entity_ref!(
 /// every one of its call sites, and a large link holds a million call
 /// sites, so each distinct name of a summary is one allocation that every
 /// mention holds (an `Arc<str>`, 16 bytes, against 24 plus a heap copy
-/// for a `String`). Ordered, hashed, compared and serialized as the text.
+/// for a `String`). Ordered, hashed and compared as the text.
 ///
-/// Decoding a summary ([`crate::container::decode`]) shares the names of
-/// one file through [`Interner::scope`]; elsewhere a `Name` is made from a
-/// string like any other value.
+/// A wpd file holds each distinct name once ([`NameTable`]), so decoding
+/// one ([`crate::container::decode`]) gives every mention of a name the
+/// same allocation; elsewhere a `Name` is made from a string like any
+/// other value, and serialized as its text.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Name(Arc<str>);
 
@@ -154,80 +155,101 @@ impl fmt::Debug for Name {
 
 impl Serialize for Name {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.0)
+        match (s.is_human_readable(), NameTable::index_of(self)) {
+            (false, Some(index)) => s.serialize_u32(index),
+            _ => s.serialize_str(&self.0),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Name {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
-        struct Visit;
-        impl serde::de::Visitor<'_> for Visit {
-            type Value = Name;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a name")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Name, E> {
-                Interner::name(v.as_bytes()).ok_or_else(|| E::custom("a name is not UTF-8"))
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Name, E> {
-                Interner::name(v).ok_or_else(|| E::custom("a name is not UTF-8"))
-            }
+        use serde::de::Error;
+        if !d.is_human_readable() && NameTable::reading_now() {
+            let index = u32::deserialize(d)?;
+            return NameTable::name_at(index).map_err(D::Error::custom);
         }
-        // bincode stores a string as its bytes: read as bytes, a name is
-        // checked for UTF-8 by the interner, once per distinct name, rather
-        // than at every mention by the decoder.
-        if d.is_human_readable() { d.deserialize_str(Visit) } else { d.deserialize_bytes(Visit) }
+        String::deserialize(d).map(Name::from)
     }
 }
 
-/// The names of the file being decoded on this thread, so each distinct
-/// name is allocated once ([`Name`]). Keyed by the bytes as stored, so a
-/// name met again is neither copied nor checked for UTF-8 again.
-pub struct Interner;
+/// How a file written in a binary encoding (bincode, by
+/// [`crate::container`]) holds its names: each distinct [`Name`] once, in a
+/// table ahead of the value, and its index in that table at every mention.
+/// A summary names the same functions and type ids at each of its call
+/// sites, so the file is smaller, and reading it allocates and checks each
+/// name once. Outside [`NameTable::writing`] and [`NameTable::reading`],
+/// and in every human-readable encoding (JSON), a name is its text.
+pub struct NameTable;
+
+enum TableState {
+    /// Serializing: the names met so far, in first-use order.
+    Writing { index: FxHashMap<Name, u32>, names: Vec<Name> },
+    /// Deserializing: the file's table.
+    Reading(Vec<Name>),
+}
 
 thread_local! {
-    static NAMES: std::cell::RefCell<Option<FxHashMap<Box<[u8]>, Name>>> = const { std::cell::RefCell::new(None) };
+    static TABLE: std::cell::RefCell<Option<TableState>> = const { std::cell::RefCell::new(None) };
 }
 
-impl Interner {
-    /// Runs `f` with a fresh table of names on this thread: every [`Name`]
-    /// decoded inside shares one allocation per distinct text. The table
-    /// is dropped afterwards (the names live on in what `f` returned), and
-    /// a scope opened inside another one keeps the outer table.
-    pub fn scope<T>(f: impl FnOnce() -> T) -> T {
-        let opened = NAMES.with(|n| {
-            let mut n = n.borrow_mut();
-            if n.is_some() {
-                return false;
-            }
-            *n = Some(FxHashMap::default());
-            true
-        });
-        struct Close(bool);
-        impl Drop for Close {
-            fn drop(&mut self) {
-                if self.0 {
-                    NAMES.with(|n| *n.borrow_mut() = None);
-                }
-            }
+impl NameTable {
+    /// Runs `f` (which serializes) with names written as indices; returns
+    /// its result and the table the indices refer to, in first-use order.
+    pub fn writing<T>(f: impl FnOnce() -> T) -> (T, Vec<Name>) {
+        let state = TableState::Writing { index: FxHashMap::default(), names: Vec::new() };
+        let (out, state) = NameTable::with_state(state, f);
+        match state {
+            Some(TableState::Writing { names, .. }) => (out, names),
+            _ => unreachable!("the writing state is restored by with_state"),
         }
-        let _close = Close(opened);
-        f()
     }
 
-    /// The name stored as `bytes`: the one the open scope already has, or
-    /// a new one; `None` when the bytes are not UTF-8.
-    fn name(bytes: &[u8]) -> Option<Name> {
-        NAMES.with(|n| match n.borrow_mut().as_mut() {
-            None => std::str::from_utf8(bytes).ok().map(Name::new),
-            Some(table) => match table.get(bytes) {
-                Some(shared) => Some(shared.clone()),
-                None => {
-                    let name = Name::new(std::str::from_utf8(bytes).ok()?);
-                    table.insert(bytes.into(), name.clone());
-                    Some(name)
-                }
-            },
+    /// Runs `f` (which deserializes) with names read as indices into `names`.
+    pub fn reading<T>(names: Vec<Name>, f: impl FnOnce() -> T) -> T {
+        NameTable::with_state(TableState::Reading(names), f).0
+    }
+
+    /// Runs `f` with `state` on this thread, then puts back what was there
+    /// (also when `f` panics); returns `f`'s result and `state` as `f` left it.
+    fn with_state<T>(state: TableState, f: impl FnOnce() -> T) -> (T, Option<TableState>) {
+        struct Restore(Option<TableState>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let outer = self.0.take();
+                TABLE.with(|t| *t.borrow_mut() = outer);
+            }
+        }
+        let restore = Restore(TABLE.with(|t| t.borrow_mut().replace(state)));
+        let out = f();
+        let ours = TABLE.with(|t| t.borrow_mut().take());
+        drop(restore);
+        (out, ours)
+    }
+
+    /// While writing: `name`'s index, added to the table if new.
+    fn index_of(name: &Name) -> Option<u32> {
+        TABLE.with(|t| match t.borrow_mut().as_mut() {
+            Some(TableState::Writing { index, names }) => Some(*index.entry(name.clone()).or_insert_with(|| {
+                names.push(name.clone());
+                u32::try_from(names.len() - 1).expect("a file has fewer than 2^32 names")
+            })),
+            _ => None,
+        })
+    }
+
+    fn reading_now() -> bool {
+        TABLE.with(|t| matches!(*t.borrow(), Some(TableState::Reading(_))))
+    }
+
+    /// While reading: the name at `index` of the file's table.
+    fn name_at(index: u32) -> Result<Name, String> {
+        TABLE.with(|t| match &*t.borrow() {
+            Some(TableState::Reading(names)) => names
+                .get(index as usize)
+                .cloned()
+                .ok_or_else(|| format!("name {index} is not in the file's table of {} names", names.len())),
+            _ => Err("a name index outside a file's table".into()),
         })
     }
 }

@@ -7,7 +7,7 @@ use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 9;
+pub const PLAN_VERSION: u32 = 10;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@ use crate::ids::{Name, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 9;
+pub const SUMMARY_VERSION: u32 = 10;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
