@@ -35,6 +35,7 @@
 //! pointer to a virtual member function (it loads a slot without a type
 //! test), and a native side wpd could read.
 
+use crate::decide::{ProgramCalls, SlotCalls};
 use crate::hierarchy::{Hierarchy, Live, RefEdges, RefNode, SymKey, VtableId};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
@@ -61,11 +62,21 @@ struct Reads {
     offsets: HashSet<u64>,
 }
 
+/// A vtable whose slots may be dead.
+struct Candidate<'a> {
+    key: SymKey<'a>,
+    vtable: VtableId,
+    node: Option<RefNode>,
+    /// (address point, number of the type id among the reads) for each of
+    /// its type ids some code reads.
+    read_types: Vec<(u64, usize)>,
+}
+
 /// Rounds of the fixpoint at most (each round only removes more).
 const MAX_ROUNDS: usize = 16;
 
 /// Finds the dead slots of the link under `plan` (its decisions made).
-pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
+pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls: &ProgramCalls<'a>) -> Analysis {
     let none = |why: String| Analysis { dead: Vec::new(), off: Some(why), slots: 0, functions: 0, instructions: 0 };
     if let Some(why) = link_blocker(link, policy) {
         return none(why);
@@ -106,37 +117,58 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
         });
     }
     let graph = &link.graph;
-    let named = rewritten_refs(link, plan);
+    let named = rewritten_refs(link, plan, calls);
     let mut skip: HashSet<(RefNode, RefNode)> = HashSet::default();
     let mut live = graph.live_without(&skip, &named);
-    let all_reads = ReadSites::collect(link, policy, plan);
+    // The reads below are those of code of the program only
+    // ([`ProgramCalls`]): sound while the rewrites' references make nothing
+    // live that was not (their names are functions and vtables of live
+    // vtables). Checked, not assumed: otherwise no slot is dead.
+    if !link.live().includes(&live) {
+        return none("internal: the plan's rewrites name code the link found dead".into());
+    }
+    let all_reads = ReadSites::collect(link, policy, plan, calls);
+    // Each candidate's graph node and the address points of its type ids
+    // that code reads (with their numbers among the reads), found once.
+    let candidates: Vec<Candidate<'_>> = candidates
+        .into_iter()
+        .map(|(key, vtable)| Candidate {
+            key,
+            vtable,
+            node: graph.get(key),
+            read_types: link
+                .vtable(vtable)
+                .type_ids
+                .iter()
+                .filter_map(|t| all_reads.type_no(&t.type_id).map(|n| (t.offset, n)))
+                .collect(),
+        })
+        .collect();
     let mut dead: BTreeMap<(SymKey<'_>, VtableId), Vec<u64>> = BTreeMap::new();
     for _ in 0..MAX_ROUNDS {
         let (reads, called_as, direct) = all_reads.of(&live);
         dead.clear();
-        for &(key, r) in &candidates {
-            if !graph.is_live(&live, key) {
+        for c in &candidates {
+            if !c.node.is_some_and(|n| live.has(n)) {
                 continue;
             }
-            let vt = link.vtable(r);
+            let vt = link.vtable(c.vtable);
+            let direct = direct.get(&c.key);
             let offsets: Vec<u64> = vt
                 .slots
                 .iter()
                 .filter(|s| s.kind == SlotKind::Function)
-                .filter(|s| !member_pointer_target(link, r.module, s.function.as_deref(), &called_as))
-                .filter(|s| direct.get(&key).is_none_or(|d| !d.any && !d.offsets.contains(&s.offset)))
+                .filter(|s| !member_pointer_target(link, c.vtable.module, s.function.as_deref(), &called_as))
+                .filter(|s| direct.is_none_or(|d| !d.any && !d.offsets.contains(&s.offset)))
                 .filter(|s| {
-                    !vt.type_ids.iter().any(|t| {
-                        s.offset >= t.offset
-                            && all_reads
-                                .type_no(&t.type_id)
-                                .is_some_and(|n| reads[n].any || reads[n].offsets.contains(&(s.offset - t.offset)))
+                    !c.read_types.iter().any(|&(point, n)| {
+                        s.offset >= point && (reads[n].any || reads[n].offsets.contains(&(s.offset - point)))
                     })
                 })
                 .map(|s| s.offset)
                 .collect();
             if !offsets.is_empty() {
-                dead.insert((key, r), offsets);
+                dead.insert((c.key, c.vtable), offsets);
             }
         }
         // A vtable's reference to a function survives while one of its
@@ -169,11 +201,11 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
     }
     // What dead stripping drops: functions live before, dead now.
     let (mut functions, mut instructions) = (0u32, 0u64);
-    let mut counted: HashSet<SymKey<'_>> = HashSet::default();
+    let mut counted: HashSet<RefNode> = HashSet::default();
     for (m, s) in modules(link.summaries) {
         for g in s.globals.iter().filter(|g| g.kind == GlobalKind::Function) {
-            let key = link.key(m, &g.name);
-            if link.is_live(key) && !graph.is_live(&live, key) && counted.insert(key) {
+            let Some(n) = graph.get(link.key(m, &g.name)) else { continue };
+            if link.live().has(n) && !live.has(n) && counted.insert(n) {
                 functions += 1;
                 instructions += u64::from(g.instructions);
             }
@@ -197,10 +229,9 @@ pub fn analyze(link: &Hierarchy<'_>, policy: &Policy, plan: &Plan) -> Analysis {
 /// references are (function holding the call, name): a target only dead
 /// code calls dies with it. Promoted names are taken back to the local
 /// symbol of their module.
-fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> RefEdges {
+fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan, calls: &ProgramCalls<'a>) -> RefEdges {
     let graph = &link.graph;
     let mut promoted: HashMap<&'a str, SymKey<'a>> = HashMap::default();
-    let mut callers: HashMap<(&'a TypeId, u64), Vec<RefNode>> = HashMap::default();
     for (m, s) in modules(link.summaries) {
         if let Some(pm) = plan.modules.get(m) {
             for p in pm.promotions.iter().chain(&pm.vtable_aliases) {
@@ -209,26 +240,10 @@ fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> RefEdges {
                 }
             }
         }
-        // A function's call sites are consecutive: look each one up once.
-        let mut last: Option<(&str, Option<RefNode>)> = None;
-        for c in &s.call_sites {
-            let holder = match last {
-                Some((f, n)) if f == c.function => n,
-                _ => graph.get(link.key(m, &c.function)),
-            };
-            last = Some((&c.function, holder));
-            if let (Some(offset), Some(h)) = (c.offset, holder) {
-                let list = callers.entry((&c.type_id, offset)).or_default();
-                if list.last() != Some(&h) {
-                    list.push(h);
-                }
-            }
-        }
     }
     let key = |name: &'a str| promoted.get(name).copied().unwrap_or(SymKey { module: None, name });
     let mut out = RefEdges::default();
-    for d in &plan.decisions {
-        let Some(from) = callers.get(&(&d.type_id, d.offset)) else { continue };
+    for (slot, d) in decided_slots(calls, plan) {
         let mut names: Vec<SymKey<'a>> = Vec::new();
         names.extend(d.target.as_deref().map(key));
         names.extend(d.speculative.iter().map(|t| key(t)));
@@ -242,11 +257,26 @@ fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan) -> RefEdges {
         if to.is_empty() {
             continue;
         }
-        for &f in from {
+        let mut from: Vec<RefNode> = slot.holders.iter().flatten().copied().collect();
+        from.sort_unstable();
+        from.dedup();
+        for f in from {
             out.entry(f).or_default().extend(&to);
         }
     }
     out
+}
+
+/// Each slot the program calls, with the plan's decision for it: the plan
+/// decides the slots of [`ProgramCalls`] in the same order, one each.
+fn decided_slots<'c, 'a>(
+    calls: &'c ProgramCalls<'a>,
+    plan: &'a Plan,
+) -> impl Iterator<Item = (&'c SlotCalls<'a>, &'a SlotDecision)> {
+    assert_eq!(calls.slots.len(), plan.decisions.len(), "one decision per slot the program calls");
+    calls.slots.iter().zip(&plan.decisions).inspect(|(slot, d)| {
+        debug_assert!(slot.offset == d.offset && *slot.type_id == d.type_id, "decisions in slot order");
+    })
 }
 
 /// Why no slot of the link can be dead, if none can.
@@ -322,12 +352,9 @@ struct ReadSites<'a> {
 type LiveReads<'a> = (Vec<Reads>, HashSet<&'a Signature>, HashMap<SymKey<'a>, Reads>);
 
 impl<'a> ReadSites<'a> {
-    fn collect(link: &Hierarchy<'a>, policy: &Policy, plan: &Plan) -> ReadSites<'a> {
+    fn collect(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls: &ProgramCalls<'a>) -> ReadSites<'a> {
         let mut out =
             ReadSites { tested: Vec::new(), type_nos: HashMap::default(), untested: Vec::new(), direct: Vec::new() };
-        // The plan's decision per slot, found once (a search by type id
-        // name per call site would compare long mangled names).
-        let mut decisions: HashMap<(&'a TypeId, u64), Option<&SlotDecision>> = HashMap::default();
         let push = |out: &mut ReadSites<'a>, h: RefNode, t: &'a TypeId, offset: Option<u64>| {
             let next = out.type_nos.len();
             let read = (h, *out.type_nos.entry(t).or_insert(next), offset);
@@ -336,6 +363,21 @@ impl<'a> ReadSites<'a> {
                 out.tested.push(read);
             }
         };
+        // The program's calls that still load their slot under the plan.
+        for (slot, d) in decided_slots(calls, plan) {
+            for (c, h) in slot.sites.iter().zip(&slot.holders) {
+                if let Some(h) = *h
+                    && Outcome::may_load_slot_under(Some(d), c, policy)
+                {
+                    push(&mut out, h, slot.type_id, Some(slot.offset));
+                }
+            }
+        }
+        for &(h, t) in &calls.untargeted {
+            if let Some(h) = h {
+                push(&mut out, h, t, None);
+            }
+        }
         for (m, s) in modules(link.summaries) {
             // A function's reads are consecutive: look each one up once.
             let last: std::cell::Cell<Option<(&'a str, Option<RefNode>)>> = std::cell::Cell::new(None);
@@ -350,19 +392,6 @@ impl<'a> ReadSites<'a> {
             for r in &s.slot_reads.untested {
                 if let (Some(sig), Some(h)) = (&r.signature, holder(&r.function)) {
                     out.untested.push((h, sig));
-                }
-            }
-            for c in &s.call_sites {
-                let Some(h) = holder(&c.function) else { continue };
-                match (c.offset, c.call) {
-                    (Some(offset), Some(_)) => {
-                        let d =
-                            *decisions.entry((&c.type_id, offset)).or_insert_with(|| plan.decision(&c.type_id, offset));
-                        if Outcome::may_load_slot_under(d, c, policy) {
-                            push(&mut out, h, &c.type_id, Some(offset));
-                        }
-                    }
-                    _ => push(&mut out, h, &c.type_id, None),
                 }
             }
             for read in &s.slot_reads.tested {

@@ -7,7 +7,7 @@
 //! expression and try a uniform return value, a unique return value (1-bit
 //! results), then virtual constant propagation into bytes beside the vtables.
 
-use crate::hierarchy::{Hierarchy, SymKey, VtableId};
+use crate::hierarchy::{Hierarchy, RefNode, SymKey, VtableId};
 use crate::layout::{Layout, Member, Placement};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
@@ -809,6 +809,75 @@ impl<'a> Decider<'_, 'a> {
     }
 }
 
+/// The program's call sites, gathered once: by slot for the decisions,
+/// each with the function holding it for the dead-slot analysis. A call
+/// site in code the link discards (dead, or a copy another module's copy
+/// replaces) is still rewritten when its slot has a decision, but it is
+/// neither counted nor allowed to shape a decision, and it reads nothing.
+pub struct ProgramCalls<'a> {
+    /// Every slot the program's calls load, in (type id, offset) order:
+    /// the order of the plan's decisions, one per slot.
+    pub slots: Vec<SlotCalls<'a>>,
+    /// The program's type tests that guard no call, with the function
+    /// holding each: code may read any slot of the type id.
+    pub untargeted: Vec<(Option<RefNode>, &'a TypeId)>,
+    /// Per module, the functions holding call sites that are not code of
+    /// the program.
+    pub outside_program: PerModule<BTreeSet<&'a str>>,
+}
+
+/// The program's calls of one slot.
+pub struct SlotCalls<'a> {
+    pub type_id: &'a TypeId,
+    pub offset: u64,
+    /// In module order, then in each module's order.
+    pub sites: Vec<&'a CallSite>,
+    /// The reference-graph node of the function holding each of `sites`.
+    pub holders: Vec<Option<RefNode>>,
+}
+
+impl<'a> ProgramCalls<'a> {
+    fn gather(link: &Hierarchy<'a>) -> ProgramCalls<'a> {
+        // Grouped by hash (a million call sites in a large link), then put
+        // in slot order once.
+        type Sites<'a> = (Vec<&'a CallSite>, Vec<Option<RefNode>>);
+        let mut by_slot: FxHashMap<(&'a TypeId, u64), Sites<'a>> = FxHashMap::default();
+        let mut untargeted = Vec::new();
+        let mut outside_program = PerModule::with_len(link.summaries.len(), |_| BTreeSet::new());
+        for (m, s) in link.modules() {
+            // A summary lists call sites by function: look each one up once.
+            let mut last: Option<(&str, Option<Option<RefNode>>)> = None;
+            for c in &s.call_sites {
+                let holder = match last {
+                    Some((f, answer)) if f == c.function => answer,
+                    _ => {
+                        let answer = link.in_program(m, &c.function).then(|| link.graph.get(link.key(m, &c.function)));
+                        last = Some((&c.function, answer));
+                        answer
+                    }
+                };
+                match (holder, c.offset) {
+                    (None, _) => {
+                        outside_program[m].insert(c.function.as_str());
+                    }
+                    (Some(h), Some(offset)) => {
+                        let (sites, holders) = by_slot.entry((&c.type_id, offset)).or_default();
+                        sites.push(c);
+                        holders.push(h);
+                    }
+                    (Some(h), None) => untargeted.push((h, &c.type_id)),
+                }
+            }
+        }
+        let mut slots: Vec<SlotCalls<'a>> = by_slot
+            .into_iter()
+            .map(|((type_id, offset), (sites, holders))| SlotCalls { type_id, offset, sites, holders })
+            .collect();
+        slots.sort_unstable_by(|a, b| (a.type_id, a.offset).cmp(&(b.type_id, b.offset)));
+        ProgramCalls { slots, untargeted, outside_program }
+    }
+}
+
 /// A count for the plan's statistics (the formats store 32-bit counts).
 fn count(n: usize) -> u32 {
     u32::try_from(n).expect("count fits in 32 bits")
@@ -817,35 +886,7 @@ fn count(n: usize) -> u32 {
 /// Makes the plan of one link.
 pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     let summaries = link.summaries;
-    // Decisions are made for the program's call sites only. A call site in
-    // code the link discards (dead, or a copy another module's copy
-    // replaces) is still rewritten when its slot has a decision, but it is
-    // neither counted nor allowed to shape a decision.
-    // Grouped by hash (a million call sites in a large link), then put in
-    // slot order once: the plan lists decisions by (type id, offset).
-    let mut by_slot: FxHashMap<(&TypeId, u64), Vec<&CallSite>> = FxHashMap::default();
-    let mut outside_program: PerModule<BTreeSet<&str>> = PerModule::with_len(summaries.len(), |_| BTreeSet::new());
-    for (m, s) in link.modules() {
-        // A summary lists call sites by function: ask once per function.
-        let mut last: Option<(&str, bool)> = None;
-        for c in &s.call_sites {
-            let in_program = match last {
-                Some((f, answer)) if f == c.function => answer,
-                _ => {
-                    let answer = link.in_program(m, &c.function);
-                    last = Some((&c.function, answer));
-                    answer
-                }
-            };
-            if !in_program {
-                outside_program[m].insert(c.function.as_str());
-            } else if let Some(off) = c.offset {
-                by_slot.entry((&c.type_id, off)).or_default().push(c);
-            }
-        }
-    }
-    let mut slots: Vec<((&TypeId, u64), Vec<&CallSite>)> = by_slot.into_iter().collect();
-    slots.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let calls = ProgramCalls::gather(link);
     let mut hash_count: BTreeMap<&str, u32> = BTreeMap::new();
     for s in summaries {
         *hash_count.entry(s.module.hash.as_str()).or_default() += 1;
@@ -867,12 +908,13 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             ..PlanStats::default()
         },
     };
-    let work: Vec<SlotWork<'_, '_>> = slots
+    let work: Vec<SlotWork<'_, '_>> = calls
+        .slots
         .iter()
-        .map(|&((type_id, offset), ref sites)| SlotWork {
-            slot: (type_id, offset),
-            sites,
-            members: members(link, policy, &decider.open, type_id, offset),
+        .map(|slot| SlotWork {
+            slot: (slot.type_id, slot.offset),
+            sites: &slot.sites,
+            members: members(link, policy, &decider.open, slot.type_id, slot.offset),
         })
         .collect();
     // Every slot's unguarded rules first: the dispatch budget counts only
@@ -916,7 +958,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             .zip(decider.promotions)
             .zip(decider.aliases)
             .zip(decider.keep)
-            .zip(outside_program)
+            .zip(calls.outside_program.iter().cloned())
             .map(|((((s, p), a), k), o)| PlanModule {
                 name: s.module.name.clone(),
                 hash: s.module.hash.clone(),
@@ -938,7 +980,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         stats: decider.stats,
     };
     // Which slots nothing loads depends on every decision above.
-    let dead = crate::dead_slots::analyze(link, policy, &plan);
+    let dead = crate::dead_slots::analyze(link, policy, &plan, &calls);
     plan.dead_slots = dead.dead;
     plan.dead_slots_off = dead.off;
     plan.stats.dead_slots = dead.slots;

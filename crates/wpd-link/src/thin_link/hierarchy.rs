@@ -225,6 +225,11 @@ impl<'a> Hierarchy<'a> {
         self.graph.is_live(&self.live, key)
     }
 
+    /// What the link's liveness reaches, as a walk of [`Hierarchy::graph`].
+    pub fn live(&self) -> &Live {
+        &self.live
+    }
+
     /// Whether module `module`'s definition of `function` is code of the
     /// program: something live reaches it, and (for a non-local function)
     /// it is the copy the linker keeps. The counts in reports depend on it,
@@ -439,5 +444,11 @@ impl Live {
     /// Whether `n` is reachable.
     pub fn has(&self, n: RefNode) -> bool {
         self.0[n.index()]
+    }
+
+    /// Whether every node reachable in `other` (a walk of the same graph)
+    /// is reachable here.
+    pub fn includes(&self, other: &Live) -> bool {
+        self.0.len() == other.0.len() && self.0.iter().zip(&other.0).all(|(&here, &there)| here || !there)
     }
 }
