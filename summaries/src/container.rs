@@ -18,7 +18,7 @@
 use crate::error::Error;
 use crate::ids::{Name, NameTable};
 use crate::validate::Validate;
-use serde::{Serialize, de::DeserializeOwned};
+use bincode::{Decode, Encode};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -77,13 +77,13 @@ fn config() -> impl bincode::config::Config {
 
 /// Encodes `value` as a complete file image (header + body). The error
 /// names no file ([`Error::msg`]): the caller knows which.
-pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, Error> {
+pub fn encode<T: Encode>(kind: Kind, value: &T) -> Result<Vec<u8>, Error> {
     let bincode_error = |e: bincode::error::EncodeError| Error::msg(e.to_string());
     // The body: the file's names, then the value naming them by index.
-    let (value, names) = NameTable::writing(|| bincode::serde::encode_to_vec(value, config()));
+    let (value, names) = NameTable::writing(|| bincode::encode_to_vec(value, config()));
     let value = value.map_err(bincode_error)?;
     let table: Vec<&str> = names.iter().map(Name::as_str).collect();
-    let mut body = bincode::serde::encode_to_vec(&table, config()).map_err(bincode_error)?;
+    let mut body = bincode::encode_to_vec(&table, config()).map_err(bincode_error)?;
     body.extend_from_slice(&value);
     let mut out = Vec::with_capacity(HEADER_LEN + body.len());
     out.extend_from_slice(&kind.magic());
@@ -97,7 +97,7 @@ pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Result<Vec<u8>, Error> {
 
 /// Decodes a complete file image and validates the value; `path` is only
 /// used in error messages.
-pub fn decode<T: DeserializeOwned + Validate>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+pub fn decode<T: Decode<()> + Validate>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
     let value: T = decode_unchecked(kind, bytes, path)?;
     value.validate().map_err(|e| err(path, format!("inconsistent {}: {}", kind.name(), e.message)))?;
     Ok(value)
@@ -105,7 +105,7 @@ pub fn decode<T: DeserializeOwned + Validate>(kind: Kind, bytes: &[u8], path: &P
 
 /// Decodes a complete file image without validating the value (for tests
 /// of the container itself; readers use [`decode`]).
-pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+pub fn decode_unchecked<T: Decode<()>>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
     if bytes.len() < 8 || bytes[..4] != kind.magic()[..4] {
         return Err(err(path, "not a wpd file (bad magic)"));
     }
@@ -145,12 +145,10 @@ pub fn decode_unchecked<T: DeserializeOwned>(kind: Kind, bytes: &[u8], path: &Pa
     };
     // The file's names, each checked for UTF-8 and allocated once, then
     // the value, whose names are indices into them ([`NameTable`]).
-    let (table, used): (Vec<&str>, usize) =
-        bincode::serde::borrow_decode_from_slice(body, config()).map_err(corrupt)?;
+    let (table, used): (Vec<&str>, usize) = bincode::borrow_decode_from_slice(body, config()).map_err(corrupt)?;
     let names: Vec<Name> = table.into_iter().map(Name::from).collect();
     let body = &body[used..];
-    let (value, used) =
-        NameTable::reading(names, || bincode::serde::decode_from_slice(body, config())).map_err(corrupt)?;
+    let (value, used) = NameTable::reading(names, || bincode::decode_from_slice(body, config())).map_err(corrupt)?;
     if used != body.len() {
         return Err(err(path, format!("corrupt {}: trailing bytes in body", kind.name())));
     }
@@ -215,7 +213,7 @@ impl std::ops::Deref for MappedFile {
 /// anyway, and a thin link reads thousands of small summaries on several
 /// threads, where unmapping each one again costs every thread a TLB
 /// shootdown (15% of a 10,001-summary thin link when they were mapped).
-pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
+pub fn read_file<T: Decode<()> + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
     let bytes = std::fs::read(path).map_err(|e| err(path, e.to_string()))?;
     if bytes.is_empty() {
         return Err(err(path, format!("empty file, not a wpd {}", kind.name())));
@@ -225,7 +223,7 @@ pub fn read_file<T: DeserializeOwned + Validate>(kind: Kind, path: &Path) -> Res
 
 /// Writes `value` to `path` atomically: a temporary file in the same folder,
 /// renamed over `path` once complete. A failure leaves nothing behind.
-pub fn write_file_atomic<T: Serialize>(kind: Kind, value: &T, path: &Path) -> Result<(), FormatError> {
+pub fn write_file_atomic<T: Encode>(kind: Kind, value: &T, path: &Path) -> Result<(), FormatError> {
     let bytes = encode(kind, value).map_err(|e| err(path, e.message))?;
     write_bytes_atomic(&bytes, path)
 }
@@ -350,8 +348,8 @@ mod tests {
         // Outside a file, a name is its text, like the `String` it replaced.
         let raw = |v: &dyn Fn() -> Vec<u8>| v();
         assert_eq!(
-            raw(&|| bincode::serde::encode_to_vec(&names[0], config()).unwrap()),
-            raw(&|| bincode::serde::encode_to_vec("_ZTS4Base", config()).unwrap())
+            raw(&|| bincode::encode_to_vec(&names[0], config()).unwrap()),
+            raw(&|| bincode::encode_to_vec("_ZTS4Base", config()).unwrap())
         );
     }
 
@@ -368,8 +366,8 @@ mod tests {
         // A table (a list of strings) whose second entry is not UTF-8: bytes
         // encode as a string's bytes do, their length, then them; the value
         // after it is the empty list.
-        let table = bincode::serde::encode_to_vec(vec![b"ok".to_vec(), vec![0xff, 0xfe]], config()).unwrap();
-        let value = bincode::serde::encode_to_vec(Vec::<u32>::new(), config()).unwrap();
+        let table = bincode::encode_to_vec(vec![b"ok".to_vec(), vec![0xff, 0xfe]], config()).unwrap();
+        let value = bincode::encode_to_vec(Vec::<u32>::new(), config()).unwrap();
         let body = [table, value].concat();
         let mut bad = Vec::new();
         bad.extend_from_slice(&Kind::Summary.magic());
@@ -383,7 +381,7 @@ mod tests {
     }
 
     /// A value that validates when its first field is not zero.
-    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    #[derive(bincode::Encode, bincode::Decode, Debug, PartialEq)]
     struct Pair(u8, u8);
     impl Validate for Pair {
         fn validate(&self) -> Result<(), Error> {

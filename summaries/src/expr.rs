@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Integer comparison predicates, as `icmp`.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "snake_case")]
 pub enum CmpPred {
     Eq,
@@ -29,7 +29,7 @@ pub enum CmpPred {
 }
 
 /// Operation of one node (serialized with LLVM's instruction names).
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[serde(rename_all = "lowercase")]
 pub enum ExprOp {
     /// `value` is the constant, zero-extended from `width`.
@@ -68,7 +68,7 @@ pub enum ExprOp {
 }
 
 /// One node; `operands` index earlier nodes only.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ExprNode {
     pub op: ExprOp,
     /// Bit width of the result (1..=64).
@@ -81,7 +81,7 @@ pub struct ExprNode {
 }
 
 /// An expression DAG in topological order; the last node is the result.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Expr {
     pub nodes: Vec<ExprNode>,
 }

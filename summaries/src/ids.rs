@@ -18,7 +18,7 @@ use std::sync::Arc;
 macro_rules! entity_ref {
     ($(#[$doc:meta])* $name:ident, $what:literal) => {
         $(#[$doc])*
-        #[derive(Serialize, Deserialize, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+        #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
         #[serde(transparent)]
         pub struct $name(u32);
 
@@ -153,33 +153,57 @@ impl fmt::Debug for Name {
     }
 }
 
+/// Through serde (JSON: `wpd dump`, reports) a name is its text.
 impl Serialize for Name {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match (s.is_human_readable(), NameTable::index_of(self)) {
-            (false, Some(index)) => s.serialize_u32(index),
-            _ => s.serialize_str(&self.0),
-        }
+        s.serialize_str(&self.0)
     }
 }
 
 impl<'de> Deserialize<'de> for Name {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Name, D::Error> {
-        use serde::de::Error;
-        if !d.is_human_readable() && NameTable::reading_now() {
-            let index = u32::deserialize(d)?;
-            return NameTable::name_at(index).map_err(D::Error::custom);
-        }
         String::deserialize(d).map(Name::from)
     }
 }
 
-/// How a file written in a binary encoding (bincode, by
-/// [`crate::container`]) holds its names: each distinct [`Name`] once, in a
-/// table ahead of the value, and its index in that table at every mention.
-/// A summary names the same functions and type ids at each of its call
+/// In a file (inside [`NameTable::writing`]) a name is its index in the
+/// table; anywhere else its text.
+impl bincode::Encode for Name {
+    fn encode<E: bincode::enc::Encoder>(&self, e: &mut E) -> Result<(), bincode::error::EncodeError> {
+        match NameTable::index_of(self) {
+            Some(index) => index.encode(e),
+            None => self.as_str().encode(e),
+        }
+    }
+}
+
+impl<Context> bincode::Decode<Context> for Name {
+    fn decode<D: bincode::de::Decoder<Context = Context>>(d: &mut D) -> Result<Name, bincode::error::DecodeError> {
+        // One look at the thread's table per name: a summary has many.
+        TABLE.with(|t| match &*t.borrow() {
+            Some(TableState::Reading(names)) => {
+                let index = u32::decode(d)?;
+                names.get(index as usize).cloned().ok_or_else(|| {
+                    bincode::error::DecodeError::OtherString(format!(
+                        "name {index} is not in the file's table of {} names",
+                        names.len()
+                    ))
+                })
+            }
+            _ => String::decode(d).map(Name::from),
+        })
+    }
+}
+
+bincode::impl_borrow_decode!(Name);
+
+/// How a wpd file ([`crate::container`], bincode) holds its names: each
+/// distinct [`Name`] once, in a table ahead of the value, and its index in
+/// that table at every mention. A summary names the same functions and
+/// type ids at each of its call
 /// sites, so the file is smaller, and reading it allocates and checks each
 /// name once. Outside [`NameTable::writing`] and [`NameTable::reading`],
-/// and in every human-readable encoding (JSON), a name is its text.
+/// and through serde (JSON), a name is its text.
 pub struct NameTable;
 
 enum TableState {
@@ -237,27 +261,14 @@ impl NameTable {
             _ => None,
         })
     }
-
-    fn reading_now() -> bool {
-        TABLE.with(|t| matches!(*t.borrow(), Some(TableState::Reading(_))))
-    }
-
-    /// While reading: the name at `index` of the file's table.
-    fn name_at(index: u32) -> Result<Name, String> {
-        TABLE.with(|t| match &*t.borrow() {
-            Some(TableState::Reading(names)) => names
-                .get(index as usize)
-                .cloned()
-                .ok_or_else(|| format!("name {index} is not in the file's table of {} names", names.len())),
-            _ => Err("a name index outside a file's table".into()),
-        })
-    }
 }
 
 /// A type id: the `!type` metadata string (`_ZTS4Base`), or the name the
 /// summarizer gives a distinct node (`local.<n>.<hash prefix>`). Ordered,
 /// hashed and compared as the string.
-#[derive(Serialize, Deserialize, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default,
+)]
 #[serde(transparent)]
 pub struct TypeId(Name);
 
@@ -357,7 +368,7 @@ text_impls!(TypeId);
 
 /// One `T` per module of the link, indexed by [`ModuleIdx`]; serialized as
 /// the plain list.
-#[derive(Serialize, Deserialize, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Clone, PartialEq, Eq)]
 #[serde(transparent)]
 pub struct PerModule<T>(Vec<T>);
 
@@ -520,9 +531,9 @@ mod tests {
         pub trait Enc {
             fn enc(&self, cfg: bincode::config::Configuration) -> Vec<u8>;
         }
-        impl<T: serde::Serialize> Enc for T {
+        impl<T: bincode::Encode> Enc for T {
             fn enc(&self, cfg: bincode::config::Configuration) -> Vec<u8> {
-                bincode::serde::encode_to_vec(self, cfg).unwrap()
+                bincode::encode_to_vec(self, cfg).unwrap()
             }
         }
     }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub const PLAN_VERSION: u32 = 10;
 
 /// The decisions of one link.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
 pub struct Plan {
     /// The link facts the decisions were made under.
     pub options: PlanOptions,
@@ -38,7 +38,7 @@ pub struct Plan {
 }
 
 /// The dead slots of one vtable.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct DeadSlots {
     pub symbol: String,
     /// For a local vtable: the index of its module in [`Plan::modules`].
@@ -49,14 +49,14 @@ pub struct DeadSlots {
 }
 
 /// A type id whose hierarchy may have members wpd cannot see.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct OpenTypeId {
     pub type_id: TypeId,
     pub reason: String,
 }
 
 /// What the thin link was told about the link.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
 pub struct PlanOptions {
     /// `--lto-whole-program-visibility` or gold's `whole-program-visibility`.
     pub whole_program_visibility: bool,
@@ -76,7 +76,7 @@ pub struct PlanOptions {
 }
 
 /// A module of the link.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct PlanModule {
     /// Display name (`a.o`, `lib.a(m.o)`).
     pub name: String,
@@ -105,7 +105,7 @@ pub struct PlanModule {
 }
 
 /// Bytes placed around one vtable global.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct VtableLayout {
     pub symbol: String,
     /// For a local vtable: the index of its module in [`Plan::modules`].
@@ -118,14 +118,16 @@ pub struct VtableLayout {
 }
 
 /// A local symbol renamed to a unique hidden global.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Promotion {
     pub symbol: String,
     pub promoted: String,
 }
 
 /// How a slot's calls are resolved.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {
     /// Left alone; see the reason.
@@ -160,7 +162,7 @@ impl Resolution {
 }
 
 /// The decision for one slot.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct SlotDecision {
     pub type_id: TypeId,
     /// Byte offset from the address point.
@@ -211,7 +213,7 @@ pub struct SlotDecision {
 }
 
 /// One target of a closed-set dispatch and the vtables that reach it.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct DispatchCase {
     /// The symbol the direct call names (promoted for a local function).
     pub target: String,
@@ -223,7 +225,7 @@ pub struct DispatchCase {
 }
 
 /// A vtable's address point: the value a vtable pointer holds.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct AddressPoint {
     /// The vtable's symbol (a hidden alias for a local vtable).
     pub symbol: String,
@@ -232,7 +234,7 @@ pub struct AddressPoint {
 }
 
 /// The decision for the calls of one slot with one constant argument tuple.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct ArgDecision {
     /// Argument values after `this` (zero-extended), as at the call sites.
     pub args: Vec<u64>,
@@ -257,7 +259,7 @@ pub struct ArgDecision {
 }
 
 /// Totals.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
 pub struct PlanStats {
     pub modules: u32,
     pub vtables: u32,

@@ -2,8 +2,9 @@
 //! bitcode module (or one split LTO unit), so it never has to read IR.
 //!
 //! Every list is sorted by the summarizer (see each field), so equal inputs
-//! give byte-identical files. Enums serialize as snake_case strings in JSON.
-//! The serde layout is plain (no skipped or internally tagged fields) because
+//! give byte-identical files. Files are bincode (the derived `Encode` and
+//! `Decode`); JSON (`wpd dump`) is serde, where enums are snake_case
+//! strings. The layout is plain (no skipped or internally tagged fields):
 //! bincode is not self-describing.
 
 use crate::expr::Expr;
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 pub const SUMMARY_VERSION: u32 = 10;
 
 /// One module's summary.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct ModuleSummary {
     /// Where the module came from.
     pub module: ModuleInfo,
@@ -43,7 +44,7 @@ pub struct ModuleSummary {
 /// How a module's code may read vtable slots, besides the calls recorded
 /// in `call_sites` (each of which loads its slot unless the plan rewrites
 /// it). A slot is dead only when no read of any module can reach it.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
 pub struct SlotReads {
     /// Built with `-fwhole-program-vtables` (clang's "Virtual Function
     /// Elim" module flag is present). Without it, the module's virtual
@@ -69,7 +70,7 @@ pub struct SlotReads {
 
 /// A load of the entry at byte `offset` of vtable `vtable` (this module's,
 /// for a local one; any entry when `offset` is `None`) in `function`.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct VtableRead {
     pub function: Name,
     pub vtable: Name,
@@ -78,7 +79,7 @@ pub struct VtableRead {
 
 /// A slot load without a type test in `function`, whose loaded pointer
 /// is called as `signature` (`None`: used otherwise, so any slot).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct UntestedRead {
     pub function: Name,
     pub signature: Option<Signature>,
@@ -89,7 +90,9 @@ pub struct UntestedRead {
 /// bit width (0 for a parameter that is not an integer). A call of a
 /// pointer to member function calls only functions of its own type, so
 /// only slots of functions with this signature.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 pub struct Signature {
     pub ret: RetKind,
     pub ret_width: u32,
@@ -105,7 +108,7 @@ impl FunctionFacts {
 
 /// A read of the slot at `offset` from the address point of any vtable
 /// carrying `type_id` (every slot when `offset` is `None`).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SlotRead {
     pub function: Name,
     pub type_id: TypeId,
@@ -113,7 +116,7 @@ pub struct SlotRead {
 }
 
 /// Identity of the module.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct ModuleInfo {
     /// Display name: the input path, or `archive.a(member.o)`.
     pub name: String,
@@ -132,7 +135,7 @@ pub struct ModuleInfo {
 }
 
 /// A type id and whether it is module-local (an internal class).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TypeIdInfo {
     /// The id: the metadata string, or for a distinct metadata node a
     /// generated name `local.<n>.<module hash prefix>`.
@@ -142,7 +145,9 @@ pub struct TypeIdInfo {
 }
 
 /// LLVM linkage types.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Linkage {
     External,
@@ -171,7 +176,9 @@ impl Linkage {
 }
 
 /// Symbol visibility.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Visibility {
     Default,
@@ -180,7 +187,9 @@ pub enum Visibility {
 }
 
 /// `!vcall_visibility` of a vtable; absent metadata means `public`.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum VcallVisibility {
     Public,
@@ -189,7 +198,7 @@ pub enum VcallVisibility {
 }
 
 /// A global with `!type` metadata (normally a vtable or vtable group).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct Vtable {
     pub symbol: Name,
     pub linkage: Linkage,
@@ -210,7 +219,7 @@ pub struct Vtable {
 }
 
 /// One `!type !{i64 offset, id}` attachment.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct TypeIdEntry {
     /// Byte offset of the address point inside the global.
     pub offset: u64,
@@ -218,7 +227,9 @@ pub struct TypeIdEntry {
 }
 
 /// What a pointer-sized vtable slot holds.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum SlotKind {
     /// Null pointer (or integer zero).
@@ -240,7 +251,7 @@ pub enum SlotKind {
 /// One slot of a vtable global: a pointer, or an entry of a relative
 /// vtable (`-fexperimental-relative-c++-abi-vtables`: a 32-bit offset from
 /// a place in the same global to the target).
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
     /// Byte offset from the start of the global.
     pub offset: u64,
@@ -259,7 +270,9 @@ pub struct Slot {
 }
 
 /// Which intrinsic tests the vtable pointer at a call site.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
     TypeTest,
@@ -268,7 +281,9 @@ pub enum TestKind {
 }
 
 /// `call` or `invoke`.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     Call,
@@ -276,7 +291,9 @@ pub enum CallKind {
 }
 
 /// Kind of a return type.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RetKind {
     Void,
@@ -285,7 +302,9 @@ pub enum RetKind {
 }
 
 /// An integer constant argument.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 pub struct ConstArg {
     /// Bit width of the integer type.
     pub width: u32,
@@ -298,7 +317,7 @@ pub struct ConstArg {
 /// vtable pointer. A type test that guards no call still gets one record
 /// (with `offset`, `call` and `const_args` absent) so the count of records
 /// equals the count of tests whenever each test guards at most one call.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct CallSite {
     /// The function containing the call.
     pub function: Name,
@@ -325,7 +344,7 @@ pub struct CallSite {
 }
 
 /// Facts about a function that a vtable slot points to.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct FunctionFacts {
     pub name: Name,
     pub linkage: Linkage,
@@ -359,7 +378,9 @@ pub struct FunctionFacts {
 
 /// What a function body does on entry, for the rule that removes
 /// never-callable functions from a slot's targets.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Body {
     /// Anything else: the function has behaviour and is a target.
@@ -376,7 +397,9 @@ pub enum Body {
 }
 
 /// Kind of a global value.
-#[derive(Serialize, Deserialize, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GlobalKind {
     Function,
@@ -388,7 +411,7 @@ pub enum GlobalKind {
 /// A defined global value and the global values it references (through
 /// instructions, constant expressions and initializers). Liveness in the
 /// thin link walks these edges; a missing edge would be a miscompile.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
 pub struct GlobalRefs {
     pub name: Name,
     pub kind: GlobalKind,
@@ -403,7 +426,7 @@ pub struct GlobalRefs {
 }
 
 /// Globals the module itself keeps alive.
-#[derive(Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
 pub struct SpecialRoots {
     pub used: Vec<Name>,
     pub compiler_used: Vec<Name>,
