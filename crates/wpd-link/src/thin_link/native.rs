@@ -51,7 +51,10 @@ pub struct NativeScan {
 
 /// The C and C++ runtime libraries of a link (by file name): their C++
 /// code knows only its own classes, which are open whenever a program
-/// class derives from them (their vtables and typeinfos are native).
+/// class derives from them (their vtables and typeinfos are native). The
+/// startup objects (`crt1.o`, `crtbegin.o`, ...) are not listed: they
+/// define no C++ symbols, and a prefix as short as `crt` would also take
+/// a program's own `crtp_shapes.o` for the runtime.
 const RUNTIME: &[&str] = &[
     "libstdc++",
     "libc++",
@@ -63,7 +66,6 @@ const RUNTIME: &[&str] = &[
     "libm.",
     "libmvec",
     "ld-linux",
-    "crt",
     "libpthread",
     "libdl.",
     "librt.",
@@ -237,6 +239,9 @@ mod tests {
         assert!(is_runtime("/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.so"));
         assert!(is_runtime("/usr/lib/x86_64-linux-gnu/libc_nonshared.a(elf-init.oS)"));
         assert!(!is_runtime("/tmp/x/intro.o"));
+        // A program's own C++ object whose name starts like a startup file.
+        assert!(!is_runtime("/tmp/x/crtp_shapes.o"));
+        assert!(!is_runtime("/tmp/x/libcrtp.a(shape.o)"));
         // An archive is judged by its own name, not its members'.
         assert!(!is_runtime("libzoo.a(crt.o)"));
     }
