@@ -292,8 +292,12 @@ fn summary_once(s: &mut ModuleSummary, pool: &[String], hashes: &[String], rng: 
                     let arg = ConstArg { width: rng.pick(WIDTHS), value: rng.pick(&numbers(3)) };
                     match rng.below(3) {
                         0 => c.const_args = None,
-                        1 => c.const_args = Some(vec![]),
-                        _ => c.const_args.get_or_insert_with(Vec::new).push(arg),
+                        1 => c.const_args = Some(Box::new([])),
+                        _ => {
+                            let mut args = c.const_args.take().map(Vec::from).unwrap_or_default();
+                            args.push(arg);
+                            c.const_args = Some(args.into());
+                        }
                     }
                     format!("{at}.const_args = {:?}", c.const_args)
                 }

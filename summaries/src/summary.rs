@@ -332,7 +332,7 @@ pub struct CallSite {
     pub assumed: bool,
     pub call: Option<CallKind>,
     /// All arguments after `this`, when every one is an integer constant.
-    pub const_args: Option<Vec<ConstArg>>,
+    pub const_args: Option<Box<[ConstArg]>>,
     pub ret: RetKind,
     /// Bit width for `int` returns, else 0.
     pub ret_width: u32,

@@ -625,7 +625,7 @@ mod tests {
                 kind: TestKind::TypeTest,
                 assumed: true,
                 call: Some(CallKind::Call),
-                const_args: Some(vec![]),
+                const_args: Some(Box::new([])),
                 ret: RetKind::Int,
                 ret_width: 32,
                 location: None,
@@ -674,9 +674,9 @@ mod tests {
         assert!(e.contains("is beyond its size"), "{e}");
         let e = refused(|s| s.call_sites[0].call = None);
         assert!(e.contains("a slot offset without a call"), "{e}");
-        let e = refused(|s| s.call_sites[0].const_args = Some(vec![ConstArg { width: 8, value: 256 }]));
+        let e = refused(|s| s.call_sites[0].const_args = Some(vec![ConstArg { width: 8, value: 256 }].into()));
         assert!(e.contains("constant argument 1 value 256 does not fit in 8 bits"), "{e}");
-        let e = refused(|s| s.call_sites[0].const_args = Some(vec![ConstArg { width: 65, value: 1 }]));
+        let e = refused(|s| s.call_sites[0].const_args = Some(vec![ConstArg { width: 65, value: 1 }].into()));
         assert!(e.contains("constant argument 1 has width 65, not 1-64"), "{e}");
     }
 

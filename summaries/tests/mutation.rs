@@ -59,7 +59,7 @@ fn sample_summary() -> ModuleSummary {
             kind: TestKind::PublicTypeTest,
             assumed: true,
             call: Some(CallKind::Call),
-            const_args: Some(vec![ConstArg { width: 32, value: 7 }]),
+            const_args: Some(vec![ConstArg { width: 32, value: 7 }].into()),
             ret: RetKind::Int,
             ret_width: 1,
             location: Some("a.cpp:3:4".into()),

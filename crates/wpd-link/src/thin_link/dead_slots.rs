@@ -405,6 +405,8 @@ impl<'a> ReadSites<'a> {
                 }
             }
         }
+        // Grown by doubling, and kept through every round.
+        out.tested.shrink_to_fit();
         out
     }
 

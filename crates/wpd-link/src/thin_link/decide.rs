@@ -871,7 +871,12 @@ impl<'a> ProgramCalls<'a> {
         }
         let mut slots: Vec<SlotCalls<'a>> = by_slot
             .into_iter()
-            .map(|((type_id, offset), (sites, holders))| SlotCalls { type_id, offset, sites, holders })
+            .map(|((type_id, offset), (mut sites, mut holders))| {
+                // Grown by doubling: a million entries in a large link.
+                sites.shrink_to_fit();
+                holders.shrink_to_fit();
+                SlotCalls { type_id, offset, sites, holders }
+            })
             .collect();
         slots.sort_unstable_by(|a, b| (a.type_id, a.offset).cmp(&(b.type_id, b.offset)));
         ProgramCalls { slots, untargeted, outside_program }

@@ -81,7 +81,7 @@ pub(super) fn collect<'m>(
             let site = CallSite {
                 offset: Some(offset),
                 call: Some(if inst.is_invoke() { CallKind::Invoke } else { CallKind::Call }),
-                const_args: const_args(inst),
+                const_args: const_args(inst).map(Vec::into_boxed_slice),
                 ret,
                 ret_width,
                 location: inst.debug_loc().map(Into::into).or_else(|| base.location.clone()),
