@@ -8,9 +8,10 @@
 //! 12  4  reserved, zero
 //! 16  8  body length in bytes
 //! 24 16  xxh3-128 of the body
-//! 40  .. bincode body (standard config, fixed-width ints off)
+//! 40  .. bincode body (standard config, fixed-width ints off): the
+//!        file's table of names, then the value ([`NameTable`])
 //! ```
-//! Readers memory-map the file and check all of the above before decoding,
+//! Readers read the file ([`read_file`]) and check all of the above before decoding,
 //! then validate the decoded value ([`Validate`]), so a truncated, corrupted
 //! or inconsistent file is an error naming the file, never a panic or a
 //! silently wrong summary.

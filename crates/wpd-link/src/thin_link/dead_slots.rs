@@ -257,7 +257,7 @@ fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan, calls: &ProgramCalls
         if to.is_empty() {
             continue;
         }
-        let mut from: Vec<RefNode> = slot.holders.iter().flatten().copied().collect();
+        let mut from: Vec<RefNode> = slot.holders.clone();
         from.sort_unstable();
         from.dedup();
         for f in from {
@@ -365,30 +365,19 @@ impl<'a> ReadSites<'a> {
         };
         // The program's calls that still load their slot under the plan.
         for (slot, d) in decided_slots(calls, plan) {
-            for (c, h) in slot.sites.iter().zip(&slot.holders) {
-                if let Some(h) = *h
-                    && Outcome::may_load_slot_under(Some(d), c, policy)
-                {
+            for (c, &h) in slot.sites.iter().zip(&slot.holders) {
+                if Outcome::may_load_slot_under(Some(d), c, policy) {
                     push(&mut out, h, slot.type_id, Some(slot.offset));
                 }
             }
         }
         for &(h, t) in &calls.untargeted {
-            if let Some(h) = h {
-                push(&mut out, h, t, None);
-            }
+            push(&mut out, h, t, None);
         }
+        // The other reads, of code of the program only (as the calls'): a
+        // function the link found dead never comes back to life here.
         for (m, s) in modules(link.summaries) {
-            // A function's reads are consecutive: look each one up once.
-            let last: std::cell::Cell<Option<(&'a str, Option<RefNode>)>> = std::cell::Cell::new(None);
-            let holder = |function: &'a str| match last.get() {
-                Some((f, n)) if f == function => n,
-                _ => {
-                    let n = if link.is_kept_copy(m, function) { link.graph.get(link.key(m, function)) } else { None };
-                    last.set(Some((function, n)));
-                    n
-                }
-            };
+            let mut holder = link.program_nodes(m);
             for r in &s.slot_reads.untested {
                 if let (Some(sig), Some(h)) = (&r.signature, holder(&r.function)) {
                     out.untested.push((h, sig));

@@ -820,7 +820,7 @@ pub struct ProgramCalls<'a> {
     pub slots: Vec<SlotCalls<'a>>,
     /// The program's type tests that guard no call, with the function
     /// holding each: code may read any slot of the type id.
-    pub untargeted: Vec<(Option<RefNode>, &'a TypeId)>,
+    pub untargeted: Vec<(RefNode, &'a TypeId)>,
     /// Per module, the functions holding call sites that are not code of
     /// the program.
     pub outside_program: PerModule<BTreeSet<&'a str>>,
@@ -833,30 +833,21 @@ pub struct SlotCalls<'a> {
     /// In module order, then in each module's order.
     pub sites: Vec<&'a CallSite>,
     /// The reference-graph node of the function holding each of `sites`.
-    pub holders: Vec<Option<RefNode>>,
+    pub holders: Vec<RefNode>,
 }
 
 impl<'a> ProgramCalls<'a> {
     fn gather(link: &Hierarchy<'a>) -> ProgramCalls<'a> {
         // Grouped by hash (a million call sites in a large link), then put
         // in slot order once.
-        type Sites<'a> = (Vec<&'a CallSite>, Vec<Option<RefNode>>);
+        type Sites<'a> = (Vec<&'a CallSite>, Vec<RefNode>);
         let mut by_slot: FxHashMap<(&'a TypeId, u64), Sites<'a>> = FxHashMap::default();
         let mut untargeted = Vec::new();
         let mut outside_program = PerModule::with_len(link.summaries.len(), |_| BTreeSet::new());
         for (m, s) in link.modules() {
-            // A summary lists call sites by function: look each one up once.
-            let mut last: Option<(&str, Option<Option<RefNode>>)> = None;
+            let mut program_node = link.program_nodes(m);
             for c in &s.call_sites {
-                let holder = match last {
-                    Some((f, answer)) if f == c.function => answer,
-                    _ => {
-                        let answer = link.in_program(m, &c.function).then(|| link.graph.get(link.key(m, &c.function)));
-                        last = Some((&c.function, answer));
-                        answer
-                    }
-                };
-                match (holder, c.offset) {
+                match (program_node(&c.function), c.offset) {
                     (None, _) => {
                         outside_program[m].insert(c.function.as_str());
                     }
@@ -891,7 +882,7 @@ fn count(n: usize) -> u32 {
 /// Makes the plan of one link.
 pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     let summaries = link.summaries;
-    let calls = ProgramCalls::gather(link);
+    let mut calls = ProgramCalls::gather(link);
     let mut hash_count: BTreeMap<&str, u32> = BTreeMap::new();
     for s in summaries {
         *hash_count.entry(s.module.hash.as_str()).or_default() += 1;
@@ -963,7 +954,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             .zip(decider.promotions)
             .zip(decider.aliases)
             .zip(decider.keep)
-            .zip(calls.outside_program.iter().cloned())
+            .zip(std::mem::take(&mut calls.outside_program))
             .map(|((((s, p), a), k), o)| PlanModule {
                 name: s.module.name.clone(),
                 hash: s.module.hash.clone(),

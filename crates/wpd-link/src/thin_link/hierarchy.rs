@@ -237,7 +237,29 @@ impl<'a> Hierarchy<'a> {
     /// program reads no slot. Liveness has the roots and edges of LLVM's own
     /// dead stripping, which drops those functions too.
     pub fn in_program(&self, module: ModuleIdx, function: &'a str) -> bool {
-        self.is_live(self.key(module, function)) && self.is_kept_copy(module, function)
+        self.program_node(module, function).is_some()
+    }
+
+    /// The graph node of module `module`'s `function` when it is code of
+    /// the program ([`Hierarchy::in_program`]).
+    pub fn program_node(&self, module: ModuleIdx, function: &'a str) -> Option<RefNode> {
+        self.graph.get(self.key(module, function)).filter(|&n| self.live.has(n) && self.is_kept_copy(module, function))
+    }
+
+    /// [`Hierarchy::program_node`] for the functions of module `module`,
+    /// asked in an order where one function's questions are consecutive (a
+    /// summary's call sites and reads are sorted by function): each
+    /// function is looked up once.
+    pub fn program_nodes(&self, module: ModuleIdx) -> impl FnMut(&'a str) -> Option<RefNode> + '_ {
+        let mut last: Option<(&'a str, Option<RefNode>)> = None;
+        move |function| match last {
+            Some((f, n)) if f == function => n,
+            _ => {
+                let n = self.program_node(module, function);
+                last = Some((function, n));
+                n
+            }
+        }
     }
 
     /// Whether module `module`'s definition of `function` is the copy the
