@@ -77,6 +77,12 @@ struct State {
     temp: Option<tempfile::TempDir>,
     /// The report, completed at cleanup with the output's sizes.
     report: Option<serde_json::Value>,
+    /// The first native file offered to the plugin that may hold C++ code
+    /// ([`wpd_link::native::native_cxx`]), with why.
+    native_cxx: Option<String>,
+    /// How many native files the linker offered (mold offers none: it
+    /// hands the plugin bitcode only).
+    natives_offered: usize,
 }
 
 /// The plugin's state: one link per process.
@@ -230,6 +236,8 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
         members: std::collections::HashMap::new(),
         temp: None,
         report: None,
+        native_cxx: None,
+        natives_offered: 0,
     });
     // SAFETY: the linker's registration functions, given hooks with the
     // signatures plugin-api.h declares.
@@ -289,23 +297,6 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
     let result = with_state(|state| -> Result<bool> {
         let mut bytes = read_at(file.fd, file.offset, file.filesize)
             .map_err(|e| Error::at(format!("{name} (at offset {})", file.offset), e.to_string()))?;
-        if !wpd::input::is_bitcode(&bytes) {
-            // A fat LTO object is claimed as its bitcode when asked
-            // (`-plugin-opt=fat-lto-objects`), left to the linker as the
-            // native object it also is with `no-fat-lto-objects`, and
-            // refused otherwise: clang says neither, so the plugin cannot
-            // tell which half the user meant.
-            let Some(r) = wpd_link::resolve::fat_lto_bitcode(&bytes) else { return Ok(false) };
-            match state.options.fat_lto_objects {
-                Some(true) => bytes = bytes[r].to_vec(),
-                Some(false) => return Ok(false),
-                None => {
-                    return Err(Error::msg(format!(
-                        "{name}: a fat LTO object (bitcode in .llvm.lto beside native code): pass -plugin-opt=fat-lto-objects to link its bitcode, or -plugin-opt=no-fat-lto-objects to link its native code"
-                    )));
-                }
-            }
-        }
         let shown = if file.offset > 0 {
             // `archive(member)`, as wpd-ld and lld's --trace name members.
             let members = state.members.entry(name.clone()).or_insert_with(|| member_names(&name));
@@ -316,6 +307,32 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         } else {
             name.clone()
         };
+        // Native code the linker loads: C++ there may call the program's
+        // virtual functions without any symbol saying so.
+        let native = |state: &mut State, bytes: &[u8]| {
+            state.natives_offered += 1;
+            if state.native_cxx.is_none() {
+                state.native_cxx = wpd_link::native::native_cxx(bytes, &shown);
+            }
+            Ok(false)
+        };
+        if !wpd::input::is_bitcode(&bytes) {
+            // A fat LTO object is claimed as its bitcode when asked
+            // (`-plugin-opt=fat-lto-objects`), left to the linker as the
+            // native object it also is with `no-fat-lto-objects`, and
+            // refused otherwise: clang says neither, so the plugin cannot
+            // tell which half the user meant.
+            let Some(r) = wpd_link::resolve::fat_lto_bitcode(&bytes) else { return native(state, &bytes) };
+            match state.options.fat_lto_objects {
+                Some(true) => bytes = bytes[r].to_vec(),
+                Some(false) => return native(state, &bytes),
+                None => {
+                    return Err(Error::msg(format!(
+                        "{name}: a fat LTO object (bitcode in .llvm.lto beside native code): pass -plugin-opt=fat-lto-objects to link its bitcode, or -plugin-opt=no-fat-lto-objects to link its native code"
+                    )));
+                }
+            }
+        }
         let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| e.context(&shown))?;
         let symbols: Vec<BitcodeSymbol> = table.symbols.iter().filter(|s| s.in_link()).cloned().collect();
         let mut strings = Vec::new();
@@ -519,7 +536,15 @@ fn link(state: &mut State) -> Result<()> {
     for w in &wraps {
         mentioned.extend([format!("__wrap_{w}"), format!("__real_{w}"), w.clone()]);
     }
-    let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned);
+    let mut from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned);
+    if let Some(file) = &state.native_cxx {
+        from.native.cxx_code = Some(file.clone());
+    } else if state.natives_offered == 0 {
+        // Every C++ link has native startup objects: a linker that offered
+        // none links native code the plugin cannot check.
+        from.native.cxx_code =
+            Some("the native files the linker did not show the plugin (mold shows it bitcode only)".into());
+    }
     let modules: Vec<BitcodeInput> = loaded.iter().map(|(f, _)| f.input.clone()).collect();
     if modules.is_empty() {
         return Ok(());

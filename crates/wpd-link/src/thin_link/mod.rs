@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! native      native objects and libraries ──► NativeScan (classes seen,
-//!             references) for validation
+//!             references, native C++ code) for validation; dwarf tells
+//!             C and assembly objects by their debug information
 //! hierarchy   summaries ──► Hierarchy: symbols, liveness, type id → vtables,
 //!             which bodies the program runs
 //! policy      link facts + --whole-program-visibility ──► closed/open
@@ -16,6 +17,7 @@
 
 pub mod dead_slots;
 pub mod decide;
+mod dwarf;
 pub mod hierarchy;
 pub mod layout;
 pub mod native;

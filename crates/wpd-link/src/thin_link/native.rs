@@ -6,6 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::file_kind::{FileKind, classify};
+use crate::thin_link::dwarf;
 
 use object::{Object, ObjectSection, ObjectSymbol, RelocationTarget, SymbolIndex};
 use std::collections::{BTreeMap, BTreeSet};
@@ -88,12 +89,120 @@ pub fn runtime_symbol(name: &str) -> bool {
         .any(|p| rest.starts_with(p))
 }
 
+/// The startup objects the compiler driver adds to every link (glibc's
+/// `crt1.o` family, GCC's `crtbegin.o` family, compiler-rt's), by exact
+/// file name: they hold no C++ code.
+const STARTUP: &[&str] = &[
+    "crt1.o",
+    "Scrt1.o",
+    "rcrt1.o",
+    "gcrt1.o",
+    "grcrt1.o",
+    "Mcrt1.o",
+    "crti.o",
+    "crtn.o",
+    "crtbegin.o",
+    "crtbeginS.o",
+    "crtbeginT.o",
+    "crtend.o",
+    "crtendS.o",
+    "crtfastmath.o",
+    "crtprec32.o",
+    "crtprec64.o",
+    "crtprec80.o",
+    "clang_rt.crtbegin.o",
+    "clang_rt.crtend.o",
+    "clang_rt.crtbegin-x86_64.o",
+    "clang_rt.crtend-x86_64.o",
+];
+
 /// Whether the native input `name` (`path` or `archive(member)`) is part
-/// of the C or C++ runtime.
+/// of the C or C++ runtime, or a startup object.
 fn is_runtime(name: &str) -> bool {
     let file = name.split('(').next().unwrap_or(name);
     let base = file.rsplit('/').next().unwrap_or(file);
-    RUNTIME.iter().any(|r| base.starts_with(r))
+    RUNTIME.iter().any(|r| base.starts_with(r)) || (!name.contains('(') && STARTUP.contains(&base))
+}
+
+/// Why a native input (not of the runtime) may hold C++ code that calls
+/// the program's virtual functions through vtables no summary sees, or
+/// `None` when it cannot:
+/// - it defines or references C++ names (`_Z…`), or the C++ ABI's
+///   (`__cxa_…`, `__gxx_personality_v0`);
+/// - a shared library: it needs the C++ standard library;
+/// - a relocatable object: its debug information does not say that every
+///   unit is C or assembly. C++ code with only `extern "C"` functions
+///   (`extern "C" void show(const Shape *s) { s->draw(); }`) has no C++
+///   name at all, so an object without debug information may be C++.
+fn may_be_cxx(file: &object::File<'_>, symbols: &[object::Symbol<'_, '_>]) -> Option<String> {
+    for sym in symbols {
+        let Ok(n) = sym.name_bytes() else { continue };
+        // Every shared library GCC's `crtbeginS.o` starts references
+        // `__cxa_finalize`, C or not.
+        let abi = (n.starts_with(b"__cxa_") && n != b"__cxa_finalize") || n.starts_with(b"__gxx_personality");
+        if n.starts_with(b"_Z") || abi {
+            let how = if sym.is_undefined() { "references" } else { "defines" };
+            return Some(format!("it {how} C++ symbol {}", wpd_summary::name::from_bytes(n)));
+        }
+    }
+    match file.kind() {
+        object::ObjectKind::Dynamic => {
+            let needs_cxx = needed(file).iter().any(|lib| CXX_RUNTIME.iter().any(|r| lib.starts_with(r)));
+            needs_cxx.then(|| "it needs the C++ standard library".to_string())
+        }
+        object::ObjectKind::Relocatable => {
+            let section = |n: &str| file.section_by_name(n).and_then(|s| s.data().ok());
+            match (section(".debug_info"), section(".debug_abbrev")) {
+                (Some(info), Some(abbrev)) => match dwarf::language(info, abbrev) {
+                    Some(dwarf::Language::NotCxx) => None,
+                    Some(dwarf::Language::Other) => Some("its debug information names a language other than C".into()),
+                    None => Some("its debug information's language could not be read".into()),
+                },
+                _ => Some("it names no C++ symbol, but without debug information its language is not known".into()),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The C++ standard libraries, as a shared library's `DT_NEEDED` names them.
+const CXX_RUNTIME: &[&[u8]] = &[b"libstdc++.so", b"libc++.so"];
+
+/// A 64-bit little-endian shared library's `DT_NEEDED` names (from
+/// `.dynamic` and `.dynstr`); empty for anything else.
+fn needed<'d>(file: &object::File<'d>) -> Vec<&'d [u8]> {
+    const DT_NEEDED: u64 = 1;
+    if !file.is_64() || !file.is_little_endian() {
+        return Vec::new();
+    }
+    let section = |n: &str| file.section_by_name(n).and_then(|s| s.data().ok());
+    let (Some(dynamic), Some(strings)) = (section(".dynamic"), section(".dynstr")) else { return Vec::new() };
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+    dynamic
+        .chunks_exact(16)
+        .map(|e| (word(&e[..8]), word(&e[8..])))
+        .take_while(|&(tag, _)| tag != 0)
+        .filter(|&(tag, _)| tag == DT_NEEDED)
+        .filter_map(|(_, at)| {
+            let rest = strings.get(usize::try_from(at).ok()?..)?;
+            Some(&rest[..rest.iter().position(|&b| b == 0)?])
+        })
+        .collect()
+}
+
+/// [`may_be_cxx`] for one native input that is not a whole archive (the
+/// plugin, which is handed each file and member the linker loads). `None`
+/// for the runtime, startup objects and what is not ELF.
+pub fn native_cxx(bytes: &[u8], name: &str) -> Option<String> {
+    if is_runtime(name) || classify(bytes) != FileKind::Elf {
+        return None;
+    }
+    let file = object::File::parse(bytes).ok()?;
+    let symbols: Vec<_> = match file.kind() {
+        object::ObjectKind::Dynamic => file.dynamic_symbols().collect(),
+        _ => file.symbols().collect(),
+    };
+    may_be_cxx(&file, &symbols).map(|why| format!("{name} ({why})"))
 }
 
 impl NativeScan {
@@ -157,9 +266,6 @@ impl NativeScan {
             if undefined && sym.is_global() {
                 self.refs.insert(n.to_string());
             }
-            if !undefined && n.starts_with("_Z") && self.cxx_code.is_none() && !is_runtime(name) {
-                self.cxx_code = Some(name.to_string());
-            }
             let (class, is_vtable) = match (n.strip_prefix("_ZTI"), n.strip_prefix("_ZTV")) {
                 (Some(c), _) => (c, false),
                 (_, Some(c)) => (c, true),
@@ -178,6 +284,9 @@ impl NativeScan {
             } else {
                 self.typeinfos.insert(class.to_string());
             }
+        }
+        if self.cxx_code.is_none() && !is_runtime(name) {
+            self.cxx_code = may_be_cxx(&file, &symbols).map(|why| format!("{name} ({why})"));
         }
         if !dynamic {
             self.typeinfo_bases(&file, name);

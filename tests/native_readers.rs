@@ -1,0 +1,178 @@
+//! Native code that may call the program's virtual functions without any
+//! symbol saying so (`fixtures/native_readers/`): C++ with an `extern "C"`
+//! interface only, as an object or a shared library, and C objects with and
+//! without debug information. Each case is linked through wpd-ld and
+//! through the plugin (GNU ld, gold, and mold when installed) with
+//! whole-program visibility, run, and compared with the `-O0` program; the
+//! report's `dead_slots` must be off, naming the native file, wherever the
+//! native code may be C++, and on (functions dropped) where debug
+//! information proves it C (through mold, which shows the plugin no native
+//! file, always off). With the native reader's slots taken for dead, the
+//! program traps in `__wpd_dead_slot`.
+
+use libtest_mimic::{Arguments, Trial};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use wpd_tests::link::{RunResult, read_report, run_program, same_run, wpd_ld_bin, wpd_plugin_so};
+use wpd_tests::{CLANG, CLANGXX, Check, run, temp_dir};
+
+/// How the native side is built.
+#[derive(Clone, Copy)]
+enum Native {
+    /// `intro.cpp` compiled to an object with these flags.
+    CxxObject(&'static [&'static str]),
+    /// `intro.cpp` as `libintro.so`.
+    CxxShared,
+    /// `count.c` compiled by clang as C with these flags.
+    CObject(&'static [&'static str]),
+}
+
+struct Case {
+    name: &'static str,
+    native: Native,
+    /// `None`: dead slots must be on; `Some(s)`: off, the reason naming `s`.
+    off_naming: Option<&'static str>,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "cxx_object",
+        native: Native::CxxObject(&["-O2"]),
+        off_naming: Some("intro.o (it names no C++ symbol"),
+    },
+    Case {
+        name: "cxx_object_debug_info",
+        native: Native::CxxObject(&["-O2", "-g"]),
+        off_naming: Some("intro.o (its debug information names a language other than C)"),
+    },
+    Case { name: "cxx_shared_library", native: Native::CxxShared, off_naming: Some("libintro.so (it needs the C++") },
+    Case { name: "c_object_debug_info", native: Native::CObject(&["-O2", "-g"]), off_naming: None },
+    Case { name: "c_object", native: Native::CObject(&["-O2"]), off_naming: Some("count.o (it names no C++ symbol") },
+];
+
+fn main() {
+    let args = Arguments::from_args();
+    let trials =
+        CASES.iter().map(|c| Trial::test(c.name, move || check(c).map_err(|e| format!("{}: {e}", c.name).into())));
+    libtest_mimic::run(&args, trials.collect()).exit();
+}
+
+fn src(file: &str) -> PathBuf {
+    wpd_tests::repo_root().join("fixtures/native_readers").join(file)
+}
+
+/// Compiles the native side into `dir` and returns its link arguments.
+fn build_native(native: Native, dir: &Path, opt: &[&str]) -> Check<Vec<OsString>> {
+    Ok(match native {
+        Native::CxxObject(flags) => {
+            let o = dir.join("intro.o");
+            run(Command::new(CLANGXX).args(opt).args(flags).arg("-c").arg(src("intro.cpp")).arg("-o").arg(&o))?;
+            vec![o.into()]
+        }
+        Native::CxxShared => {
+            let so = dir.join("libintro.so");
+            run(Command::new(CLANGXX).args(opt).args(["-fPIC", "-shared"]).arg(src("intro.cpp")).arg("-o").arg(&so))?;
+            vec![so.into(), format!("-Wl,-rpath,{}", dir.display()).into()]
+        }
+        Native::CObject(flags) => {
+            let o = dir.join("count.o");
+            run(Command::new(CLANG).args(opt).args(flags).arg("-c").arg(src("count.c")).arg("-o").arg(&o))?;
+            vec![o.into()]
+        }
+    })
+}
+
+fn defines(native: Native) -> &'static [&'static str] {
+    match native {
+        Native::CObject(_) => &[],
+        _ => &["-DINTRODUCE"],
+    }
+}
+
+fn check(case: &Case) -> Check {
+    let tmp = temp_dir(&format!("native-readers-{}", case.name))?;
+    let (ref_dir, dir) = (tmp.path().join("ref"), tmp.path().join("lto"));
+    for d in [&ref_dir, &dir] {
+        wpd_tests::mkdir(d)?;
+    }
+    // The -O0 reference: the native side built with -O0 too.
+    let native_ref = build_native(case.native, &ref_dir, &["-O0"])?;
+    let reference = ref_dir.join("prog");
+    run(Command::new(CLANGXX)
+        .arg("-O0")
+        .args(defines(case.native))
+        .args([src("main.cpp"), src("zoo.cpp")])
+        .args(&native_ref)
+        .arg("-o")
+        .arg(&reference))?;
+    let want = run_program(&reference, &ref_dir)?;
+    let mut objects: Vec<OsString> = Vec::new();
+    for s in ["main", "zoo"] {
+        let o = dir.join(format!("{s}.o"));
+        run(Command::new(CLANGXX)
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables"])
+            .args(defines(case.native))
+            .arg("-c")
+            .arg(src(&format!("{s}.cpp")))
+            .arg("-o")
+            .arg(&o))?;
+        objects.push(o.into());
+    }
+    objects.extend(build_native(case.native, &dir, &[])?);
+    let mut failures = Vec::new();
+    let mut links: Vec<(String, Vec<String>)> = vec![(
+        "wpd-ld".into(),
+        vec![format!("--ld-path={}", wpd_ld_bin()?.display()), "-Wl,--lto-whole-program-visibility".into()],
+    )];
+    for linker in ["bfd", "gold", "mold"] {
+        if linker == "mold" && Command::new("mold").arg("--version").output().is_err() {
+            continue;
+        }
+        links.push((
+            format!("plugin-{linker}"),
+            vec![
+                format!("-fuse-ld={linker}"),
+                format!("-Wl,-plugin,{}", wpd_plugin_so()?.display()),
+                "-Wl,-plugin-opt=whole-program-visibility".into(),
+            ],
+        ));
+    }
+    for (label, flags) in &links {
+        if let Err(e) = link_and_check(case, &dir, label, flags, &objects, &want) {
+            failures.push(format!("[{label}] {e}"));
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
+}
+
+fn link_and_check(
+    case: &Case,
+    dir: &Path,
+    label: &str,
+    flags: &[String],
+    objects: &[OsString],
+    want: &RunResult,
+) -> Check {
+    let prog = dir.join(label);
+    let report_path = dir.join(format!("{label}.json"));
+    let report_flag = if label == "wpd-ld" {
+        format!("-Wl,--wpd-report={}", report_path.display())
+    } else {
+        format!("-Wl,-plugin-opt=wpd-report={}", report_path.display())
+    };
+    run(Command::new(CLANGXX).current_dir(dir).args(flags).arg(report_flag).args(objects).arg("-o").arg(&prog))?;
+    same_run(label, want, &run_program(&prog, dir)?)?;
+    let report = read_report(&report_path)?;
+    let dead = &report["dead_slots"];
+    let off = dead["off"].as_str();
+    let functions = dead["functions"].as_u64().unwrap_or(0);
+    // mold offers the plugin no native file at all.
+    let off_naming = if label == "plugin-mold" { Some("(mold shows it bitcode only)") } else { case.off_naming };
+    match (off_naming, off) {
+        (Some(name), Some(why)) if why.contains(name) => Ok(()),
+        (Some(name), _) => Err(format!("dead slots should be off naming {name:?}; the report has {dead}")),
+        (None, None) if functions > 0 => Ok(()),
+        (None, _) => Err(format!("dead slots should be on and drop functions; the report has {dead}")),
+    }
+}
