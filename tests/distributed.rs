@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
-use wpd_tests::{CLANGXX, Check, demo_objects, read, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, demo_objects, demo_reference, read, repo_root, run, run_raw, temp_dir};
 
 const LTO_FLAGS: &str = "-O2 -flto=thin -fwhole-program-vtables";
 
@@ -252,11 +252,129 @@ fn refused() -> Check {
     Ok(())
 }
 
+/// wpd-ld with lld's DTLTO options (`--thinlto-distributor=python3
+/// --thinlto-distributor-arg=isolating_distributor.py ...`) on the demo
+/// objects, linked from `dir` into `prog`.
+fn dtlto_link(dir: &Path, objects: &[PathBuf], prog: &Path, distributor_args: &[&str]) -> Check<std::process::Output> {
+    let script = fixture().join("isolating_distributor.py");
+    let mut cmd = Command::new(CLANGXX);
+    cmd.current_dir(dir)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .arg("-Wl,--lto-whole-program-visibility")
+        .arg(format!("-Wl,--wpd-report={}", prog.with_extension("json").display()))
+        .arg(format!("-Wl,--thinlto-distributor={}", which("python3")?.display()))
+        .arg(format!("-Wl,--thinlto-distributor-arg={}", script.display()));
+    for a in distributor_args {
+        cmd.arg(format!("-Wl,--thinlto-distributor-arg={a}"));
+    }
+    run_raw(cmd.args(objects).arg("-o").arg(prog))
+}
+
+/// The files a link left in `dir` besides `keep` (DTLTO's job directory
+/// and job description must be gone).
+fn leftovers(dir: &Path, keep: &[&Path]) -> Check<Vec<String>> {
+    Ok(std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .filter(|e| !keep.iter().any(|k| k.file_name() == Some(&e.file_name())))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("dtlto") || n.contains("dist-file"))
+        .collect())
+}
+
+/// DTLTO: the demo linked in-process and through a distributor that runs
+/// every job in an empty directory with only its listed files (their own
+/// directory renamed away meanwhile), and through one that runs them in
+/// place: the same program, byte for byte, the same report, and nothing
+/// left beside the output.
+fn dtlto() -> Check {
+    let t = temp_dir("distributed-dtlto")?;
+    let objects = demo_objects(t.path())?;
+    let out = t.path().join("out");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    let in_process = out.join("in-process");
+    run(Command::new(CLANGXX)
+        .current_dir(&out)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .arg("-Wl,--lto-whole-program-visibility")
+        .arg(format!("-Wl,--wpd-report={}", in_process.with_extension("json").display()))
+        .args(&objects)
+        .arg("-o")
+        .arg(&in_process))?;
+    let expected = demo_reference(t.path())?;
+    same_output(&in_process, &expected, "the in-process link")?;
+    let baseline = report(&in_process.with_extension("json"))?;
+    for (name, args) in [("isolated", &[][..]), ("in-place", &["--in-place"][..])] {
+        let prog = out.join(name);
+        let o = dtlto_link(&out, &objects, &prog, args)?;
+        if !o.status.success() {
+            return Err(format!("the {name} DTLTO link failed: {}", String::from_utf8_lossy(&o.stderr)));
+        }
+        same_output(&prog, &expected, &format!("the {name} DTLTO link"))?;
+        if read(&prog)? != read(&in_process)? {
+            return Err(format!("the {name} DTLTO link's program differs from the in-process link's"));
+        }
+        let got = report(&prog.with_extension("json"))?;
+        if got != baseline {
+            return Err(format!("the reports differ:\nin-process: {baseline}\n{name} DTLTO: {got}"));
+        }
+        let left = leftovers(&out, &[])?;
+        if !left.is_empty() {
+            return Err(format!("the {name} DTLTO link left {left:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// A DTLTO link whose distributor loses a job's object, fails, or is not
+/// there stops with one line naming the job or the distributor, writes no
+/// program and leaves no DTLTO file.
+fn dtlto_refused() -> Check {
+    let t = temp_dir("distributed-dtlto-refused")?;
+    let objects = demo_objects(t.path())?;
+    let out = t.path().join("out");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    let prog = out.join("prog");
+    let cases: [(&[&str], &str); 2] =
+        [(&["--drop-outputs-of=1"], "DTLTO job 2 ("), (&["--exit=3"], "the ThinLTO distributor")];
+    for (args, says) in cases {
+        let o = dtlto_link(&out, &objects, &prog, args)?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines = err.lines().filter(|l| l.contains("wpd-ld")).count();
+        if o.status.success() || !err.contains(says) || lines != 1 || prog.exists() {
+            return Err(format!("distributor {args:?}: {:?}, stderr {err}", o.status));
+        }
+        let left = leftovers(&out, &[])?;
+        if !left.is_empty() {
+            return Err(format!("distributor {args:?}: the failed link left {left:?}"));
+        }
+    }
+    let o = run_raw(
+        Command::new(CLANGXX)
+            .current_dir(&out)
+            .arg("-flto=thin")
+            .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+            .arg("-Wl,--thinlto-distributor=/nonexistent/distributor")
+            .args(&objects)
+            .arg("-o")
+            .arg(&prog),
+    )?;
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() || !err.contains("/nonexistent/distributor") || prog.exists() {
+        return Err(format!("a missing distributor: {:?}, stderr {err}", o.status));
+    }
+    Ok(())
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
         libtest_mimic::Trial::test("cmake_ninja", || cmake_ninja().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
+        libtest_mimic::Trial::test("dtlto", || dtlto().map_err(Into::into)),
+        libtest_mimic::Trial::test("dtlto_refused", || dtlto_refused().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -440,3 +440,14 @@ pub fn demo_objects(dir: &Path) -> Check<Vec<PathBuf>> {
     }
     Ok(objects)
 }
+
+/// What `fixtures/demo` built with `-O0` (into `dir/demo-ref`) prints.
+pub fn demo_reference(dir: &Path) -> Check<Vec<u8>> {
+    let reference = dir.join("demo-ref");
+    run(Command::new(CLANGXX)
+        .arg("-O0")
+        .args(["main.cpp", "shapes.cpp"].map(|s| repo_root().join("fixtures/demo").join(s)))
+        .arg("-o")
+        .arg(&reference))?;
+    Ok(run(&mut Command::new(&reference))?.stdout)
+}

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::Command;
 use wpd_tests::link::{wpd_ld_bin, wpd_plugin_so};
-use wpd_tests::{CLANGXX, Check, demo_objects, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, demo_objects, demo_reference, repo_root, run, run_raw, temp_dir};
 
 const LINKERS: [&str; 3] = ["bfd", "gold", "mold"];
 
@@ -49,22 +49,11 @@ fn checked_link(
     serde_json::from_slice(&std::fs::read(&report).map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
-/// What the demo built with `-O0` (in `dir`) prints.
-fn demo_output(dir: &Path) -> Check<Vec<u8>> {
-    let reference = dir.join("ref");
-    run(Command::new(CLANGXX)
-        .arg("-O0")
-        .args(["main.cpp", "shapes.cpp"].map(|s| repo_root().join("fixtures/demo").join(s)))
-        .arg("-o")
-        .arg(&reference))?;
-    Ok(run(&mut Command::new(&reference))?.stdout)
-}
-
 fn clean_links() -> Check {
     let t = temp_dir("plugin-clean")?;
     let objects = demo_objects(t.path())?;
     let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_output(t.path())?;
+    let want = demo_reference(t.path())?;
     for linker in LINKERS {
         let scratch = t.path().join(format!("tmp-{linker}"));
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
@@ -140,7 +129,7 @@ fn code_generation_flags() -> Check {
     let t = temp_dir("plugin-codegen-flags")?;
     let objects = demo_objects(t.path())?;
     let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_output(t.path())?;
+    let want = demo_reference(t.path())?;
     let text = |r: &serde_json::Value| r["size"]["output"]["sections"][".text"].as_u64().unwrap_or(0);
     for linker in LINKERS {
         let plain = checked_link(linker, t.path(), &[], &inputs, &t.path().join(format!("plain-{linker}")), &want)?;
@@ -162,7 +151,7 @@ fn section_options() -> Check {
     let t = temp_dir("plugin-sections")?;
     let objects = demo_objects(t.path())?;
     let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_output(t.path())?;
+    let want = demo_reference(t.path())?;
     // The `.text.<name>` sections of the objects the link kept, counted.
     let function_sections = |extra: &[&str], label: &str| -> Check<usize> {
         let prog = t.path().join(label);
@@ -220,7 +209,7 @@ fn same_settings() -> Check {
     let t = temp_dir("plugin-same-settings")?;
     let objects = demo_objects(t.path())?;
     let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_output(t.path())?;
+    let want = demo_reference(t.path())?;
     let opts = [
         "O1",
         "mcpu=x86-64-v2",

@@ -55,6 +55,23 @@ pub struct WpdOptions {
     pub index_only: Option<PathBuf>,
     /// `--wpd-from-index=DIR`: the final link on the objects of DIR's jobs.
     pub from_index: Option<PathBuf>,
+    /// lld's DTLTO options (`--thinlto-distributor=` and the rest).
+    pub dtlto: Dtlto,
+}
+
+/// lld's integrated distributed ThinLTO options. The link runs the
+/// distributor on its backend jobs when `distributor` is set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dtlto {
+    /// `--thinlto-distributor=`.
+    pub distributor: Option<PathBuf>,
+    /// `--thinlto-distributor-arg=`, in order.
+    pub distributor_args: Vec<String>,
+    /// `--thinlto-remote-compiler=`: the `wpd` executable the jobs run
+    /// (where the distributor runs them); by default the one beside wpd-ld.
+    pub remote_compiler: Option<PathBuf>,
+    /// `--thinlto-remote-compiler-arg=`: arguments before each job's own.
+    pub remote_compiler_args: Vec<String>,
 }
 
 /// A scanned command line.
@@ -492,6 +509,26 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                 } else {
                     out.wpd.from_index = dir
                 }
+                pass = false;
+            }
+            Action::ThinltoDistributor | Action::ThinltoRemoteCompiler => {
+                if v.is_empty() {
+                    return Err(Error::msg(format!("{shown} needs a program")));
+                }
+                let path = Some(PathBuf::from(&v));
+                if spec.action == Action::ThinltoDistributor {
+                    out.wpd.dtlto.distributor = path;
+                } else {
+                    out.wpd.dtlto.remote_compiler = path;
+                }
+                pass = false;
+            }
+            Action::ThinltoDistributorArg => {
+                out.wpd.dtlto.distributor_args.push(v);
+                pass = false;
+            }
+            Action::ThinltoRemoteCompilerArg => {
+                out.wpd.dtlto.remote_compiler_args.push(v);
                 pass = false;
             }
             Action::WpdOpen => {

@@ -84,7 +84,7 @@ fn remove_if_there(path: &Path) -> Result<()> {
 
 /// The `wpd` executable that runs the jobs: beside wpd-ld (as installed and
 /// as built), else the one in `PATH`.
-fn wpd_executable() -> Result<PathBuf> {
+pub fn wpd_executable() -> Result<PathBuf> {
     let beside = std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.join("wpd")));
     if let Some(p) = beside.filter(|p| p.is_file()) {
         return Ok(p);

@@ -8,6 +8,7 @@
 mod ahead;
 mod args;
 mod distributed;
+mod dtlto;
 mod extraction;
 mod inputs;
 mod options;
@@ -124,6 +125,8 @@ fn run(raw: Vec<String>) -> Result<u8> {
     // Until the link step has written its job list, an error discards what
     // it wrote into the index directory.
     let pending = distributed::Pending::new(index_dir.as_deref());
+    // DTLTO: the same jobs, beside the output, run by the user's distributor.
+    let dtlto = dtlto_files(&link)?;
 
     if !res.has_bitcode() {
         // No bitcode: nothing for wpd to do (a distributed link's only job
@@ -173,9 +176,10 @@ fn run(raw: Vec<String>) -> Result<u8> {
         model,
         native: &res.scan,
         output: link.output_kind(),
-        backends: match &index_dir {
-            Some(dir) => wpd::Backends::IndexOnly(dir),
-            None => wpd::Backends::InProcess,
+        backends: match (&index_dir, &dtlto) {
+            (Some(dir), _) => wpd::Backends::IndexOnly(dir),
+            (None, Some(files)) => wpd::Backends::IndexOnly(&files.dir),
+            (None, None) => wpd::Backends::InProcess,
         },
         cache: cache.as_ref(),
         progress: &progress,
@@ -223,6 +227,27 @@ fn run(raw: Vec<String>) -> Result<u8> {
         keep_temps(tmp, link.settings.save_temps);
         return Ok(0);
     }
+    if let Some(files) = &dtlto {
+        // Every job's files, then the distributor; the objects it brought
+        // back are linked as the in-process link's would be.
+        distributed::write_jobs(
+            &files.dir,
+            &argv,
+            &link,
+            &out.summaries,
+            &out.job_modules,
+            &codegen,
+            &serde_json::Value::Null,
+        )?;
+        let (wpd, wpd_args) = dtlto_wpd(&link.wpd.dtlto)?;
+        timings.phase("distribute", || files.distribute(&link.wpd.dtlto, &wpd, &wpd_args))?;
+        let (objects, _) = timings.phase("read", || distributed::objects(&files.dir, &modules))?;
+        let natives = wpd::backends::thinlto::Natives { objects, ..Default::default() };
+        let report = link.settings.report.as_ref().map(|_| report(&timings)).transpose()?;
+        let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
+        keep_temps(tmp, link.settings.save_temps);
+        return Ok(code);
+    }
     let report = link.settings.report.as_ref().map(|_| report(&timings)).transpose()?;
     // The same link without devirtualization (--wpd-size-baseline): every
     // hierarchy open, no speculation. Same summaries, another policy: only
@@ -260,6 +285,57 @@ fn run(raw: Vec<String>) -> Result<u8> {
     }
     keep_temps(tmp, link.settings.save_temps);
     Ok(code)
+}
+
+/// The files of a DTLTO link (`--thinlto-distributor=`), created beside
+/// the output; `None` without a distributor. The DTLTO options without a
+/// distributor, or with another distributed mode, are errors.
+fn dtlto_files(link: &LinkArgs) -> Result<Option<dtlto::Files>> {
+    let d = &link.wpd.dtlto;
+    if d.distributor.is_none() {
+        if !d.distributor_args.is_empty() || d.remote_compiler.is_some() || !d.remote_compiler_args.is_empty() {
+            return Err(Error::msg(
+                "--thinlto-distributor-arg, --thinlto-remote-compiler and --thinlto-remote-compiler-arg need --thinlto-distributor",
+            ));
+        }
+        return Ok(None);
+    }
+    if link.wpd.index_only.is_some() || link.wpd.from_index.is_some() {
+        return Err(Error::msg("--thinlto-distributor excludes --wpd-index-only and --wpd-from-index"));
+    }
+    if link.wpd.size_baseline {
+        return Err(Error::msg("--wpd-size-baseline links twice in one process: not with --thinlto-distributor"));
+    }
+    let output = link.output.clone().unwrap_or_else(|| "a.out".into());
+    Ok(Some(dtlto::Files::new(Path::new(&output), link.settings.save_temps)?))
+}
+
+/// The `wpd` executable a DTLTO job runs: `--thinlto-remote-compiler` when
+/// it names one, else the one beside wpd-ld. clang's driver names itself
+/// there (`-fthinlto-distributor=`), but wpd's jobs are not clang's: a
+/// remote compiler that is not wpd, and its arguments, are set aside with
+/// a warning.
+fn dtlto_wpd(d: &args::Dtlto) -> Result<(PathBuf, Vec<String>)> {
+    match &d.remote_compiler {
+        Some(p) if p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("wpd")) => {
+            Ok((p.clone(), d.remote_compiler_args.clone()))
+        }
+        Some(p) => {
+            let ours = distributed::wpd_executable()?;
+            let args = if d.remote_compiler_args.is_empty() {
+                ""
+            } else {
+                " (and its --thinlto-remote-compiler-arg options are not passed)"
+            };
+            eprintln!(
+                "wpd-ld: warning: --thinlto-remote-compiler={}: wpd's backend jobs run {}, not a compiler{args}",
+                p.display(),
+                ours.display(),
+            );
+            Ok((ours, Vec::new()))
+        }
+        None => Ok((distributed::wpd_executable()?, d.remote_compiler_args.clone())),
+    }
 }
 
 /// The real link: native objects (`objects`, one per loaded bitcode unit,

@@ -155,6 +155,15 @@ pub enum Action {
     /// `--wpd-from-index=DIR`: the final link of a distributed link, on the
     /// objects its jobs wrote into DIR.
     WpdFromIndex,
+    /// `--thinlto-distributor=PATH`: integrated distributed ThinLTO
+    /// (DTLTO): the backend jobs go to this program.
+    ThinltoDistributor,
+    /// `--thinlto-distributor-arg=ARG`: an argument for the distributor.
+    ThinltoDistributorArg,
+    /// `--thinlto-remote-compiler=PATH`: what runs each job remotely.
+    ThinltoRemoteCompiler,
+    /// `--thinlto-remote-compiler-arg=ARG`: an argument for it.
+    ThinltoRemoteCompilerArg,
 }
 
 /// One option: its names (one character: a short option, `-x`; longer: a
@@ -423,6 +432,12 @@ pub const OPTIONS: &[Spec] = &[
     o(&["thinlto-index-only"], Optional, Lto, A::Refuse(DISTRIBUTED)),
     o(&["thinlto-emit-imports-files"], Flag, Lto, A::Refuse(DISTRIBUTED)),
     o(&["thinlto-prefix-replace", "thinlto-object-suffix-replace"], Value, Lto, A::Refuse(DISTRIBUTED)),
+    // lld's integrated distributed ThinLTO (DTLTO): wpd's own jobs, handed
+    // to the user's distributor in LLVM's job description format.
+    o(&["thinlto-distributor"], Value, Lto, A::ThinltoDistributor),
+    o(&["thinlto-distributor-arg"], Value, Lto, A::ThinltoDistributorArg),
+    o(&["thinlto-remote-compiler"], Value, Lto, A::ThinltoRemoteCompiler),
+    o(&["thinlto-remote-compiler-arg"], Value, Lto, A::ThinltoRemoteCompilerArg),
     // wpd's own.
     o(&["wpd-linker"], Value, Wpd, A::WpdLinker),
     o(&["wpd-report"], Value, Wpd, A::WpdReport),

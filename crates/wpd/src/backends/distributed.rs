@@ -316,7 +316,16 @@ impl JobList {
 /// Runs one backend job: `module` compiled under the options file
 /// `options`, as task `task`, into `out` (written atomically).
 pub fn run_job(module: &Path, options: &Path, task: u32, out: &Path) -> Result<()> {
-    let opts = BackendOptions::read(options)?;
+    let mut opts = BackendOptions::read(options)?;
+    // The profiles travel beside the options file (`sample.prof`,
+    // `cs.profdata`): relative names are relative to it, wherever the job
+    // runs (in the index directory for Ninja, anywhere for a distributor).
+    let beside = options.parent().unwrap_or(Path::new(""));
+    for p in [&mut opts.sample_profile, &mut opts.cs_profile].into_iter().flatten() {
+        if p.is_relative() {
+            *p = beside.join(&*p);
+        }
+    }
     wpd_llvm::Context::set_llvm_options(&opts.llvm_options).map_err(|e| e.context(options.display().to_string()))?;
     let codegen = opts.codegen(&options.display().to_string())?;
     if let Some(dir) = &codegen.dwo_dir {
