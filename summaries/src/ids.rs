@@ -78,19 +78,21 @@ entity_ref!(
 /// not copied: a module names the same few functions and type ids at
 /// every one of its call sites, and a large link holds a million call
 /// sites, so each distinct name of a summary is one allocation that every
-/// mention holds (an `Arc<str>`, 16 bytes, against 24 plus a heap copy
-/// for a `String`). Ordered, hashed and compared as the text.
+/// mention holds. A mention is one pointer (8 bytes: an `Arc` of a boxed
+/// `str`, where an `Arc<str>` would be 16 and a `String` 24 plus a heap
+/// copy); reading the text costs one more indirection. Ordered, hashed and
+/// compared as the text.
 ///
 /// A wpd file holds each distinct name once ([`NameTable`]), so decoding
 /// one ([`crate::container::decode`]) gives every mention of a name the
 /// same allocation; elsewhere a `Name` is made from a string like any
 /// other value, and serialized as its text.
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Name(Arc<str>);
+pub struct Name(Arc<Box<str>>);
 
 impl Name {
     pub fn new(text: &str) -> Name {
-        Name(Arc::from(text))
+        Name(Arc::new(Box::from(text)))
     }
 
     pub fn as_str(&self) -> &str {
@@ -113,7 +115,7 @@ impl From<&str> for Name {
 
 impl From<String> for Name {
     fn from(s: String) -> Name {
-        Name(Arc::from(s))
+        Name(Arc::new(s.into_boxed_str()))
     }
 }
 
@@ -131,25 +133,25 @@ impl From<Name> for String {
 
 impl PartialEq<Name> for str {
     fn eq(&self, other: &Name) -> bool {
-        self == &*other.0
+        self == &**other.0
     }
 }
 
 impl PartialEq<Name> for &str {
     fn eq(&self, other: &Name) -> bool {
-        *self == &*other.0
+        *self == &**other.0
     }
 }
 
 impl PartialEq<Name> for String {
     fn eq(&self, other: &Name) -> bool {
-        **self == *other.0
+        **self == **other.0
     }
 }
 
 impl fmt::Debug for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        fmt::Debug::fmt(&**self.0, f)
     }
 }
 
