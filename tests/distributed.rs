@@ -255,7 +255,13 @@ fn refused() -> Check {
 /// wpd-ld with lld's DTLTO options (`--thinlto-distributor=python3
 /// --thinlto-distributor-arg=isolating_distributor.py ...`) on the demo
 /// objects, linked from `dir` into `prog`.
-fn dtlto_link(dir: &Path, objects: &[PathBuf], prog: &Path, distributor_args: &[&str]) -> Check<std::process::Output> {
+fn dtlto_link(
+    dir: &Path,
+    objects: &[PathBuf],
+    prog: &Path,
+    distributor_args: &[&str],
+    link_flags: &[&str],
+) -> Check<std::process::Output> {
     let script = fixture().join("isolating_distributor.py");
     let mut cmd = Command::new(CLANGXX);
     cmd.current_dir(dir)
@@ -268,7 +274,7 @@ fn dtlto_link(dir: &Path, objects: &[PathBuf], prog: &Path, distributor_args: &[
     for a in distributor_args {
         cmd.arg(format!("-Wl,--thinlto-distributor-arg={a}"));
     }
-    run_raw(cmd.args(objects).arg("-o").arg(prog))
+    run_raw(cmd.args(link_flags).args(objects).arg("-o").arg(prog))
 }
 
 /// The files a link left in `dir` besides `keep` (DTLTO's job directory
@@ -308,7 +314,7 @@ fn dtlto() -> Check {
     let baseline = report(&in_process.with_extension("json"))?;
     for (name, args) in [("isolated", &[][..]), ("in-place", &["--in-place"][..])] {
         let prog = out.join(name);
-        let o = dtlto_link(&out, &objects, &prog, args)?;
+        let o = dtlto_link(&out, &objects, &prog, args, &[])?;
         if !o.status.success() {
             return Err(format!("the {name} DTLTO link failed: {}", String::from_utf8_lossy(&o.stderr)));
         }
@@ -323,6 +329,32 @@ fn dtlto() -> Check {
         let left = leftovers(&out, &[])?;
         if !left.is_empty() {
             return Err(format!("the {name} DTLTO link left {left:?}"));
+        }
+    }
+    // A sample profile travels with the jobs (copied beside their options
+    // file, found there by an isolated job): the same program again.
+    let profile = out.join("demo.prof");
+    std::fs::write(&profile, "main:1000:10\n 1: 10\n 2: 100\n").map_err(|e| e.to_string())?;
+    let flag = format!("-Wl,--lto-sample-profile={}", profile.display());
+    let (plain, distributed) = (out.join("profiled"), out.join("profiled-dtlto"));
+    run(Command::new(CLANGXX)
+        .current_dir(&out)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .arg("-Wl,--lto-whole-program-visibility")
+        .arg(&flag)
+        .args(&objects)
+        .arg("-o")
+        .arg(&plain))?;
+    // In place, the jobs run in the link's directory: they find the
+    // profile beside their options file, not in their working directory.
+    for args in [&[][..], &["--in-place"][..]] {
+        let o = dtlto_link(&out, &objects, &distributed, args, &[&flag])?;
+        if !o.status.success() {
+            return Err(format!("the profiled DTLTO link {args:?} failed: {}", String::from_utf8_lossy(&o.stderr)));
+        }
+        if read(&plain)? != read(&distributed)? {
+            return Err(format!("with a sample profile, the DTLTO link {args:?} differs from the in-process link"));
         }
     }
     Ok(())
@@ -340,7 +372,7 @@ fn dtlto_refused() -> Check {
     let cases: [(&[&str], &str); 2] =
         [(&["--drop-outputs-of=1"], "DTLTO job 2 ("), (&["--exit=3"], "the ThinLTO distributor")];
     for (args, says) in cases {
-        let o = dtlto_link(&out, &objects, &prog, args)?;
+        let o = dtlto_link(&out, &objects, &prog, args, &[])?;
         let err = String::from_utf8_lossy(&o.stderr);
         let lines = err.lines().filter(|l| l.contains("wpd-ld")).count();
         if o.status.success() || !err.contains(says) || lines != 1 || prog.exists() {

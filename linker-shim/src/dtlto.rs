@@ -112,7 +112,7 @@ fn description(jobs: &JobList, dir: &Path, output: &Path, wpd: &Path, wpd_args: 
     let common_inputs: Vec<String> = jobs
         .jobs
         .first()
-        .map(|j| j.inputs[1..].iter().map(|p| abs(p)).collect())
+        .map(|j| j.inputs.iter().skip(1).map(|p| abs(p)).collect())
         .unwrap_or_else(|| vec![options.clone()]);
     let list: Vec<serde_json::Value> = jobs
         .jobs
