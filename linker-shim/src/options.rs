@@ -186,7 +186,7 @@ use Arity::{Flag, Optional, Prefix, Value};
 use Effect::{Harmless, Input, InputState, Lto, Output, Symbols, Wpd};
 use wpd_link::resolve::Symbolic;
 
-const DISTRIBUTED: &str = "distributed ThinLTO with wpd is --wpd-index-only=DIR (docs/cli.md)";
+const DISTRIBUTED: &str = "distributed ThinLTO with wpd is --wpd-index-only=DIR, or --thinlto-distributor=PATH for a DTLTO distributor (docs/cli.md)";
 
 /// Every ld option wpd-ld accepts.
 pub const OPTIONS: &[Spec] = &[
