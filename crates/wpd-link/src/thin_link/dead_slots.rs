@@ -333,11 +333,15 @@ fn member_pointer_target(
 /// holding it (in the copy the link keeps; the others are never code of
 /// the program), gathered once: the rounds of the fixpoint only ask which
 /// holders are still live.
+/// What a load through a tested pointer reads: a type id, by its number in
+/// [`ReadSites::type_nos`], and an offset (`None`: any).
+type TypeRead = (usize, Option<u64>);
+
 struct ReadSites<'a> {
     /// Call sites that load their slot under the plan, and other loads
-    /// through a tested pointer: (holder, type id by its number in
-    /// `type_nos`, offset; `None`: any).
-    tested: Vec<(RefNode, usize, Option<u64>)>,
+    /// through a tested pointer, by what they read, with the functions
+    /// holding them. A round asks only whether one holder is live.
+    tested: Vec<(TypeRead, Vec<RefNode>)>,
     /// The type ids read, numbered.
     type_nos: HashMap<&'a TypeId, usize>,
     /// Calls through pointers to virtual member functions, by the
@@ -353,50 +357,55 @@ type LiveReads<'a> = (Vec<Reads>, HashSet<&'a Signature>, HashMap<SymKey<'a>, Re
 
 impl<'a> ReadSites<'a> {
     fn collect(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls: &ProgramCalls<'a>) -> ReadSites<'a> {
-        let mut out =
-            ReadSites { tested: Vec::new(), type_nos: HashMap::default(), untested: Vec::new(), direct: Vec::new() };
-        let push = |out: &mut ReadSites<'a>, h: RefNode, t: &'a TypeId, offset: Option<u64>| {
-            let next = out.type_nos.len();
-            let read = (h, *out.type_nos.entry(t).or_insert(next), offset);
+        let mut type_nos: HashMap<&'a TypeId, usize> = HashMap::default();
+        let mut number = |t: &'a TypeId| {
+            let next = type_nos.len();
+            *type_nos.entry(t).or_insert(next)
+        };
+        let mut groups: HashMap<TypeRead, Vec<RefNode>> = HashMap::default();
+        let mut add = |read: TypeRead, h: RefNode| {
+            let holders = groups.entry(read).or_default();
             // A function's reads of one slot are often consecutive.
-            if out.tested.last() != Some(&read) {
-                out.tested.push(read);
+            if holders.last() != Some(&h) {
+                holders.push(h);
             }
         };
         // The program's calls that still load their slot under the plan.
         for (slot, d) in decided_slots(calls, plan) {
+            let read = (number(slot.type_id), Some(slot.offset));
             for (c, &h) in slot.sites.iter().zip(&slot.holders) {
                 if Outcome::may_load_slot_under(Some(d), c, policy) {
-                    push(&mut out, h, slot.type_id, Some(slot.offset));
+                    add(read, h);
                 }
             }
         }
         for &(h, t) in &calls.untargeted {
-            push(&mut out, h, t, None);
+            add((number(t), None), h);
         }
         // The other reads, of code of the program only (as the calls'): a
         // function the link found dead never comes back to life here.
+        let (mut untested, mut direct) = (Vec::new(), Vec::new());
         for (m, s) in modules(link.summaries) {
             let mut holder = link.program_nodes(m);
             for r in &s.slot_reads.untested {
                 if let (Some(sig), Some(h)) = (&r.signature, holder(&r.function)) {
-                    out.untested.push((h, sig));
+                    untested.push((h, sig));
                 }
             }
             for read in &s.slot_reads.tested {
                 if let Some(h) = holder(&read.function) {
-                    push(&mut out, h, &read.type_id, read.offset);
+                    add((number(&read.type_id), read.offset), h);
                 }
             }
             for read in &s.slot_reads.direct {
                 if let Some(h) = holder(&read.function) {
-                    out.direct.push((h, link.key(m, &read.vtable), read.offset));
+                    direct.push((h, link.key(m, &read.vtable), read.offset));
                 }
             }
         }
-        // Grown by doubling, and kept through every round.
-        out.tested.shrink_to_fit();
-        out
+        // (A round's result is a union: the groups' order does not matter.)
+        let tested = groups.into_iter().collect();
+        ReadSites { tested, type_nos, untested, direct }
     }
 
     /// The number of type id `t` among those read, if any code reads it.
@@ -415,8 +424,8 @@ impl<'a> ReadSites<'a> {
             }
         }
         let mut by_type: Vec<Reads> = (0..self.type_nos.len()).map(|_| Reads::default()).collect();
-        for &(h, t, offset) in &self.tested {
-            if live.has(h) {
+        for &((t, offset), ref holders) in &self.tested {
+            if holders.iter().any(|&h| live.has(h)) {
                 add(&mut by_type[t], offset);
             }
         }

@@ -840,35 +840,47 @@ impl<'a> ProgramCalls<'a> {
     fn gather(link: &Hierarchy<'a>) -> ProgramCalls<'a> {
         // Grouped by hash (a million call sites in a large link), then put
         // in slot order once.
-        type Sites<'a> = (Vec<&'a CallSite>, Vec<RefNode>);
-        let mut by_slot: FxHashMap<(&'a TypeId, u64), Sites<'a>> = FxHashMap::default();
+        let mut slots: Vec<SlotCalls<'a>> = Vec::new();
+        let mut by_slot: FxHashMap<(&'a TypeId, u64), usize> = FxHashMap::default();
+        // Within a module, by the address of the type id's text: a summary
+        // read from a file shares one allocation per distinct name, so the
+        // text is hashed once per module and slot, not once per call.
+        let mut in_module: FxHashMap<(usize, u64), usize> = FxHashMap::default();
         let mut untargeted = Vec::new();
         let mut outside_program = PerModule::with_len(link.summaries.len(), |_| BTreeSet::new());
         for (m, s) in link.modules() {
             let mut program_node = link.program_nodes(m);
+            in_module.clear();
             for c in &s.call_sites {
                 match (program_node(&c.function), c.offset) {
                     (None, _) => {
                         outside_program[m].insert(c.function.as_str());
                     }
                     (Some(h), Some(offset)) => {
-                        let (sites, holders) = by_slot.entry((&c.type_id, offset)).or_default();
-                        sites.push(c);
-                        holders.push(h);
+                        let at = c.type_id.as_str().as_ptr() as usize;
+                        let k = *in_module.entry((at, offset)).or_insert_with(|| {
+                            *by_slot.entry((&c.type_id, offset)).or_insert_with(|| {
+                                slots.push(SlotCalls {
+                                    type_id: &c.type_id,
+                                    offset,
+                                    sites: Vec::new(),
+                                    holders: Vec::new(),
+                                });
+                                slots.len() - 1
+                            })
+                        });
+                        slots[k].sites.push(c);
+                        slots[k].holders.push(h);
                     }
                     (Some(h), None) => untargeted.push((h, &c.type_id)),
                 }
             }
         }
-        let mut slots: Vec<SlotCalls<'a>> = by_slot
-            .into_iter()
-            .map(|((type_id, offset), (mut sites, mut holders))| {
-                // Grown by doubling: a million entries in a large link.
-                sites.shrink_to_fit();
-                holders.shrink_to_fit();
-                SlotCalls { type_id, offset, sites, holders }
-            })
-            .collect();
+        for slot in &mut slots {
+            // Grown by doubling: a million entries in a large link.
+            slot.sites.shrink_to_fit();
+            slot.holders.shrink_to_fit();
+        }
         slots.sort_unstable_by(|a, b| (a.type_id, a.offset).cmp(&(b.type_id, b.offset)));
         ProgramCalls { slots, untargeted, outside_program }
     }
