@@ -13,6 +13,9 @@
 //! (`-fprofile-instr-generate`, `-fprofile-instr-use`) only with
 //! `-mllvm -enable-value-profiling`, so both are tested, the front end's
 //! also without value profiles (the plan's static order then stands).
+//! A sample profile (`-fprofile-sample-use`, AutoFDO's text format) is
+//! written by the test as a sampling profiler would record the workload:
+//! the loop's call and its targets' counts, 90% and 10%.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -32,6 +35,9 @@ struct Mode {
     use_flags: &'static [&'static str],
     /// Whether the calls carry value profiles, so the order must follow.
     value_profiles: bool,
+    /// A sample profile written by the test ([`sample_profile`]) instead
+    /// of an instrumented run.
+    sampled: bool,
 }
 
 const MODES: &[Mode] = &[
@@ -40,20 +46,42 @@ const MODES: &[Mode] = &[
         generate: &["-fprofile-generate={dir}"],
         use_flags: &["-fprofile-use={profile}"],
         value_profiles: true,
+        sampled: false,
     },
     Mode {
         name: "frontend_instrumentation",
         generate: &["-fprofile-instr-generate", "-mllvm", "-enable-value-profiling"],
         use_flags: &["-fprofile-instr-use={profile}", "-mllvm", "-enable-value-profiling"],
         value_profiles: true,
+        sampled: false,
     },
     Mode {
         name: "frontend_without_value_profiles",
         generate: &["-fprofile-instr-generate"],
         use_flags: &["-fprofile-instr-use={profile}"],
         value_profiles: false,
+        sampled: false,
+    },
+    Mode {
+        name: "sample_profile",
+        generate: &[],
+        use_flags: &["-fprofile-sample-use={profile}"],
+        value_profiles: true,
+        sampled: true,
     },
 ];
+
+/// The sample profile of `workload` in AutoFDO's text format: `total`'s
+/// loop call (by its line offset from the function's first line, read
+/// from main.cpp) with the counts of its targets, hottest first.
+fn sample_profile(dir: &Path, workload: &str) -> Check<String> {
+    let main = std::fs::read_to_string(dir.join("main.cpp")).map_err(|e| format!("main.cpp: {e}"))?;
+    let line_of = |what: &str| main.lines().position(|l| l.contains(what)).ok_or(format!("main.cpp has no {what}"));
+    let offset = line_of("->area(")? - line_of("long total(")?;
+    let [hot, warm] = expected(workload);
+    let target = |class: &str| format!("_ZNK12_GLOBAL__N_1{}{class}4areaEl", class.len());
+    Ok(format!("_Z5totalPP5Shapeil:1000000:100\n {offset}: 100000 {}:90000 {}:10000\n", target(hot), target(warm)))
+}
 
 fn output(cmd: &mut Command) -> Check<String> {
     Ok(String::from_utf8_lossy(&run(cmd)?.stdout).into_owned())
@@ -99,18 +127,10 @@ fn expected(workload: &str) -> [&'static str; 2] {
     if workload == "tri" { ["Tri", "Circle"] } else { ["Square", "Hex"] }
 }
 
-fn check(mode: &Mode, workload: &str) -> Check {
-    let tmp = temp_dir(&format!("profile-{}-{workload}", mode.name))?;
-    let dir = tmp.path();
-    sources(dir)?;
+/// The instrumented build of `mode`, run once with `workload`, its raw
+/// profiles merged into `dir/p.profdata`.
+fn instrumented_run(mode: &Mode, workload: &str, dir: &Path) -> Check {
     let dir_s = dir.display().to_string();
-
-    // The reference: -O0, no profile.
-    run(Command::new(CLANGXX).current_dir(dir).arg("-O0").args(SOURCES).arg("-o").arg("ref"))?;
-    let reference: Vec<String> =
-        WORKLOADS.iter().map(|w| output(Command::new(dir.join("ref")).arg(w))).collect::<Check<_>>()?;
-
-    // Instrumented build, one run, merged profile.
     let generate: Vec<String> = mode.generate.iter().map(|f| f.replace("{dir}", &dir_s)).collect();
     run(Command::new(CLANGXX).current_dir(dir).arg("-O2").args(&generate).args(SOURCES).arg("-o").arg("gen"))?;
     run(Command::new(dir.join("gen"))
@@ -127,8 +147,28 @@ fn check(mode: &Mode, workload: &str) -> Check {
     }
     run(Command::new("llvm-profdata-19").current_dir(dir).arg("merge").arg("-o").arg("p.profdata").args(&raw))?;
 
+    Ok(())
+}
+
+fn check(mode: &Mode, workload: &str) -> Check {
+    let tmp = temp_dir(&format!("profile-{}-{workload}", mode.name))?;
+    let dir = tmp.path();
+    sources(dir)?;
+
+    // The reference: -O0, no profile.
+    run(Command::new(CLANGXX).current_dir(dir).arg("-O0").args(SOURCES).arg("-o").arg("ref"))?;
+    let reference: Vec<String> =
+        WORKLOADS.iter().map(|w| output(Command::new(dir.join("ref")).arg(w))).collect::<Check<_>>()?;
+
+    let profile = if mode.sampled { "p.prof" } else { "p.profdata" };
+    if mode.sampled {
+        std::fs::write(dir.join(profile), sample_profile(dir, workload)?).map_err(|e| e.to_string())?;
+    } else {
+        instrumented_run(mode, workload, dir)?;
+    }
+
     // The ThinLTO build with the profile, linked by wpd-ld.
-    let use_flags: Vec<String> = mode.use_flags.iter().map(|f| f.replace("{profile}", "p.profdata")).collect();
+    let use_flags: Vec<String> = mode.use_flags.iter().map(|f| f.replace("{profile}", profile)).collect();
     let mut objects: Vec<OsString> = Vec::new();
     for src in SOURCES {
         let obj = src.replace(".cpp", ".o");
@@ -142,15 +182,13 @@ fn check(mode: &Mode, workload: &str) -> Check {
             .arg(&obj))?;
         objects.push(obj.into());
     }
-    let link = run(&mut wpd_ld_command(
-        dir,
-        &objects,
-        &dir.join("prog"),
-        true,
-        // Four classes: above the default of 3 targets.
-        &["-Wl,--wpd-remarks".to_string(), "-Wl,--wpd-closed-set=4".to_string()],
-        &dir.join("tmp"),
-    )?)?;
+    // Four classes: above the default of 3 targets. A sample profile also
+    // goes to the backends, as clang's driver passes it.
+    let mut extra = vec!["-Wl,--wpd-remarks".to_string(), "-Wl,--wpd-closed-set=4".to_string()];
+    if mode.sampled {
+        extra.push(format!("-fprofile-sample-use={profile}"));
+    }
+    let link = run(&mut wpd_ld_command(dir, &objects, &dir.join("prog"), true, &extra, &dir.join("tmp"))?)?;
     let stderr = String::from_utf8_lossy(&link.stderr);
     let remark = total_remark(&stderr)?;
     let order = classes(&remark);
