@@ -45,6 +45,14 @@ impl Files {
             output.with_file_name(name)
         };
         let (dir, json) = (with("dtlto"), with("dist-file.json"));
+        // Named after this process: anything there is left from a link of
+        // an earlier process with the same id, whose objects must not be
+        // taken for this link's.
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(|e| {
+                Error::msg(format!("{}: cannot remove a stale DTLTO job directory: {e}", dir.display()))
+            })?;
+        }
         std::fs::create_dir_all(&dir)
             .map_err(|e| Error::msg(format!("{}: cannot create the DTLTO job directory: {e}", dir.display())))?;
         Ok(Files { dir, json, output, keep })
