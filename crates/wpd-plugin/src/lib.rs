@@ -77,12 +77,8 @@ struct State {
     temp: Option<tempfile::TempDir>,
     /// The report, completed at cleanup with the output's sizes.
     report: Option<serde_json::Value>,
-    /// The first native file offered to the plugin that may hold C++ code
-    /// ([`wpd_link::native::native_cxx`]), with why.
-    native_cxx: Option<String>,
-    /// How many native files the linker offered (mold offers none: it
-    /// hands the plugin bitcode only).
-    natives_offered: usize,
+    /// The native files the linker offered.
+    natives: model::NativeFiles,
 }
 
 /// The plugin's state: one link per process.
@@ -236,8 +232,7 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
         members: std::collections::HashMap::new(),
         temp: None,
         report: None,
-        native_cxx: None,
-        natives_offered: 0,
+        natives: model::NativeFiles::default(),
     });
     // SAFETY: the linker's registration functions, given hooks with the
     // signatures plugin-api.h declares.
@@ -284,6 +279,20 @@ fn member_names(path: &str) -> std::collections::HashMap<u64, String> {
     out
 }
 
+/// How reports and errors name the file the linker offers at `offset` of
+/// `path`: `archive(member)` for a member, as wpd-ld and lld's --trace name
+/// members (the archive's member table read once).
+fn shown(state: &mut State, path: &str, offset: i64) -> String {
+    if offset <= 0 {
+        return path.to_string();
+    }
+    let members = state.members.entry(path.to_string()).or_insert_with(|| member_names(path));
+    match members.get(&(offset as u64)) {
+        Some(m) => format!("{path}({m})"),
+        None => format!("{path}@{offset}"),
+    }
+}
+
 /// The linker's claim-file hook.
 ///
 /// # Safety
@@ -297,22 +306,16 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
     let result = with_state(|state| -> Result<bool> {
         let mut bytes = read_at(file.fd, file.offset, file.filesize)
             .map_err(|e| Error::at(format!("{name} (at offset {})", file.offset), e.to_string()))?;
-        let shown = if file.offset > 0 {
-            // `archive(member)`, as wpd-ld and lld's --trace name members.
-            let members = state.members.entry(name.clone()).or_insert_with(|| member_names(&name));
-            match members.get(&(file.offset as u64)) {
-                Some(m) => format!("{name}({m})"),
-                None => format!("{name}@{}", file.offset),
-            }
-        } else {
-            name.clone()
-        };
         // Native code the linker loads: C++ there may call the program's
-        // virtual functions without any symbol saying so.
+        // virtual functions without any symbol saying so. (Judged by the
+        // file's or archive's name and contents; a member is named only
+        // when it is the one that says so.)
         let native = |state: &mut State, bytes: &[u8]| {
-            state.natives_offered += 1;
-            if state.native_cxx.is_none() {
-                state.native_cxx = wpd_link::native::native_cxx(bytes, &shown);
+            state.natives.count += 1;
+            if state.natives.cxx.is_none()
+                && let Some(why) = wpd_link::native::native_cxx(bytes, &name)
+            {
+                state.natives.cxx = Some(format!("{} ({why})", shown(state, &name, file.offset)));
             }
             Ok(false)
         };
@@ -333,6 +336,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
                 }
             }
         }
+        let shown = shown(state, &name, file.offset);
         let table = wpd_llvm::read_bitcode_symtab(&bytes).map_err(|e| e.context(&shown))?;
         let symbols: Vec<BitcodeSymbol> = table.symbols.iter().filter(|s| s.in_link()).cloned().collect();
         let mut strings = Vec::new();
@@ -536,15 +540,7 @@ fn link(state: &mut State) -> Result<()> {
     for w in &wraps {
         mentioned.extend([format!("__wrap_{w}"), format!("__real_{w}"), w.clone()]);
     }
-    let mut from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned);
-    if let Some(file) = &state.native_cxx {
-        from.native.cxx_code = Some(file.clone());
-    } else if state.natives_offered == 0 {
-        // Every C++ link has native startup objects: a linker that offered
-        // none links native code the plugin cannot check.
-        from.native.cxx_code =
-            Some("the native files the linker did not show the plugin (mold shows it bitcode only)".into());
-    }
+    let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned, &state.natives);
     let modules: Vec<BitcodeInput> = loaded.iter().map(|(f, _)| f.input.clone()).collect();
     if modules.is_empty() {
         return Ok(());

@@ -29,6 +29,17 @@ pub enum Output {
     Shared,
 }
 
+/// The native files the linker offered the plugin (its claim-file hook
+/// sees every file it loads, bitcode or not; mold offers bitcode only).
+#[derive(Debug, Default)]
+pub struct NativeFiles {
+    /// How many.
+    pub count: usize,
+    /// The first that may hold C++ code
+    /// ([`wpd_link::native::native_cxx`]), and why.
+    pub cxx: Option<String>,
+}
+
 /// What the resolutions say, for the pipeline: the link model, and the
 /// native side's view of C++ classes for validation.
 pub struct FromLinker {
@@ -60,17 +71,30 @@ fn prevails(res: i32) -> bool {
 /// referenced from outside, and so is every name in `mentioned` (symbols
 /// the linker's command line or scripts name: `-init`, `-e`, `--defsym`,
 /// `ENTRY`, … which not every linker reports as references).
+///
+/// Native C++ code (which turns dead slots off) is what `offered` found in
+/// the native files the linker offered the plugin; when it offered none
+/// (mold), every link's native side is unknown; else a C++ name shared
+/// with the bitcode that a regular object or shared library resolves.
 pub fn from_linker(
     files: &[Resolved<'_>],
     output: Output,
     flavor: Flavor,
     wraps: Vec<String>,
     mentioned: &BTreeSet<String>,
+    offered: &NativeFiles,
 ) -> FromLinker {
     let mut loaded = Vec::with_capacity(files.len());
     let mut outside = BTreeSet::new();
     let mut exported = BTreeSet::new();
-    let mut native = NativeScan::default();
+    let cxx_code = match (&offered.cxx, offered.count) {
+        (Some(why), _) => Some(why.clone()),
+        // Every C++ link has native startup objects: a linker that
+        // offered none links native code the plugin cannot check.
+        (None, 0) => Some("the native files the linker did not show the plugin (mold shows it bitcode only)".into()),
+        (None, _) => None,
+    };
+    let mut native = NativeScan { cxx_code, ..NativeScan::default() };
     for f in files {
         let mut defined = BTreeSet::new();
         let mut prevailing = BTreeSet::new();
@@ -272,7 +296,9 @@ mod tests {
             Resolved { name: "a.o", symbols: &a, resolutions: &ra },
             Resolved { name: "b.o", symbols: &b, resolutions: &rb },
         ];
-        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new());
+        // The linker offered native files, none of them C++.
+        let offered = NativeFiles { count: 3, cxx: None };
+        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
         assert!(m.model.loaded[0].prevailing.contains("_Z3tplv"));
         assert!(!m.model.loaded[1].prevailing.contains("_Z3tplv"));
         assert!(m.model.loaded[1].defined.contains("_Z3tplv"));
@@ -286,7 +312,7 @@ mod tests {
         assert!(!m.native.classes.contains_key("3tplv"));
         // A symbol the command line names (`-init=api`) is referenced.
         let named = BTreeSet::from(["_Z3tplv".to_string()]);
-        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &named);
+        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &named, &offered);
         assert!(m.model.outside_refs.known().unwrap().contains("_Z3tplv"));
     }
 

@@ -170,17 +170,43 @@ fn soname<Elf: FileHeader<Endian = Endianness>>(
     endian: Endianness,
     data: &[u8],
 ) -> Result<Option<String>, String> {
+    let names = dynamic_strings(sections, endian, data, elf::DT_SONAME)?;
+    Ok(names.first().map(|name| String::from_utf8_lossy(name).into_owned()))
+}
+
+/// The strings of the dynamic section's `tag` entries (`DT_SONAME`,
+/// `DT_NEEDED`), in order.
+fn dynamic_strings<'d, Elf: FileHeader<Endian = Endianness>>(
+    sections: &object::read::elf::SectionTable<'d, Elf>,
+    endian: Endianness,
+    data: &'d [u8],
+    tag: u32,
+) -> Result<Vec<&'d [u8]>, String> {
     use object::read::elf::Dyn;
     let bad = |e: object::Error| format!("malformed ELF dynamic section: {e}");
-    let Some((entries, link)) = sections.dynamic(endian, data).map_err(bad)? else { return Ok(None) };
+    let Some((entries, link)) = sections.dynamic(endian, data).map_err(bad)? else { return Ok(Vec::new()) };
     let strings = sections.strings(endian, data, link).map_err(bad)?;
+    let mut out = Vec::new();
     for d in entries {
-        if d.tag32(endian) == Some(elf::DT_SONAME) {
-            let name = d.string(endian, strings).map_err(bad)?;
-            return Ok(Some(String::from_utf8_lossy(name).into_owned()));
+        if d.tag32(endian) == Some(tag) {
+            out.push(d.string(endian, strings).map_err(bad)?);
         }
     }
-    Ok(None)
+    Ok(out)
+}
+
+/// The libraries a shared library needs (its `DT_NEEDED` names); empty for
+/// anything else, or a dynamic section that cannot be read.
+pub(crate) fn needed(data: &[u8]) -> Vec<&[u8]> {
+    fn of<'d, Elf: FileHeader<Endian = Endianness>>(header: &Elf, endian: Endianness, data: &'d [u8]) -> Vec<&'d [u8]> {
+        let Ok(sections) = header.sections(endian, data) else { return Vec::new() };
+        dynamic_strings(&sections, endian, data, elf::DT_NEEDED).unwrap_or_default()
+    }
+    if data.get(4) == Some(&elf::ELFCLASS64) {
+        ElfFile64::<Endianness>::parse(data).map(|f| of(f.elf_header(), f.endian(), data)).unwrap_or_default()
+    } else {
+        ElfFile32::<Endianness>::parse(data).map(|f| of(f.elf_header(), f.endian(), data)).unwrap_or_default()
+    }
 }
 
 fn visibility(v: u8) -> Visibility {

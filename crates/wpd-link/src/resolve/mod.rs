@@ -32,6 +32,7 @@ mod symtab;
 mod tests;
 
 pub use elf::fat_lto_bitcode;
+pub(crate) use elf::needed;
 pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
 pub use load::expression_symbols;
 pub use model::{

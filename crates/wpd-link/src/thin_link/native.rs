@@ -134,7 +134,7 @@ fn is_runtime(name: &str) -> bool {
 ///   unit is C or assembly. C++ code with only `extern "C"` functions
 ///   (`extern "C" void show(const Shape *s) { s->draw(); }`) has no C++
 ///   name at all, so an object without debug information may be C++.
-fn may_be_cxx(file: &object::File<'_>, symbols: &[object::Symbol<'_, '_>]) -> Option<String> {
+fn may_be_cxx(file: &object::File<'_>, bytes: &[u8], symbols: &[object::Symbol<'_, '_>]) -> Option<String> {
     for sym in symbols {
         let Ok(n) = sym.name_bytes() else { continue };
         // Every shared library GCC's `crtbeginS.o` starts references
@@ -147,7 +147,8 @@ fn may_be_cxx(file: &object::File<'_>, symbols: &[object::Symbol<'_, '_>]) -> Op
     }
     match file.kind() {
         object::ObjectKind::Dynamic => {
-            let needs_cxx = needed(file).iter().any(|lib| CXX_RUNTIME.iter().any(|r| lib.starts_with(r)));
+            let needs_cxx =
+                crate::resolve::needed(bytes).iter().any(|lib| CXX_RUNTIME.iter().any(|r| lib.starts_with(r)));
             needs_cxx.then(|| "it needs the C++ standard library".to_string())
         }
         object::ObjectKind::Relocatable => {
@@ -168,41 +169,25 @@ fn may_be_cxx(file: &object::File<'_>, symbols: &[object::Symbol<'_, '_>]) -> Op
 /// The C++ standard libraries, as a shared library's `DT_NEEDED` names them.
 const CXX_RUNTIME: &[&[u8]] = &[b"libstdc++.so", b"libc++.so"];
 
-/// A 64-bit little-endian shared library's `DT_NEEDED` names (from
-/// `.dynamic` and `.dynstr`); empty for anything else.
-fn needed<'d>(file: &object::File<'d>) -> Vec<&'d [u8]> {
-    const DT_NEEDED: u64 = 1;
-    if !file.is_64() || !file.is_little_endian() {
-        return Vec::new();
+/// The symbols that say what a native input links with: a shared
+/// library's dynamic symbols, an object's symbol table.
+fn symbols_of<'d, 'f>(file: &'f object::File<'d>) -> Vec<object::Symbol<'d, 'f>> {
+    match file.kind() {
+        object::ObjectKind::Dynamic => file.dynamic_symbols().collect(),
+        _ => file.symbols().collect(),
     }
-    let section = |n: &str| file.section_by_name(n).and_then(|s| s.data().ok());
-    let (Some(dynamic), Some(strings)) = (section(".dynamic"), section(".dynstr")) else { return Vec::new() };
-    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
-    dynamic
-        .chunks_exact(16)
-        .map(|e| (word(&e[..8]), word(&e[8..])))
-        .take_while(|&(tag, _)| tag != 0)
-        .filter(|&(tag, _)| tag == DT_NEEDED)
-        .filter_map(|(_, at)| {
-            let rest = strings.get(usize::try_from(at).ok()?..)?;
-            Some(&rest[..rest.iter().position(|&b| b == 0)?])
-        })
-        .collect()
 }
 
 /// [`may_be_cxx`] for one native input that is not a whole archive (the
-/// plugin, which is handed each file and member the linker loads). `None`
-/// for the runtime, startup objects and what is not ELF.
-pub fn native_cxx(bytes: &[u8], name: &str) -> Option<String> {
-    if is_runtime(name) || classify(bytes) != FileKind::Elf {
+/// plugin, which is handed each file and member the linker loads; `file`
+/// is its path, an archive's for a member): why it may be C++. `None` for
+/// the runtime, startup objects and what is not ELF.
+pub fn native_cxx(bytes: &[u8], file: &str) -> Option<String> {
+    if is_runtime(file) || classify(bytes) != FileKind::Elf {
         return None;
     }
-    let file = object::File::parse(bytes).ok()?;
-    let symbols: Vec<_> = match file.kind() {
-        object::ObjectKind::Dynamic => file.dynamic_symbols().collect(),
-        _ => file.symbols().collect(),
-    };
-    may_be_cxx(&file, &symbols).map(|why| format!("{name} ({why})"))
+    let parsed = object::File::parse(bytes).ok()?;
+    may_be_cxx(&parsed, bytes, &symbols_of(&parsed))
 }
 
 impl NativeScan {
@@ -251,7 +236,7 @@ impl NativeScan {
     fn elf(&mut self, bytes: &[u8], name: &str) -> Result<()> {
         let file = object::File::parse(bytes).map_err(|e| Error::at(name, format!("malformed ELF file: {e}")))?;
         let dynamic = file.kind() == object::ObjectKind::Dynamic;
-        let symbols: Vec<_> = if dynamic { file.dynamic_symbols().collect() } else { file.symbols().collect() };
+        let symbols = symbols_of(&file);
         for sym in &symbols {
             let Ok(bytes) = sym.name_bytes() else { continue };
             // Names as the bitcode side spells them (lossless, see
@@ -286,7 +271,7 @@ impl NativeScan {
             }
         }
         if self.cxx_code.is_none() && !is_runtime(name) {
-            self.cxx_code = may_be_cxx(&file, &symbols).map(|why| format!("{name} ({why})"));
+            self.cxx_code = may_be_cxx(&file, bytes, &symbols).map(|why| format!("{name} ({why})"));
         }
         if !dynamic {
             self.typeinfo_bases(&file, name);
