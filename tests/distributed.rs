@@ -252,9 +252,25 @@ fn refused() -> Check {
     Ok(())
 }
 
-/// wpd-ld with lld's DTLTO options (`--thinlto-distributor=python3
-/// --thinlto-distributor-arg=isolating_distributor.py ...`) on the demo
-/// objects, linked from `dir` into `prog`.
+/// wpd-ld with whole-program visibility and a report beside `prog`
+/// (`prog.json`), linking `objects` from `dir` into `prog`, `flags` first.
+fn wpd_ld(dir: &Path, objects: &[PathBuf], prog: &Path, flags: &[String]) -> Check<Command> {
+    let mut cmd = Command::new(CLANGXX);
+    cmd.current_dir(dir)
+        .arg("-flto=thin")
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .arg("-Wl,--lto-whole-program-visibility")
+        .arg(format!("-Wl,--wpd-report={}", prog.with_extension("json").display()))
+        .args(flags)
+        .args(objects)
+        .arg("-o")
+        .arg(prog);
+    Ok(cmd)
+}
+
+/// [`wpd_ld`] with lld's DTLTO options (`--thinlto-distributor=python3
+/// --thinlto-distributor-arg=isolating_distributor.py`, then
+/// `distributor_args`) and `link_flags`.
 fn dtlto_link(
     dir: &Path,
     objects: &[PathBuf],
@@ -263,27 +279,21 @@ fn dtlto_link(
     link_flags: &[&str],
 ) -> Check<std::process::Output> {
     let script = fixture().join("isolating_distributor.py");
-    let mut cmd = Command::new(CLANGXX);
-    cmd.current_dir(dir)
-        .arg("-flto=thin")
-        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
-        .arg("-Wl,--lto-whole-program-visibility")
-        .arg(format!("-Wl,--wpd-report={}", prog.with_extension("json").display()))
-        .arg(format!("-Wl,--thinlto-distributor={}", which("python3")?.display()))
-        .arg(format!("-Wl,--thinlto-distributor-arg={}", script.display()));
-    for a in distributor_args {
-        cmd.arg(format!("-Wl,--thinlto-distributor-arg={a}"));
-    }
-    run_raw(cmd.args(link_flags).args(objects).arg("-o").arg(prog))
+    let mut flags = vec![
+        format!("-Wl,--thinlto-distributor={}", which("python3")?.display()),
+        format!("-Wl,--thinlto-distributor-arg={}", script.display()),
+    ];
+    flags.extend(distributor_args.iter().map(|a| format!("-Wl,--thinlto-distributor-arg={a}")));
+    flags.extend(link_flags.iter().map(|f| f.to_string()));
+    run_raw(&mut wpd_ld(dir, objects, prog, &flags)?)
 }
 
-/// The files a link left in `dir` besides `keep` (DTLTO's job directory
-/// and job description must be gone).
-fn leftovers(dir: &Path, keep: &[&Path]) -> Check<Vec<String>> {
+/// The DTLTO files a link left in `dir` (its job directory and job
+/// description must be gone).
+fn leftovers(dir: &Path) -> Check<Vec<String>> {
     Ok(std::fs::read_dir(dir)
         .map_err(|e| e.to_string())?
         .flatten()
-        .filter(|e| !keep.iter().any(|k| k.file_name() == Some(&e.file_name())))
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.contains("dtlto") || n.contains("dist-file"))
         .collect())
@@ -300,15 +310,7 @@ fn dtlto() -> Check {
     let out = t.path().join("out");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     let in_process = out.join("in-process");
-    run(Command::new(CLANGXX)
-        .current_dir(&out)
-        .arg("-flto=thin")
-        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
-        .arg("-Wl,--lto-whole-program-visibility")
-        .arg(format!("-Wl,--wpd-report={}", in_process.with_extension("json").display()))
-        .args(&objects)
-        .arg("-o")
-        .arg(&in_process))?;
+    run(&mut wpd_ld(&out, &objects, &in_process, &[])?)?;
     let expected = demo_reference(t.path())?;
     same_output(&in_process, &expected, "the in-process link")?;
     let baseline = report(&in_process.with_extension("json"))?;
@@ -326,7 +328,7 @@ fn dtlto() -> Check {
         if got != baseline {
             return Err(format!("the reports differ:\nin-process: {baseline}\n{name} DTLTO: {got}"));
         }
-        let left = leftovers(&out, &[])?;
+        let left = leftovers(&out)?;
         if !left.is_empty() {
             return Err(format!("the {name} DTLTO link left {left:?}"));
         }
@@ -337,15 +339,7 @@ fn dtlto() -> Check {
     std::fs::write(&profile, "main:1000:10\n 1: 10\n 2: 100\n").map_err(|e| e.to_string())?;
     let flag = format!("-Wl,--lto-sample-profile={}", profile.display());
     let (plain, distributed) = (out.join("profiled"), out.join("profiled-dtlto"));
-    run(Command::new(CLANGXX)
-        .current_dir(&out)
-        .arg("-flto=thin")
-        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
-        .arg("-Wl,--lto-whole-program-visibility")
-        .arg(&flag)
-        .args(&objects)
-        .arg("-o")
-        .arg(&plain))?;
+    run(&mut wpd_ld(&out, &objects, &plain, std::slice::from_ref(&flag))?)?;
     // In place, the jobs run in the link's directory: they find the
     // profile beside their options file, not in their working directory.
     for args in [&[][..], &["--in-place"][..]] {
@@ -378,21 +372,13 @@ fn dtlto_refused() -> Check {
         if o.status.success() || !err.contains(says) || lines != 1 || prog.exists() {
             return Err(format!("distributor {args:?}: {:?}, stderr {err}", o.status));
         }
-        let left = leftovers(&out, &[])?;
+        let left = leftovers(&out)?;
         if !left.is_empty() {
             return Err(format!("distributor {args:?}: the failed link left {left:?}"));
         }
     }
-    let o = run_raw(
-        Command::new(CLANGXX)
-            .current_dir(&out)
-            .arg("-flto=thin")
-            .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
-            .arg("-Wl,--thinlto-distributor=/nonexistent/distributor")
-            .args(&objects)
-            .arg("-o")
-            .arg(&prog),
-    )?;
+    let missing = ["-Wl,--thinlto-distributor=/nonexistent/distributor".to_string()];
+    let o = run_raw(&mut wpd_ld(&out, &objects, &prog, &missing)?)?;
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.success() || !err.contains("/nonexistent/distributor") || prog.exists() {
         return Err(format!("a missing distributor: {:?}, stderr {err}", o.status));

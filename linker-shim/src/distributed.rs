@@ -97,7 +97,7 @@ pub fn wpd_executable() -> Result<PathBuf> {
 /// Writes the jobs of an index-only link into `dir` (already holding the
 /// job modules `job_modules`): the backends' options, the link's
 /// arguments (`argv` without `--wpd-index-only`), the job list, the Ninja
-/// file and the report as far as it is known.
+/// file and the report as far as it is known. Returns the job list.
 pub fn write_jobs(
     dir: &Path,
     argv: &[String],
@@ -106,7 +106,7 @@ pub fn write_jobs(
     job_modules: &[String],
     codegen: &wpd::backends::codegen::CodegenOptions,
     report: &serde_json::Value,
-) -> Result<()> {
+) -> Result<JobList> {
     let mut options = BackendOptions::new(codegen, &link.settings.llvm_options);
     // The profiles the backends read travel with the jobs; the split DWARF
     // directory stays the link's own (the objects name their .dwo files).
@@ -143,7 +143,8 @@ pub fn write_jobs(
     write(dir, REPORT_FILE, &json(report))?;
     write(dir, NINJA_FILE, &jobs.ninja())?;
     // Last: a job list names a complete directory.
-    write(dir, JOBS_FILE, &json(&jobs))
+    write(dir, JOBS_FILE, &json(&jobs))?;
+    Ok(jobs)
 }
 
 /// The objects of a distributed link's jobs in `dir`, one per module of
@@ -151,6 +152,18 @@ pub fn write_jobs(
 /// wrote. The modules must be the ones the index was made from.
 pub fn objects(dir: &Path, modules: &[BitcodeInput]) -> Result<(Vec<Vec<u8>>, serde_json::Value)> {
     let jobs = JobList::read(dir)?;
+    let objects = job_objects(dir, &jobs, modules)?;
+    let report = dir.join(REPORT_FILE);
+    let text = std::fs::read_to_string(&report).map_err(|e| Error::at(report.display().to_string(), e.to_string()))?;
+    let report = serde_json::from_str(&text)
+        .map_err(|e| Error::at(report.display().to_string(), format!("not a wpd report: {e}")))?;
+    Ok((objects, report))
+}
+
+/// The objects the jobs `jobs` of `dir` wrote, one per module of this link
+/// (`modules`, in link order), which must be the ones the jobs were made
+/// from.
+pub fn job_objects(dir: &Path, jobs: &JobList, modules: &[BitcodeInput]) -> Result<Vec<Vec<u8>>> {
     let list = dir.join(JOBS_FILE);
     if jobs.jobs.len() != modules.len() {
         return Err(Error::msg(format!(
@@ -178,11 +191,7 @@ pub fn objects(dir: &Path, modules: &[BitcodeInput]) -> Result<(Vec<Vec<u8>>, se
         })?;
         objects.push(object);
     }
-    let report = dir.join(REPORT_FILE);
-    let text = std::fs::read_to_string(&report).map_err(|e| Error::at(report.display().to_string(), e.to_string()))?;
-    let report = serde_json::from_str(&text)
-        .map_err(|e| Error::at(report.display().to_string(), format!("not a wpd report: {e}")))?;
-    Ok((objects, report))
+    Ok(objects)
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<()> {

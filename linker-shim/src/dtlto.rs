@@ -58,16 +58,15 @@ impl Files {
         Ok(Files { dir, json, output, keep })
     }
 
-    /// Writes the job description of `jobs` (read from the jobs' directory,
-    /// where `--wpd-index-only`'s writer put them), runs the distributor,
-    /// and checks that every job wrote its outputs.
-    /// `wpd` and `wpd_args` start every job's command.
-    pub fn distribute(&self, options: &Dtlto, wpd: &Path, wpd_args: &[String]) -> Result<()> {
+    /// Writes the job description of `jobs` (in the jobs' directory, where
+    /// `--wpd-index-only`'s writer put them), runs the distributor, and
+    /// checks that every job wrote its outputs. `wpd` and `wpd_args` start
+    /// every job's command.
+    pub fn distribute(&self, jobs: &JobList, options: &Dtlto, wpd: &Path, wpd_args: &[String]) -> Result<()> {
         let Some(distributor) = &options.distributor else {
             return Err(Error::msg("DTLTO without --thinlto-distributor"));
         };
-        let jobs = JobList::read(&self.dir)?;
-        let text = description(&jobs, &self.dir, &self.output, wpd, wpd_args);
+        let text = description(jobs, &self.dir, &self.output, wpd, wpd_args);
         write_bytes_atomic(text.as_bytes(), &self.json)?;
         let status =
             Command::new(distributor).args(&options.distributor_args).arg(&self.json).status().map_err(|e| {

@@ -230,7 +230,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
     if let Some(files) = &dtlto {
         // Every job's files, then the distributor; the objects it brought
         // back are linked as the in-process link's would be.
-        distributed::write_jobs(
+        let jobs = distributed::write_jobs(
             &files.dir,
             &argv,
             &link,
@@ -240,8 +240,8 @@ fn run(raw: Vec<String>) -> Result<u8> {
             &serde_json::Value::Null,
         )?;
         let (wpd, wpd_args) = dtlto_wpd(&link.wpd.dtlto)?;
-        timings.phase("distribute", || files.distribute(&link.wpd.dtlto, &wpd, &wpd_args))?;
-        let (objects, _) = timings.phase("read", || distributed::objects(&files.dir, &modules))?;
+        timings.phase("distribute", || files.distribute(&jobs, &link.wpd.dtlto, &wpd, &wpd_args))?;
+        let objects = timings.phase("read", || distributed::job_objects(&files.dir, &jobs, &modules))?;
         let natives = wpd::backends::thinlto::Natives { objects, ..Default::default() };
         let report = link.settings.report.as_ref().map(|_| report(&timings)).transpose()?;
         let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
