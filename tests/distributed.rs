@@ -9,7 +9,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
-use wpd_tests::{CLANGXX, Check, demo_objects, demo_reference, read, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, LLVM_AR, demo_objects, demo_reference, read, repo_root, run, run_raw, temp_dir};
 
 const LTO_FLAGS: &str = "-O2 -flto=thin -fwhole-program-vtables";
 
@@ -386,6 +386,190 @@ fn dtlto_refused() -> Check {
     Ok(())
 }
 
+/// Compiles the distributed fixture's sources (and `extra`, written by the
+/// test) into `src/` under `dir`, as a Bazel-style build does: the full
+/// bitcode `X.o` and the minimized `X.min.o` its thin link reads
+/// (`-fthin-link-bitcode=`). Returns the source stems.
+fn bazel_objects(dir: &Path, extra: &[(&str, &str)]) -> Check<Vec<String>> {
+    let src = dir.join("src");
+    std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    let mut sources: Vec<(String, PathBuf)> =
+        ["main", "animals", "zoo"].iter().map(|s| (s.to_string(), fixture().join(format!("{s}.cpp")))).collect();
+    for (stem, text) in extra {
+        let path = src.join(format!("{stem}.cpp"));
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        sources.push((stem.to_string(), path));
+    }
+    for (stem, path) in &sources {
+        run(Command::new(CLANGXX)
+            .current_dir(dir)
+            .args(LTO_FLAGS.split(' '))
+            .arg("-g")
+            .arg(format!("-I{}", fixture().display()))
+            .arg("-c")
+            .arg(path)
+            .arg(format!("-fthin-link-bitcode=src/{stem}.min.o"))
+            .arg("-o")
+            .arg(format!("src/{stem}.o")))?;
+    }
+    Ok(sources.into_iter().map(|(s, _)| s).collect())
+}
+
+/// Bazel-style distributed ThinLTO with clang's own backends: wpd-ld's
+/// `--thinlto-index-only` on minimized bitcode (`--thinlto-object-suffix-
+/// replace`), index files under another prefix, objects under a third
+/// (`--thinlto-prefix-replace=src/;idx/;obj/`), imports files, a lazy
+/// object the link does not load; then `clang -fthinlto-index=` per
+/// input and lld. The program prints what -O0 prints, and clang's
+/// backends make every single-impl call the in-process link makes.
+fn bazel_style() -> Check {
+    let t = temp_dir("distributed-bazel")?;
+    let dir = t.path();
+    // A slot with one implementation, called from another module (a static
+    // initializer prints), and an object nothing needs.
+    let tick = "struct Tick { virtual int at(int) const; virtual ~Tick(); };\n\
+                int Tick::at(int t) const { return 3 * t + 1; }\nTick::~Tick() {}\n\
+                Tick *make_tick() { return new Tick; }\n";
+    let use_tick = "#include <cstdio>\nstruct Tick { virtual int at(int) const; virtual ~Tick(); };\n\
+                    Tick *make_tick();\n\
+                    static int shown = [] { Tick *t = make_tick(); std::printf(\"tick %d\\n\", t->at(4)); \
+                    delete t; return 0; }();\n";
+    let unused = "struct Unused { virtual int f(); };\nint Unused::f() { return 7; }\n";
+    let stems = bazel_objects(dir, &[("tick", tick), ("use_tick", use_tick), ("unused", unused)])?;
+    let used = ["main", "animals", "zoo", "tick", "use_tick"];
+    let reference = dir.join("ref");
+    let mut cmd = Command::new(CLANGXX);
+    cmd.current_dir(dir).arg("-O0").arg(format!("-I{}", fixture().display()));
+    for stem in used {
+        let src = if stem.contains("tick") {
+            dir.join(format!("src/{stem}.cpp"))
+        } else {
+            fixture().join(format!("{stem}.cpp"))
+        };
+        cmd.arg(src);
+    }
+    run(cmd.arg("-o").arg(&reference))?;
+    let expected = run(&mut Command::new(&reference))?.stdout;
+    // The in-process link of the full bitcode: the counts to carry.
+    let full: Vec<PathBuf> = used.iter().map(|s| dir.join(format!("src/{s}.o"))).collect();
+    let in_process = dir.join("in-process");
+    run(&mut wpd_ld(dir, &full, &in_process, &[])?)?;
+    let planned = report(&in_process.with_extension("json"))?["call_sites"]["single_impl"].as_u64().unwrap_or(0);
+    if planned == 0 {
+        return Err("the fixture has no single-impl call to carry".into());
+    }
+    let flags: Vec<String> = [
+        "-Wl,--thinlto-index-only=objects.txt",
+        "-Wl,--thinlto-emit-imports-files",
+        "-Wl,--thinlto-prefix-replace=src/;idx/;obj/",
+        "-Wl,--thinlto-object-suffix-replace=.min.o;.o",
+        "-Wl,--lto-obj-path=obj/lto.o",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut inputs: Vec<PathBuf> = used.iter().map(|s| PathBuf::from(format!("src/{s}.min.o"))).collect();
+    inputs.extend(["-Wl,--start-lib", "src/unused.min.o", "-Wl,--end-lib"].map(PathBuf::from));
+    let prog = dir.join("prog");
+    std::fs::create_dir_all(dir.join("obj")).map_err(|e| e.to_string())?;
+    run(&mut wpd_ld(dir, &inputs, &prog, &flags)?)?;
+    if prog.exists() {
+        return Err("an index-only link wrote a program".into());
+    }
+    let listed = String::from_utf8_lossy(&read(&dir.join("objects.txt"))?).into_owned();
+    let want: String = used.iter().map(|s| format!("obj/{s}.o\n")).collect();
+    if listed != want {
+        return Err(format!("objects.txt is {listed:?}, not {want:?}"));
+    }
+    let imports = String::from_utf8_lossy(&read(&dir.join("idx/main.o.imports"))?).into_owned();
+    if !imports.lines().all(|l| l.starts_with("src/") && l.ends_with(".o") && !l.ends_with(".min.o")) {
+        return Err(format!("idx/main.o.imports names other files than the full bitcode: {imports:?}"));
+    }
+    let carried = report(&prog.with_extension("json"))?;
+    if carried["mode"] != "thinlto-index-only" || carried["clang_indexes"]["single_impl"].as_u64() != Some(planned) {
+        return Err(format!("the report carries {} of {planned} single-impl calls", carried["clang_indexes"]));
+    }
+    // The backends, as the build system runs them: every input, the
+    // unloaded one into an empty object.
+    let mut remarks = 0;
+    for stem in &stems {
+        let o = run(Command::new(CLANGXX)
+            .current_dir(dir)
+            .args(["-O2", "-c", "-x", "ir"])
+            .arg(format!("src/{stem}.o"))
+            .arg(format!("-fthinlto-index=idx/{stem}.o.thinlto.bc"))
+            .arg("-Rpass=wholeprogramdevirt")
+            .arg("-o")
+            .arg(format!("obj/{stem}.o")))?;
+        remarks += String::from_utf8_lossy(&o.stderr).matches("single-impl: devirtualized").count();
+    }
+    let nm = run(Command::new("llvm-nm-19").arg(dir.join("obj/unused.o")))?;
+    if !nm.stdout.is_empty() {
+        return Err(format!("the unloaded object compiled to {}", String::from_utf8_lossy(&nm.stdout)));
+    }
+    let mut link = Command::new(CLANGXX);
+    link.current_dir(dir).arg("-fuse-ld=lld").arg("obj/lto.o").args(listed.lines()).arg("-o").arg(&prog);
+    run(&mut link)?;
+    same_output(&prog, &expected, "the Bazel-style link")?;
+    if remarks < planned as usize {
+        return Err(format!(
+            "clang's backends remarked {remarks} single-impl calls, the in-process link made {planned}"
+        ));
+    }
+    Ok(())
+}
+
+/// The Bazel-style link's refusals: one line, exit 1, no index, imports or
+/// list file left (a build system would take stale ones for new).
+fn bazel_refused() -> Check {
+    let t = temp_dir("distributed-bazel-refused")?;
+    let dir = t.path();
+    bazel_objects(dir, &[])?;
+    run(Command::new(LLVM_AR).current_dir(dir).args(["rcs", "src/libzoo.a", "src/zoo.o"]))?;
+    let prog = dir.join("prog");
+    let index_only =
+        || ["-Wl,--thinlto-index-only=objects.txt", "-Wl,--thinlto-emit-imports-files"].map(String::from).to_vec();
+    let with = |extra: &[&str]| {
+        let mut f = index_only();
+        f.extend(extra.iter().map(|s| s.to_string()));
+        f
+    };
+    let objects = |names: &[&str]| names.iter().map(PathBuf::from).collect::<Vec<_>>();
+    let cases: Vec<(Vec<PathBuf>, Vec<String>, &str)> = vec![
+        // Split LTO units put vtables into LLVM's regular LTO object.
+        (objects(&["src/main.o", "src/animals.o", "src/zoo.o"]), index_only(), "--lto-obj-path"),
+        (
+            objects(&["src/main.o", "src/animals.o", "src/libzoo.a"]),
+            with(&["-Wl,--lto-obj-path=lto.o"]),
+            "src/libzoo.a(zoo.o): --thinlto-index-only: an archive member",
+        ),
+        (
+            objects(&["src/main.o"]),
+            vec!["-Wl,--thinlto-emit-imports-files".into()],
+            "thinlto-emit-imports-files is only for a --thinlto-index-only link",
+        ),
+        (objects(&["src/main.o"]), with(&["-Wl,--thinlto-prefix-replace=a"]), "expects 'old;new'"),
+        (
+            objects(&["src/main.min.o", "src/animals.min.o", "src/zoo.min.o"]),
+            with(&["-Wl,--lto-obj-path=lto.o", "-Wl,--thinlto-object-suffix-replace=.min.o;.gone.o"]),
+            "src/main.gone.o: No such file",
+        ),
+    ];
+    for (inputs, flags, says) in cases {
+        let o = run_raw(&mut wpd_ld(dir, &inputs, &prog, &flags)?)?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        let lines = err.lines().filter(|l| l.starts_with("wpd-ld: error:")).count();
+        if o.status.success() || !err.contains(says) || lines != 1 {
+            return Err(format!("{flags:?} {inputs:?}: {:?}, stderr {err}", o.status));
+        }
+        for left in ["objects.txt", "src/main.o.thinlto.bc", "src/main.o.imports", "lto.o", "prog"] {
+            if dir.join(left).exists() {
+                return Err(format!("{flags:?} {inputs:?}: the failed link left {left}"));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
@@ -393,6 +577,8 @@ fn main() {
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
         libtest_mimic::Trial::test("dtlto", || dtlto().map_err(Into::into)),
         libtest_mimic::Trial::test("dtlto_refused", || dtlto_refused().map_err(Into::into)),
+        libtest_mimic::Trial::test("bazel_style", || bazel_style().map_err(Into::into)),
+        libtest_mimic::Trial::test("bazel_refused", || bazel_refused().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -1252,6 +1252,10 @@ fn fixture_test(fx: &Fixture) -> Check {
         }
         if wpv == cfg.modes()[0] {
             split_counts = ours.report.get("call_sites").cloned();
+            match bazel_check(&t, "bazel", &inputs, wpv, &cfg, &ours, &reference) {
+                Ok(s) => summary.push_str(&s),
+                Err(e) => failures.push(format!("[{m}] {e}")),
+            }
         }
         let label = format!("llvm-{m}");
         match llvm_check(&t, &label, &inputs, wpv, &ours, &reference, &cfg, &llvm_extra, &mut oracle) {
@@ -1311,6 +1315,208 @@ fn fixture_test(fx: &Fixture) -> Check {
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
 }
 
+// ---------------------------------------------------------------------------
+// Bazel-style distributed ThinLTO: clang's own backends
+
+/// The link's inputs for an index-only link: a positional archive of
+/// bitcode becomes its members between `--start-lib` and `--end-lib` (lazy,
+/// as a build system that distributes ThinLTO names them: an archive member
+/// has no file of its own for clang's backend), extracted into `dir`;
+/// under `--whole-archive` the members are plain objects. lld resolves
+/// lazy objects in any order and refuses them inside a group: the group's
+/// bounds go when an archive in it is converted.
+fn index_only_inputs(inputs: &[OsString], dir: &Path) -> Check<Vec<OsString>> {
+    let mut out = Vec::new();
+    let mut whole = false;
+    let mut converted = false;
+    for a in inputs {
+        let text = a.to_string_lossy();
+        if text.contains("--no-whole-archive") {
+            whole = false;
+        } else if text.contains("--whole-archive") {
+            whole = true;
+        }
+        let path = Path::new(a);
+        if !(text.ends_with(".a") && path.is_file()) {
+            out.push(a.clone());
+            continue;
+        }
+        let listed = run(Command::new(LLVM_AR).arg("t").arg(path))?.stdout;
+        let names: Vec<String> = String::from_utf8_lossy(&listed).lines().map(str::to_string).collect();
+        let thin = read(path)?.starts_with(b"!<thin>");
+        let members: Vec<PathBuf> = if thin {
+            let base = path.parent().unwrap_or(Path::new("."));
+            names.iter().map(|n| base.join(n)).collect()
+        } else {
+            let to = dir.join(format!("{}.x", path.file_name().unwrap_or_default().to_string_lossy()));
+            mkdir(&to)?;
+            run(Command::new(LLVM_AR).arg("x").arg(format!("--output={}", to.display())).arg(path))?;
+            names.iter().map(|n| to.join(Path::new(n).file_name().unwrap_or_default())).collect()
+        };
+        let bitcode = members.iter().any(|m| read(m).is_ok_and(|b| b.starts_with(b"BC\xC0\xDE")));
+        if !bitcode {
+            out.push(a.clone());
+            continue;
+        }
+        converted = true;
+        if !whole {
+            out.push("-Wl,--start-lib".into());
+        }
+        out.extend(members.into_iter().map(OsString::from));
+        if !whole {
+            out.push("-Wl,--end-lib".into());
+        }
+    }
+    if converted {
+        out.retain(|a| !a.to_string_lossy().ends_with("-group"));
+    }
+    Ok(out)
+}
+
+/// The Bazel-style sequence on the fixture's objects: wpd-ld
+/// `--thinlto-index-only` writes the index files, unmodified clang backends
+/// (`clang -c -x ir X.o -fthinlto-index=X.o.thinlto.bc`) compile the listed
+/// objects, lld links them with LLVM's regular LTO object, and the program
+/// must print what -O0 prints. The single-impl calls clang's backends
+/// remark must be, by location, those of the in-process link (`ours`),
+/// less the calls the report lists as not carried (then by count).
+fn bazel_check(
+    t: &Target,
+    label: &str,
+    inputs: &[OsString],
+    wpv: bool,
+    cfg: &Config,
+    ours: &WpdLink,
+    reference: &RunResult,
+) -> Check<String> {
+    let dir = t.dir.join(format!("{label}-files"));
+    mkdir(&dir)?;
+    let inputs = index_only_inputs(inputs, &dir)?;
+    let list = dir.join("objects.txt");
+    let lto_obj = dir.join("lto.o");
+    let report_path = dir.join("report.json");
+    let mut flags: Vec<String> = vec![
+        format!("-Wl,--thinlto-index-only={}", list.display()),
+        "-Wl,--thinlto-emit-imports-files".into(),
+        format!("-Wl,--lto-obj-path={}", lto_obj.display()),
+        format!("-Wl,--wpd-report={}", report_path.display()),
+    ];
+    flags.extend(t.output_flags().iter().map(|s| s.to_string()));
+    flags.extend(cfg.wpd_flags.iter().cloned());
+    let out = t.output(label);
+    let mut cmd = wpd_ld_command(t.dir, &inputs, &out, wpv, &flags, &dir.join("tmp"))?;
+    let shown = show_cmd(&cmd);
+    let o = run_raw(&mut cmd)?;
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if !o.status.success() {
+        // A bitcode archive a linker script names cannot become --start-lib
+        // objects here; its members have no file of their own for clang's
+        // backend, and wpd-ld says so in one line (lld would write indexes
+        // named `lib.a(m.o at 1234).thinlto.bc` that no backend can use).
+        let script = inputs.iter().any(|a| a.to_string_lossy().ends_with(".ld"));
+        let refusal: Vec<&str> = stderr.lines().filter(|l| l.starts_with("wpd-ld: error:")).collect();
+        if script
+            && refusal.len() == 1
+            && refusal[0].contains(".a(")
+            && refusal[0].contains("an archive member has no file of its own")
+            && !out.exists()
+        {
+            return Ok(format!(" {label}: refused (a bitcode archive named by a linker script);"));
+        }
+        return Err(format!("`{shown}` failed:\n{stderr}"));
+    }
+    let report = read_report(&report_path)?;
+    // As a build system would: every bitcode input is compiled with its
+    // index (one the link did not need, or whose code is all in LLVM's
+    // regular LTO object, into an empty object); the listed objects are
+    // the ones the final link needs.
+    let listed = String::from_utf8_lossy(&read(&list)?).into_owned();
+    let mut natives: Vec<(String, PathBuf)> = Vec::new();
+    let mut remarks = Vec::new();
+    let bitcode: Vec<String> = inputs
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .filter(|a| Path::new(&format!("{a}.thinlto.bc")).is_file())
+        .collect();
+    for object in listed.lines().filter(|l| !l.is_empty()) {
+        if !bitcode.iter().any(|b| b == object) {
+            return Err(format!(
+                "[{label}] {} lists {object}, which is not a bitcode input of the link",
+                list.display()
+            ));
+        }
+    }
+    for object in &bitcode {
+        let object = object.as_str();
+        let native = PathBuf::from(format!("{object}.native.o"));
+        let o = run_raw(
+            Command::new(CLANGXX)
+                .current_dir(t.dir)
+                .args(["-O2", "-c", "-x", "ir", object])
+                .arg(format!("-fthinlto-index={object}.thinlto.bc"))
+                .arg("-Rpass=wholeprogramdevirt")
+                .arg("-o")
+                .arg(&native),
+        )?;
+        if !o.status.success() {
+            return Err(format!("clang's backend of {object} failed:\n{}", String::from_utf8_lossy(&o.stderr)));
+        }
+        remarks.extend(llvm_remarks(&o));
+        natives.push((object.to_string(), native));
+    }
+    // The final link: the objects in the bitcode's place, LLVM's regular
+    // LTO object first, every other input and option as it was.
+    let mut final_args: Vec<OsString> = vec![lto_obj.clone().into_os_string()];
+    for a in &inputs {
+        let text = a.to_string_lossy();
+        match natives.iter().find(|(o, _)| *o == text) {
+            Some((o, native)) if listed.lines().any(|l| l == o) => final_args.push(native.clone().into_os_string()),
+            Some(_) => {}
+            None => final_args.push(a.clone()),
+        }
+    }
+    let keep: Vec<&String> = cfg.wpd_flags.iter().filter(|f| !f.contains("--wpd-") && !f.contains("--lto-")).collect();
+    run(Command::new(CLANGXX)
+        .current_dir(t.dir)
+        .arg("-fuse-ld=lld")
+        .args(t.output_flags())
+        .args(keep)
+        .args(&final_args)
+        .arg("-o")
+        .arg(&out))?;
+    same_run(&format!("[{label}] clang backends"), reference, &t.run(label)?)?;
+    // What the backends devirtualized against the in-process link, by
+    // location (LLVM remarks each copy of a function it compiles: imported
+    // and inline ones too).
+    let mut said = format!(" {label}:");
+    for (kind, key) in [("single-impl", "single_impl"), ("uniform-ret-val", "uniform_ret_val")] {
+        let distinct = |r: &[Remark]| locations(r, Some(kind)).into_keys().collect::<std::collections::BTreeSet<_>>();
+        let (theirs, mine) = (distinct(&remarks), distinct(&ours.devirtualized()));
+        let extra: Vec<&String> = theirs.difference(&mine).collect();
+        if !extra.is_empty() {
+            return Err(format!("[{label}] clang's backends made {kind} calls the in-process link did not: {extra:?}"));
+        }
+        let lost: Vec<&String> = mine.difference(&theirs).collect();
+        let not_carried: u64 = report["clang_indexes"]["not_carried"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|n| n["kind"] == kind)
+            .filter_map(|n| n["count"].as_u64())
+            .sum();
+        if !lost.is_empty() && not_carried == 0 {
+            return Err(format!("[{label}] {kind} calls of the in-process link lost by clang's backends: {lost:?}"));
+        }
+        let carried = report["clang_indexes"][key].as_u64().unwrap_or(0);
+        let planned = report["plan"][key].as_u64().unwrap_or(0);
+        if carried + not_carried != planned {
+            return Err(format!("[{label}] report: {carried} {kind} carried + {not_carried} not != {planned} planned"));
+        }
+        said.push_str(&format!(" {kind} {}/{} locations ({not_carried} not carried);", theirs.len(), mine.len()));
+    }
+    Ok(said)
+}
+
 /// The same fixture built with `-fno-split-lto-unit`: the programs must
 /// agree with `-O0`, LLVM must still be the floor, and (unless the fixture
 /// has a `split-differs` note) the expectations hold and the counts equal
@@ -1351,6 +1557,13 @@ fn unsplit_test(
                     split_counts.map_or("-".into(), Value::to_string),
                     counts.map_or("-".into(), Value::to_string)
                 ));
+            }
+        }
+        if wpv == cfg.modes()[0] {
+            match bazel_check(&t, "bazel-nosplit", &inputs, wpv, cfg, &ours, reference) {
+                Ok(said) if verbose() => eprintln!("{}:{said}", fx.name),
+                Ok(_) => {}
+                Err(e) => failures.push(format!("[{m}] {e}")),
             }
         }
         let mut cfg = cfg.clone();

@@ -271,6 +271,19 @@ fn refused() -> Check {
         if o.status.success() || !err.contains("unsupported plugin option -plugin-opt=wpd-frobnicate") || out.exists() {
             return Err(format!("[{linker}] an unknown plugin option: {:?}, stderr {err}", o.status));
         }
+        // Index files for clang's backends are wpd-ld's: the plugin says so
+        // rather than link as if the option were not there.
+        let o = plugin_link(
+            linker,
+            t.path(),
+            &["-Wl,-plugin-opt=thinlto-index-only=objects.txt"],
+            &[&objects[0], &objects[1]],
+            &out,
+        )?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() || !err.contains("link through wpd-ld") || out.exists() {
+            return Err(format!("[{linker}] -plugin-opt=thinlto-index-only: {:?}, stderr {err}", o.status));
+        }
     }
     Ok(())
 }

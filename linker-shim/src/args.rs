@@ -511,6 +511,32 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                 }
                 pass = false;
             }
+            Action::ThinltoIndexOnly => {
+                out.settings.index_only.enabled = true;
+                if !v.is_empty() {
+                    out.settings.index_only.list = Some(PathBuf::from(&v));
+                }
+                pass = false;
+            }
+            Action::ThinltoEmitImports => {
+                out.settings.index_only.emit_imports = true;
+                pass = false;
+            }
+            Action::ThinltoPrefixReplace => {
+                out.settings.index_only.set_prefix_replace(&v, &shown)?;
+                pass = false;
+            }
+            Action::ThinltoObjectSuffixReplace => {
+                out.settings.index_only.set_object_suffix_replace(&v, &shown)?;
+                pass = false;
+            }
+            Action::LtoObjPath => {
+                if v.is_empty() {
+                    return Err(Error::msg(format!("{shown} needs a file")));
+                }
+                out.settings.index_only.obj_path = Some(PathBuf::from(&v));
+                pass = false;
+            }
             Action::ThinltoDistributor | Action::ThinltoRemoteCompiler => {
                 if v.is_empty() {
                     return Err(Error::msg(format!("{shown} needs a program")));
@@ -685,10 +711,37 @@ mod tests {
         assert_eq!(a.wpd.index_only, Some(PathBuf::from("jobs")));
         assert_eq!(p(&["--wpd-from-index", "d", "a.o"]).wpd.from_index, Some(PathBuf::from("d")));
         assert!(parse(&["--wpd-index-only=".to_string()]).unwrap_err().to_string().contains("needs a directory"));
-        // lld's own distributed ThinLTO would run clang's backends.
-        for lld in ["--thinlto-index-only", "--thinlto-index-only=list.txt", "--thinlto-emit-imports-files"] {
-            let e = parse(&[lld.to_string()]).unwrap_err();
-            assert!(e.to_string().contains("--wpd-index-only"), "{lld}: {e}");
+        // lld's index files for clang's backends, in lld's and gold's spellings.
+        for spelling in [
+            &["--thinlto-index-only=list.txt", "--thinlto-emit-imports-files", "--lto-obj-path=lto.o"][..],
+            &[
+                "-plugin-opt=thinlto-index-only=list.txt",
+                "-plugin-opt=thinlto-emit-imports-files",
+                "-plugin-opt=obj-path=lto.o",
+            ],
+        ] {
+            let x = p(spelling).settings.index_only;
+            assert!(x.enabled && x.emit_imports, "{spelling:?}");
+            assert_eq!(x.list, Some(PathBuf::from("list.txt")));
+            assert_eq!(x.obj_path, Some(PathBuf::from("lto.o")));
+        }
+        let x = p(&[
+            "--thinlto-index-only",
+            "--thinlto-prefix-replace=src/;out/",
+            "--thinlto-object-suffix-replace=.min.o;.o",
+        ])
+        .settings
+        .index_only;
+        assert_eq!(x.list, None);
+        assert_eq!(x.output_path(&x.module_path("src/a.min.o"), false), "out/a.o");
+        assert_eq!(x.output_path("lib/b.o", false), "lib/b.o");
+        let x = p(&["--thinlto-index-only", "--thinlto-prefix-replace=src/;idx/;obj/"]).settings.index_only;
+        assert_eq!(
+            (x.output_path("src/a.o", false), x.output_path("src/a.o", true)),
+            ("idx/a.o".into(), "obj/a.o".into())
+        );
+        for bad in ["--thinlto-prefix-replace=a", "--thinlto-object-suffix-replace=a;b;c"] {
+            assert!(parse(&[bad.to_string()]).unwrap_err().to_string().contains("expects"), "{bad}");
         }
         // The final link's command line: the link's own, minus the option.
         let argv: Vec<String> =

@@ -122,12 +122,30 @@ fn run(raw: Vec<String>) -> Result<u8> {
         (Some(d), None) => Some(distributed::prepare(d)?),
         _ => None,
     };
+    // lld's --thinlto-index-only: index files for clang's own backends.
+    link.settings.index_only.check()?;
+    let clang_indexes = link.settings.index_only.enabled;
+    if clang_indexes
+        && (index_dir.is_some()
+            || link.wpd.from_index.is_some()
+            || link.wpd.dtlto.distributor.is_some()
+            || link.wpd.size_baseline)
+    {
+        return Err(Error::msg(
+            "--thinlto-index-only excludes --wpd-index-only, --wpd-from-index, --thinlto-distributor and --wpd-size-baseline",
+        ));
+    }
     // Until the link step has written its job list, an error discards what
     // it wrote into the index directory.
     let pending = distributed::Pending::new(index_dir.as_deref());
     // DTLTO: the same jobs, beside the output, run by the user's distributor.
     let dtlto = dtlto_files(&link)?;
 
+    if clang_indexes {
+        let code = write_clang_indexes(&link, &linker, &mut res, &ahead, &mut timings, start)?;
+        keep_temps(tmp, link.settings.save_temps);
+        return Ok(code);
+    }
     if !res.has_bitcode() {
         // No bitcode: nothing for wpd to do (a distributed link's only job
         // is the final link).
@@ -285,6 +303,108 @@ fn run(raw: Vec<String>) -> Result<u8> {
     }
     keep_temps(tmp, link.settings.save_temps);
     Ok(code)
+}
+
+/// lld's `--thinlto-index-only`: the thin link, then each loaded bitcode
+/// file's index for clang's own backends (with wpd's decisions as LLVM's
+/// resolutions), an empty index for each bitcode file the link did not
+/// load, the list of objects and the regular LTO object; no final link
+/// (`wpd::backends::clang_indexes`). The report, with `--wpd-report`, says
+/// what of the plan the indexes carry.
+fn write_clang_indexes(
+    link: &LinkArgs,
+    linker: &RealLinker,
+    res: &mut inputs::ResolvedLink<'_>,
+    ahead: &wpd::SummariesAhead,
+    timings: &mut Timings,
+    start: std::time::Instant,
+) -> Result<u8> {
+    let opts = &link.settings.index_only;
+    let mut modules = if res.has_bitcode() { bitcode_modules(link, res)? } else { Vec::new() };
+    // Minimized bitcode (`-fthin-link-bitcode=`) has a summary but no
+    // bodies, and wpd reads the bodies of virtual calls: it reads the full
+    // bitcode the index names instead, which LLVM's thin link then takes
+    // too (the same summary).
+    if let Some((old, _)) = &opts.object_suffix_replace {
+        for m in modules.iter_mut().filter(|m| m.member.is_none() && m.path.ends_with(old.as_str())) {
+            let full = opts.module_path(&m.path);
+            m.bytes = std::fs::read(&full).map_err(|e| {
+                Error::at(
+                    &full,
+                    format!("{e} (--thinlto-object-suffix-replace: wpd reads the full bitcode of {})", m.path),
+                )
+            })?;
+        }
+    }
+    let model = &res.model;
+    let mut written = Vec::new();
+    let mut out = None;
+    let mut policy = None;
+    if !modules.is_empty() {
+        check_profiles(&link.settings.profile)?;
+        let progress = wpd::progress::Progress::new(
+            "wpd-ld",
+            std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet,
+        );
+        let request = wpd::LinkRequest {
+            modules: &modules,
+            ahead,
+            settings: &link.settings,
+            model,
+            native: &res.scan,
+            output: link.output_kind(),
+            backends: wpd::Backends::ClangIndexes(opts),
+            cache: None,
+            progress: &progress,
+        };
+        let linked = wpd::link(&request, timings)?;
+        written.extend(linked.out.index_files.as_ref().map(|f| f.written.clone()).unwrap_or_default());
+        policy = Some(linked.policy);
+        out = Some(linked.out);
+    } else if let Some(list) = &opts.list {
+        // Nothing to compile: an empty list, as lld writes it.
+        wpd_summary::container::write_bytes_atomic(b"", list)?;
+    }
+    // Bitcode files the link names but never loaded (lazy objects nothing
+    // needed) get indexes that compile to empty objects.
+    for (k, input) in model.inputs.iter().enumerate() {
+        let loaded = model.loaded.iter().any(|l| l.input.index() == k);
+        if input.kind == wpd_link::resolve::InputKind::Bitcode && !loaded {
+            written.extend(wpd::backends::clang_indexes::write_unloaded(&input.path.display().to_string(), opts)?);
+        }
+    }
+    timings.phases.push(("total", start.elapsed()));
+    if let Some(path) = &link.settings.report {
+        let (plan_stats, carried, decisions) = match &out {
+            Some(o) => (
+                serde_json::to_value(&o.plan.stats).map_err(|e| Error::msg(e.to_string()))?,
+                serde_json::to_value(o.index_files.as_ref().map(|f| &f.carried))
+                    .map_err(|e| Error::msg(e.to_string()))?,
+                serde_json::to_value(&o.plan.decisions).map_err(|e| Error::msg(e.to_string()))?,
+            ),
+            None => (serde_json::Value::Null, serde_json::Value::Null, serde_json::json!([])),
+        };
+        let timings_ms: serde_json::Map<String, serde_json::Value> = timings
+            .phases
+            .iter()
+            .map(|(name, d)| (name.to_string(), serde_json::json!(d.as_secs_f64() * 1e3)))
+            .collect();
+        let json = serde_json::json!({
+            "mode": "thinlto-index-only",
+            "linker": linker.path.display().to_string(),
+            "settings": serde_json::to_value(&link.settings).map_err(|e| Error::msg(e.to_string()))?,
+            "policy_whole_program_visibility": policy.as_ref().map(|p| p.whole_program_visibility),
+            "plan": plan_stats,
+            "clang_indexes": carried,
+            "decisions": decisions,
+            "written": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "timings_ms": timings_ms,
+            "link_model": link_model_json(model),
+        });
+        let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
+        wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?;
+    }
+    Ok(0)
 }
 
 /// The files of a DTLTO link (`--thinlto-distributor=`), created beside

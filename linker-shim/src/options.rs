@@ -155,6 +155,17 @@ pub enum Action {
     /// `--wpd-from-index=DIR`: the final link of a distributed link, on the
     /// objects its jobs wrote into DIR.
     WpdFromIndex,
+    /// `--thinlto-index-only[=FILE]`: index files for clang's backends
+    /// (and the list of objects to link) instead of a link.
+    ThinltoIndexOnly,
+    /// `--thinlto-emit-imports-files`: `.imports` files beside them.
+    ThinltoEmitImports,
+    /// `--thinlto-prefix-replace=OLD;NEW[;NATIVE]`.
+    ThinltoPrefixReplace,
+    /// `--thinlto-object-suffix-replace=OLD;NEW`.
+    ThinltoObjectSuffixReplace,
+    /// `--lto-obj-path=FILE`: the regular LTO object of an index-only link.
+    LtoObjPath,
     /// `--thinlto-distributor=PATH`: integrated distributed ThinLTO
     /// (DTLTO): the backend jobs go to this program.
     ThinltoDistributor,
@@ -185,8 +196,6 @@ use Action as A;
 use Arity::{Flag, Optional, Prefix, Value};
 use Effect::{Harmless, Input, InputState, Lto, Output, Symbols, Wpd};
 use wpd_link::resolve::Symbolic;
-
-const DISTRIBUTED: &str = "distributed ThinLTO with wpd is --wpd-index-only=DIR, or --thinlto-distributor=PATH for a DTLTO distributor (docs/cli.md)";
 
 /// Every ld option wpd-ld accepts.
 pub const OPTIONS: &[Spec] = &[
@@ -427,11 +436,13 @@ pub const OPTIONS: &[Spec] = &[
         A::LtoIgnored,
     ),
     o(&["load-pass-plugin"], Value, Lto, A::Refuse("wpd-ld does not load LLVM pass plugins")),
-    // lld's distributed ThinLTO: its jobs would be clang's backends, which
-    // know nothing of wpd's plan; wpd-ld writes its own.
-    o(&["thinlto-index-only"], Optional, Lto, A::Refuse(DISTRIBUTED)),
-    o(&["thinlto-emit-imports-files"], Flag, Lto, A::Refuse(DISTRIBUTED)),
-    o(&["thinlto-prefix-replace", "thinlto-object-suffix-replace"], Value, Lto, A::Refuse(DISTRIBUTED)),
+    // lld's distributed ThinLTO for clang's own backends (Bazel-style):
+    // index files that carry wpd's decisions as LLVM's resolutions.
+    o(&["thinlto-index-only"], Optional, Lto, A::ThinltoIndexOnly),
+    o(&["thinlto-emit-imports-files"], Flag, Lto, A::ThinltoEmitImports),
+    o(&["thinlto-prefix-replace"], Value, Lto, A::ThinltoPrefixReplace),
+    o(&["thinlto-object-suffix-replace"], Value, Lto, A::ThinltoObjectSuffixReplace),
+    o(&["lto-obj-path"], Value, Lto, A::LtoObjPath),
     // lld's integrated distributed ThinLTO (DTLTO): wpd's own jobs, handed
     // to the user's distributor in LLVM's job description format.
     o(&["thinlto-distributor"], Value, Lto, A::ThinltoDistributor),

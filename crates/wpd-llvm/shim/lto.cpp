@@ -41,6 +41,7 @@
 #include "llvm/Support/CachePruning.h"
 #include "llvm/Support/Caching.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
@@ -156,6 +157,9 @@ struct WpdLto {
   // Per host task, while its backend runs: the joined module, read and
   // readied in the backend's context, for the post-import hook to link in.
   std::vector<std::unique_ptr<Module>> joining;
+  // An index-only link (wpd_lto_new_index_only): the list of native
+  // objects the final link takes (lld's --thinlto-index-only=FILE), if any.
+  std::unique_ptr<raw_fd_ostream> linked_objects;
 
   // Keeps the first error reported, from any backend thread.
   void fail(std::string text) {
@@ -775,6 +779,139 @@ void *wpd_lto_new(const WpdLtoOptions *o, int post_import_only) {
   return state;
 }
 
+// One devirtualization wpd decided, as LLVM's type-id resolution for a
+// (type id, byte offset) slot: a single implementation (`single_impl` set),
+// or for the slot's calls with constant arguments `args`, a uniform return
+// value `value` (`single_impl` null).
+struct WpdSlotResolution {
+  const char *type_id;
+  size_t type_id_len;
+  uint64_t offset;
+  const char *single_impl;
+  size_t single_impl_len;
+  const uint64_t *args;
+  size_t arg_count;
+  uint64_t value;
+};
+
+// What an index-only link writes, as lld's --thinlto-index-only and its
+// companions: per module `<path>.thinlto.bc` (and `.imports`), with
+// `old_prefix` replaced by `new_prefix` (native objects: `native_prefix`,
+// or `new_prefix` when empty), the list of native objects in
+// `linked_objects` ("" : none); and what wpd decided, in the index every
+// backend imports.
+struct WpdIndexOnlyOptions {
+  const char *old_prefix;
+  const char *new_prefix;
+  const char *native_prefix;
+  int emit_imports;
+  const char *linked_objects;
+  int whole_program_visibility;
+  const WpdSlotResolution *resolutions;
+  size_t resolution_count;
+};
+
+// A link that stops after LLVM's thin link and writes, for clang's own
+// ThinLTO backends (clang -fthinlto-index=<path>.thinlto.bc), each module's
+// index: what LLVM's thin link decided for it (imports, prevailing copies,
+// internalization, promotion) and wpd's devirtualizations as the type-id
+// resolutions LLVM's backend applies (WholeProgramDevirt in its importing
+// mode). The modules are the link's inputs as clang wrote them: the
+// backends compile those files. A split unit's regular part goes through
+// LLVM's regular LTO, whose object wpd_lto_run emits as task 0.
+//
+// Before LLVM's thin link reads the index (Config::CombinedIndexHook, run
+// first in runThinLTO), the index's resolutions are replaced by wpd's:
+// those LLVM's regular LTO step decided for split units are dropped, and
+// the vtables LLVM's index-based devirtualization would read are cleared,
+// so that a call wpd left indirect stays indirect. Returns null with *err
+// set when the list of objects cannot be created.
+void *wpd_lto_new_index_only(const WpdLtoOptions *o, const WpdIndexOnlyOptions *x, char **err) {
+  *err = nullptr;
+  auto state = std::make_unique<WpdLto>();
+  lto::Config c = make_config(o, state.get(), false);
+  struct Slot {
+    std::string type_id;
+    uint64_t offset;
+    std::string single_impl;
+    std::vector<uint64_t> args;
+    uint64_t value;
+  };
+  std::vector<Slot> slots;
+  for (size_t i = 0; i < x->resolution_count; ++i) {
+    const WpdSlotResolution &r = x->resolutions[i];
+    slots.push_back({std::string(r.type_id, r.type_id_len), r.offset,
+                     r.single_impl ? std::string(r.single_impl, r.single_impl_len) : std::string(),
+                     std::vector<uint64_t>(r.args, r.args + r.arg_count), r.value});
+  }
+  bool wpv = x->whole_program_visibility != 0;
+  // The hook is typed `const ModuleSummaryIndex &` for observers; the index
+  // is lto::LTO's own mutable combined index, which the thin link reads
+  // next, so changing it here is sound.
+  c.CombinedIndexHook = [slots = std::move(slots), wpv](const ModuleSummaryIndex &observed,
+                                                        const DenseSet<GlobalValue::GUID> &) {
+    auto &index = const_cast<ModuleSummaryIndex &>(observed);
+    std::vector<std::string> vtable_ids;
+    for (const auto &entry : index.typeIdCompatibleVtableMap()) vtable_ids.push_back(entry.first);
+    for (const std::string &id : vtable_ids) index.getOrInsertTypeIdCompatibleVtableSummary(id).clear();
+    std::vector<std::string> decided;
+    for (const auto &entry : index.typeIds()) decided.push_back(entry.second.first);
+    for (const std::string &id : decided)
+      if (TypeIdSummary *summary = index.getTypeIdSummary(id)) summary->WPDRes.clear();
+    for (const Slot &s : slots) {
+      WholeProgramDevirtResolution &res = index.getOrInsertTypeIdSummary(s.type_id).WPDRes[s.offset];
+      if (!s.single_impl.empty()) {
+        res.TheKind = WholeProgramDevirtResolution::SingleImpl;
+        res.SingleImplName = s.single_impl;
+      } else {
+        WholeProgramDevirtResolution::ByArg &by_arg = res.ResByArg[s.args];
+        by_arg.TheKind = WholeProgramDevirtResolution::ByArg::UniformRetVal;
+        by_arg.Info = s.value;
+      }
+    }
+    // The backends turn public type tests into type tests, which the
+    // resolutions above then find, only under whole-program visibility.
+    if (wpv) index.setWithWholeProgramVisibility();
+    return true;
+  };
+  if (x->linked_objects && *x->linked_objects) {
+    std::error_code ec;
+    state->linked_objects = std::make_unique<raw_fd_ostream>(x->linked_objects, ec, sys::fs::OpenFlags::OF_None);
+    if (ec) {
+      *err = wpd_shim::dup_string(std::string(x->linked_objects) + ": " + ec.message());
+      return nullptr;
+    }
+  }
+  lto::ThinBackend backend = lto::createWriteIndexesThinBackend(
+      x->old_prefix, x->new_prefix, x->native_prefix, x->emit_imports != 0, state->linked_objects.get(), nullptr);
+  state->lto = std::make_unique<lto::LTO>(std::move(c), std::move(backend), /*ParallelCodeGenParallelismLevel=*/1,
+                                          lto::LTO::LTOK_Default);
+  return state.release();
+}
+
+// An index for a bitcode file the link did not load (a lazy object it never
+// needed): clang's backend compiles it into an empty object, as lld's
+// index-only link arranges. Returns WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_write_empty_index(const char *path, char **err) {
+  *err = nullptr;
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OpenFlags::OF_None);
+  if (ec) {
+    *err = wpd_shim::dup_string(std::string(path) + ": " + ec.message());
+    return WPD_FAILED;
+  }
+  ModuleSummaryIndex index(/*HaveGVs=*/false);
+  index.setSkipModuleByDistributedBackend();
+  writeIndexToFile(index, os);
+  os.close();
+  if (os.has_error()) {
+    *err = wpd_shim::dup_string(std::string(path) + ": " + os.error().message());
+    os.clear_error();
+    return WPD_FAILED;
+  }
+  return WPD_OK;
+}
+
 void wpd_lto_free(void *p) { delete static_cast<WpdLto *>(p); }
 
 // The thin backends of the last wpd_lto_run, in the order they started:
@@ -927,6 +1064,14 @@ WpdStatus wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char
   if (!state->first_error.empty()) {
     *err = wpd_shim::dup_string(state->first_error);
     return WPD_FAILED;
+  }
+  if (state->linked_objects) {
+    state->linked_objects->close();
+    if (state->linked_objects->has_error()) {
+      *err = wpd_shim::dup_string("cannot write the list of objects: " + state->linked_objects->error().message());
+      state->linked_objects->clear_error();
+      return WPD_FAILED;
+    }
   }
   for (size_t task = 0; task < state->outputs.size(); ++task)
     emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size(),

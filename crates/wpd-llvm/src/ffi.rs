@@ -388,6 +388,35 @@ pub struct LtoOptionsRaw {
     pub regular_parts: c_int,
 }
 
+/// One of wpd's devirtualizations as LLVM's type-id resolution; the layout
+/// of `WpdSlotResolution` in the shim.
+#[repr(C)]
+pub struct SlotResolutionRaw {
+    pub type_id: *const c_char,
+    pub type_id_len: usize,
+    pub offset: u64,
+    /// Null: a uniform return value for `args`.
+    pub single_impl: *const c_char,
+    pub single_impl_len: usize,
+    pub args: *const u64,
+    pub arg_count: usize,
+    pub value: u64,
+}
+
+/// The options of [`wpd_lto_new_index_only`]; the layout of
+/// `WpdIndexOnlyOptions` in the shim.
+#[repr(C)]
+pub struct IndexOnlyOptionsRaw {
+    pub old_prefix: *const c_char,
+    pub new_prefix: *const c_char,
+    pub native_prefix: *const c_char,
+    pub emit_imports: c_int,
+    pub linked_objects: *const c_char,
+    pub whole_program_visibility: c_int,
+    pub resolutions: *const SlotResolutionRaw,
+    pub resolution_count: usize,
+}
+
 pub type LtoEmitFn = unsafe extern "C" fn(
     ctx: *mut c_void,
     task: u32,
@@ -431,6 +460,12 @@ unsafe extern "C" {
     ) -> Status;
     pub fn wpd_lto_new(options: *const LtoOptionsRaw, post_import_only: c_int) -> *mut c_void;
     pub fn wpd_lto_free(lto: *mut c_void);
+    pub fn wpd_lto_new_index_only(
+        options: *const LtoOptionsRaw,
+        index_only: *const IndexOnlyOptionsRaw,
+        err: *mut *mut c_char,
+    ) -> *mut c_void;
+    pub fn wpd_write_empty_index(path: *const c_char, err: *mut *mut c_char) -> Status;
     pub fn wpd_lto_input_open(
         data: *const c_char,
         len: usize,

@@ -21,8 +21,9 @@ pub use codegen::{Reloc, Sections, TargetMachine, VtableRebuild};
 pub use lazy::{FunctionSummary, LazyModule};
 pub use llvm_sys::LLVMIntPredicate as IntPredicate;
 pub use lto::{
-    LtoInput, LtoLayout, LtoObjects, LtoOptions, LtoReloc, LtoResolution, LtoSymbol, ObjectCache, TaskRun, ThinLto,
-    parse_cache_policy, prune_cache, split_thin_part, thin_backend, thinlto_layout,
+    IndexOnly, LtoInput, LtoLayout, LtoObjects, LtoOptions, LtoReloc, LtoResolution, LtoSymbol, ObjectCache,
+    SlotResolution, TaskRun, ThinLto, parse_cache_policy, prune_cache, split_thin_part, thin_backend, thinlto_layout,
+    write_empty_index,
 };
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};

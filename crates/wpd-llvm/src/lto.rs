@@ -366,6 +366,62 @@ impl<'b> ThinLto<'b> {
         Self::create(o, true)
     }
 
+    /// An index-only link for clang's own ThinLTO backends (lld's
+    /// `--thinlto-index-only`): [`ThinLto::run`] runs LLVM's thin link on
+    /// the inputs as clang wrote them and writes, per input, the index
+    /// file `clang -fthinlto-index=` reads (and its imports file), with
+    /// `x`'s devirtualizations as the type-id resolutions LLVM's backend
+    /// applies. Nothing is compiled but a split unit's regular part (LLVM's
+    /// regular LTO object, [`LtoObjects::regular`]).
+    pub fn index_only(o: &LtoOptions<'_>, x: &IndexOnly<'_>) -> Result<ThinLto<'b>> {
+        crate::codegen::init_native_target();
+        let options = RawOptions::new(o)?;
+        let c = |s: &str| CString::new(s).map_err(|_| Error::msg(format!("NUL in '{}'", s.replace('\0', "?"))));
+        let (old, new, native) = (c(x.old_prefix)?, c(x.new_prefix)?, c(x.native_prefix)?);
+        let listed = x.linked_objects.map(|p| p.as_os_str().as_encoded_bytes().to_vec()).unwrap_or_default();
+        let listed = CString::new(listed).map_err(|_| Error::msg("NUL in the path of the object list"))?;
+        let bytes = |b: &[u8]| CString::new(b).map_err(|_| Error::msg("NUL in a name of a resolution"));
+        let names: Vec<(CString, Option<CString>)> = x
+            .resolutions
+            .iter()
+            .map(|r| Ok((bytes(&r.type_id)?, r.single_impl.as_deref().map(bytes).transpose()?)))
+            .collect::<Result<_>>()?;
+        let raw_res: Vec<ffi::SlotResolutionRaw> = x
+            .resolutions
+            .iter()
+            .zip(&names)
+            .map(|(r, (id, single))| ffi::SlotResolutionRaw {
+                type_id: id.as_ptr(),
+                type_id_len: id.as_bytes().len(),
+                offset: r.offset,
+                single_impl: single.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                single_impl_len: single.as_ref().map_or(0, |s| s.as_bytes().len()),
+                args: r.args.as_ptr(),
+                arg_count: r.args.len(),
+                value: r.value,
+            })
+            .collect();
+        let raw_x = ffi::IndexOnlyOptionsRaw {
+            old_prefix: old.as_ptr(),
+            new_prefix: new.as_ptr(),
+            native_prefix: native.as_ptr(),
+            emit_imports: c_int::from(x.emit_imports),
+            linked_objects: listed.as_ptr(),
+            whole_program_visibility: c_int::from(x.whole_program_visibility),
+            resolutions: raw_res.as_ptr(),
+            resolution_count: raw_res.len(),
+        };
+        let mut err = ShimMessage::new();
+        // SAFETY: the options, `raw_x` and every string and array they
+        // point to live through the call; the shim copies what it keeps.
+        // `err` receives null or a malloc'd message.
+        let raw = unsafe { ffi::wpd_lto_new_index_only(&options.raw, &raw_x, err.out()) };
+        if raw.is_null() {
+            return Err(Error::msg(err.or("cannot start the index-only link")));
+        }
+        Ok(ThinLto { raw, added: 0, post_import: true, _bytes: PhantomData })
+    }
+
     fn create(o: &LtoOptions<'_>, post_import_only: bool) -> Result<ThinLto<'b>> {
         crate::codegen::init_native_target();
         let options = RawOptions::new(o)?;
@@ -543,6 +599,55 @@ impl<'b> ThinLto<'b> {
         }
         Ok(LtoObjects { thin: objects, regular: sink.regular, backends })
     }
+}
+
+/// What an index-only link ([`ThinLto::index_only`]) writes, and wpd's
+/// devirtualizations for clang's backends to apply.
+#[derive(Clone, Debug, Default)]
+pub struct IndexOnly<'a> {
+    /// lld's `--thinlto-prefix-replace=old;new;native`: index files go to
+    /// the input's path with `old_prefix` replaced by `new_prefix`; the
+    /// object list names objects with `native_prefix` (or `new_prefix`).
+    pub old_prefix: &'a str,
+    pub new_prefix: &'a str,
+    pub native_prefix: &'a str,
+    /// Write `<path>.imports` beside each index (the files each backend
+    /// reads).
+    pub emit_imports: bool,
+    /// Where the list of native objects goes (`--thinlto-index-only=FILE`).
+    pub linked_objects: Option<&'a Path>,
+    /// The backends treat public type tests as type tests (LLVM's
+    /// whole-program visibility), so the resolutions reach their calls.
+    pub whole_program_visibility: bool,
+    pub resolutions: Vec<SlotResolution>,
+}
+
+/// One of wpd's devirtualizations, as an LLVM type-id resolution of the
+/// slot (`type_id`, `offset`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SlotResolution {
+    /// The type id's metadata string, as bytes.
+    pub type_id: Vec<u8>,
+    pub offset: u64,
+    /// Every call of the slot calls this function (its symbol's bytes).
+    pub single_impl: Option<Vec<u8>>,
+    /// Without `single_impl`: the slot's calls with these constant
+    /// arguments (after `this`) return `value`.
+    pub args: Vec<u64>,
+    pub value: u64,
+}
+
+/// Writes an index that tells clang's backend to compile `path`'s module
+/// into an empty object: for a bitcode file an index-only link did not
+/// load (a lazy object nothing needed), as lld's does.
+pub fn write_empty_index(path: &Path) -> Result<()> {
+    let c = CString::new(path.as_os_str().as_encoded_bytes().to_vec())
+        .map_err(|_| Error::msg(format!("NUL in the path {}", path.display())))?;
+    let mut err = ShimMessage::new();
+    // SAFETY: `c` lives through the call; `err` receives null or a malloc'd
+    // message.
+    let status = unsafe { ffi::wpd_write_empty_index(c.as_ptr(), err.out()) };
+    status.check(err, "cannot write the index")
 }
 
 /// What [`ThinLto::run`] produced.

@@ -192,6 +192,15 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
             "plugin options -plugin-opt=cache-dir= and cache-policy= are not supported by the plugin (wpd-ld has a link cache)",
         ));
     }
+    // Index files for clang's backends are wpd-ld's (lld's
+    // --thinlto-index-only): the plugin hands objects back to the linker.
+    if options.index_only != wpd::settings::ClangIndexes::default() {
+        errors.push(wpd::error::Error::msg(
+            "plugin options -plugin-opt=thinlto-index-only, thinlto-emit-imports-files, thinlto-prefix-replace=, \
+             thinlto-object-suffix-replace= and obj-path= are not supported by the plugin; \
+             link through wpd-ld (--ld-path=wpd-ld), which writes the index files for clang's backends",
+        ));
+    }
     if let Some(e) = errors.first() {
         say(message, api::level::FATAL, &e.to_string());
         return api::LDPS_ERR;

@@ -165,7 +165,15 @@ pub struct Linked<'a> {
 /// rewrite and backends ([`devirtualize_and_compile`]). The front end only
 /// supplies the model and places the objects that come back.
 pub fn link<'a>(req: &LinkRequest<'a>, timings: &mut Timings) -> Result<Linked<'a>> {
-    let policy = req.settings.policy(req.model, req.native, &req.output);
+    let mut policy = req.settings.policy(req.model, req.native, &req.output);
+    if let Backends::ClangIndexes(_) = req.backends {
+        // Clang's backends compile the modules as clang wrote them: what
+        // needs a rewritten module is not planned, so that the report's
+        // counts are what the programs get.
+        policy.speculate = 0;
+        policy.closed_set = 0;
+        policy.dead_slots = false;
+    }
     let codegen = req.settings.codegen(&req.output);
     let symbols = wpd_link::lto::LtoSymbols::new(req.model, req.output.lto());
     let out = devirtualize_and_compile(
@@ -193,6 +201,11 @@ pub enum Backends<'a> {
     /// ([`thinlto::write_job_modules`], named by [`LinkOutput::job_modules`])
     /// and nothing is compiled.
     IndexOnly(&'a Path),
+    /// lld's `--thinlto-index-only`: the thin link writes each input's
+    /// index file for clang's own backends
+    /// ([`backends::clang_indexes`]; [`LinkOutput::index_files`]), and
+    /// nothing is rewritten or compiled but LLVM's regular LTO module.
+    ClangIndexes(&'a settings::ClangIndexes),
 }
 
 /// The whole link-time job on bitcode already read: summarize every module,
@@ -277,7 +290,14 @@ pub fn compile_summarized(
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
-    let in_process = matches!(backends, Backends::InProcess);
+    let job_dir = match backends {
+        Backends::InProcess => None,
+        Backends::IndexOnly(dir) => Some(dir),
+        Backends::ClangIndexes(opts) => {
+            return write_clang_indexes(inputs, summaries, plan, codegen, symbols, opts, jobs, timings, progress);
+        }
+    };
+    let in_process = job_dir.is_none();
     let rewritten = timings.phase("rewrite", || -> Result<Vec<backends::Rewritten>> {
         let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
             wpd_llvm::thinlto_layout(&i.bytes, &i.name)
@@ -301,14 +321,14 @@ pub fn compile_summarized(
             }
         })
     })?;
-    let (natives, job_modules) = match backends {
-        Backends::InProcess => {
+    let (natives, job_modules) = match job_dir {
+        None => {
             let natives = timings.phase("backend", || {
                 thinlto::compile(inputs, &rewritten, &summaries, symbols, codegen, jobs, cache, progress)
             })?;
             (natives, Vec::new())
         }
-        Backends::IndexOnly(dir) => {
+        Some(dir) => {
             let (modules, prevailing) = timings.phase("lto-thin-link", || {
                 thinlto::write_job_modules(inputs, &rewritten, &summaries, symbols, codegen, jobs, dir, progress)
             })?;
@@ -327,7 +347,35 @@ pub fn compile_summarized(
             l.symbol
         )));
     }
-    Ok(LinkOutput { summaries, plan, natives, job_modules, stats })
+    Ok(LinkOutput { summaries, plan, natives, job_modules, stats, index_files: None })
+}
+
+/// [`Backends::ClangIndexes`]: after the thin link, the index files for
+/// clang's backends instead of rewritten modules.
+#[allow(clippy::too_many_arguments)]
+fn write_clang_indexes(
+    inputs: &[BitcodeInput],
+    summaries: Vec<ModuleSummary>,
+    plan: Plan,
+    codegen: &codegen::CodegenOptions,
+    symbols: &wpd_link::lto::LtoSymbols<'_>,
+    opts: &settings::ClangIndexes,
+    jobs: Option<usize>,
+    timings: &mut Timings,
+    progress: &progress::Progress,
+) -> Result<LinkOutput> {
+    let files = timings.phase("lto-thin-link", || {
+        backends::clang_indexes::write(inputs, &summaries, &plan, symbols, codegen, opts, jobs)
+    })?;
+    progress.finish();
+    Ok(LinkOutput {
+        summaries,
+        plan,
+        natives: thinlto::Natives::default(),
+        job_modules: Vec::new(),
+        stats: Vec::new(),
+        index_files: Some(files),
+    })
 }
 
 /// What [`devirtualize_and_compile`] produces.
@@ -342,6 +390,9 @@ pub struct LinkOutput {
     /// input's job compiles, in input order.
     pub job_modules: Vec<String>,
     pub stats: Vec<backends::BackendStats>,
+    /// [`Backends::ClangIndexes`]: what was written, and what of the plan
+    /// it carries (`stats` is empty: no module was rewritten).
+    pub index_files: Option<backends::clang_indexes::IndexFiles>,
 }
 
 /// `wpd summarize`: every input (a bitcode file, or each bitcode member of

@@ -15,6 +15,7 @@
 //! the plan is a bug the tests catch (see `report::mismatches`).
 
 pub mod cache;
+pub mod clang_indexes;
 pub mod codegen;
 pub mod distributed;
 pub mod spread;

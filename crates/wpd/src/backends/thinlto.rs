@@ -108,31 +108,40 @@ fn add_modules<'b>(
         let resolutions: Vec<LtoResolution> = lto_input
             .symbols()
             .iter()
-            .map(|s| {
-                let r = symbols.resolve(
-                    k,
-                    &SymbolView {
-                        name: &s.name,
-                        section: &s.section,
-                        undefined: s.undefined,
-                        non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
-                        hidden: s.visibility == wpd_llvm::Visibility::Hidden,
-                        introduced: module.introduced.contains(&s.name),
-                    },
-                );
-                LtoResolution {
-                    prevailing: r.prevailing,
-                    final_definition: r.final_definition,
-                    visible_to_regular_obj: r.visible_to_regular_obj,
-                    export_dynamic: r.export_dynamic,
-                    linker_redefined: r.linker_redefined,
-                }
-            })
+            .map(|s| resolution(&symbols, k, s, module.introduced.contains(&s.name)))
             .collect();
         lto.add(lto_input, &resolutions).map_err(|e| e.context(&input.name))?;
         parts.push(part);
     }
     Ok((parts, spread))
+}
+
+/// LLVM's resolution of symbol `s` of the `k`-th bitcode module of the
+/// link, from the link model (`introduced`: a name wpd's rewrite made).
+pub(crate) fn resolution(
+    symbols: &LtoSymbols<'_>,
+    k: usize,
+    s: &wpd_llvm::LtoSymbol,
+    introduced: bool,
+) -> LtoResolution {
+    let r = symbols.resolve(
+        k,
+        &SymbolView {
+            name: &s.name,
+            section: &s.section,
+            undefined: s.undefined,
+            non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
+            hidden: s.visibility == wpd_llvm::Visibility::Hidden,
+            introduced,
+        },
+    );
+    LtoResolution {
+        prevailing: r.prevailing,
+        final_definition: r.final_definition,
+        visible_to_regular_obj: r.visible_to_regular_obj,
+        export_dynamic: r.export_dynamic,
+        linker_redefined: r.linker_redefined,
+    }
 }
 
 /// The native objects of one link's inputs, in input order.

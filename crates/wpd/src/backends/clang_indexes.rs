@@ -1,0 +1,329 @@
+//! Index files for clang's own ThinLTO backends: lld's `--thinlto-index-only`
+//! flow, as Bazel and other build systems run it (docs/cli.md, "Bazel-style
+//! distributed ThinLTO"). The link stops after the thin link and writes,
+//! per bitcode input, `<input>.thinlto.bc` (and `<input>.imports`); the
+//! build system then compiles each input with an unmodified
+//! `clang -c -x ir <input> -fthinlto-index=<input>.thinlto.bc` and links the
+//! objects itself.
+//!
+//! Those backends compile the inputs as clang wrote them, so wpd cannot
+//! rewrite a module: what carries over of the plan is what LLVM's backend
+//! applies from the index, its type-id resolutions (WholeProgramDevirt in
+//! its importing mode). [`resolutions`] turns the plan into them:
+//! single implementations and uniform return values of slots whose type id
+//! is a metadata string (a type id local to its module has no name in the
+//! index). Every other kind (closed-set dispatch, speculation, unique return
+//! values, virtual constant propagation, dead slots) needs a rewritten
+//! module; the report lists those calls under `clang_indexes.not_carried`.
+//! LLVM's own decisions are dropped from the index (`wpd_lto_new_index_only`):
+//! a call wpd left indirect stays indirect.
+
+use crate::backends::codegen::CodegenOptions;
+use crate::backends::thinlto::{lto_options, resolution};
+use crate::error::{Error, Result};
+use crate::input::BitcodeInput;
+use crate::settings::ClangIndexes;
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use wpd_link::lto::LtoSymbols;
+use wpd_llvm::{IndexOnly, LtoInput, LtoResolution, SlotResolution, ThinLto};
+use wpd_summary::plan::Resolution;
+use wpd_summary::{ModuleSummary, Plan};
+
+/// What of the plan reaches clang's backends (the report's `clang_indexes`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Carried {
+    /// Type-id resolutions written into the index.
+    pub resolutions: usize,
+    /// Call sites the backends turn into direct calls ...
+    pub single_impl: u32,
+    /// ... and into a constant.
+    pub uniform_ret_val: u32,
+    /// Call sites the plan devirtualizes that the backends cannot, by kind.
+    pub not_carried: Vec<NotCarried>,
+}
+
+/// Devirtualizations of one kind that an index cannot carry.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NotCarried {
+    /// `single-impl`, `closed-set`, ... (the remarks' words), or
+    /// `dead-slots`.
+    pub kind: &'static str,
+    /// Call sites (`dead-slots`: vtable entries).
+    pub count: u32,
+    pub why: &'static str,
+}
+
+/// The plan's devirtualizations as LLVM type-id resolutions, what they
+/// carry, and the functions the resolutions name (which must stay visible
+/// to every backend: none may internalize or drop them).
+pub fn resolutions(plan: &Plan, summaries: &[ModuleSummary]) -> (Vec<SlotResolution>, Carried, BTreeSet<String>) {
+    let local: HashSet<&str> =
+        summaries.iter().flat_map(|s| s.type_ids.iter().filter(|t| t.local).map(|t| t.name.as_str())).collect();
+    let promoted: HashSet<&str> =
+        plan.modules.iter().flat_map(|m| m.promotions.iter().map(|p| p.promoted.as_str())).collect();
+    let mut out = Vec::new();
+    let mut carried = Carried::default();
+    let mut targets = BTreeSet::new();
+    let mut lost = std::collections::BTreeMap::<(&'static str, &'static str), u32>::new();
+    const LOCAL: &str = "the type id is local to its module: an index names type ids by string";
+    const REWRITE: &str = "needs wpd's rewrite of the module, which clang's backend compiles as clang wrote it";
+    for d in &plan.decisions {
+        let id_bytes = wpd_summary::name::to_bytes(d.type_id.as_str()).into_owned();
+        let is_local = local.contains(d.type_id.as_str());
+        if d.resolution == Resolution::SingleImpl {
+            match &d.target {
+                // Every call of the slot: LLVM's backend resolves a slot,
+                // not a call.
+                Some(t) if !is_local && !promoted.contains(t.as_str()) && d.devirtualized == d.call_sites => {
+                    out.push(SlotResolution {
+                        type_id: id_bytes,
+                        offset: d.offset,
+                        single_impl: Some(wpd_summary::name::to_bytes(t).into_owned()),
+                        args: Vec::new(),
+                        value: 0,
+                    });
+                    targets.insert(t.clone());
+                    carried.single_impl += d.devirtualized;
+                }
+                Some(t) if !is_local && promoted.contains(t.as_str()) => {
+                    *lost
+                        .entry(("single-impl", "the target is local to its module: it would need wpd's promotion"))
+                        .or_default() += d.devirtualized
+                }
+                _ if is_local => *lost.entry(("single-impl", LOCAL)).or_default() += d.devirtualized,
+                _ => {
+                    *lost
+                        .entry((
+                            "single-impl",
+                            "only some of the slot's calls are devirtualized: an index resolves them all",
+                        ))
+                        .or_default() += d.devirtualized
+                }
+            }
+            continue;
+        }
+        for a in &d.by_args {
+            match a.resolution {
+                Resolution::UniformRetVal if !is_local => {
+                    out.push(SlotResolution {
+                        type_id: id_bytes.clone(),
+                        offset: d.offset,
+                        single_impl: None,
+                        args: a.args.clone(),
+                        value: a.value,
+                    });
+                    carried.uniform_ret_val += a.call_sites;
+                }
+                Resolution::UniformRetVal => *lost.entry(("uniform-ret-val", LOCAL)).or_default() += a.call_sites,
+                Resolution::UniqueRetVal => *lost.entry(("unique-ret-val", REWRITE)).or_default() += a.call_sites,
+                Resolution::VirtualConstProp => {
+                    *lost.entry(("virtual-const-prop", REWRITE)).or_default() += a.call_sites
+                }
+                _ => {}
+            }
+        }
+        if d.dispatched > 0 {
+            *lost.entry(("closed-set", REWRITE)).or_default() += d.dispatched;
+        }
+        if d.speculated > 0 {
+            *lost.entry(("speculative", REWRITE)).or_default() += d.speculated;
+        }
+    }
+    if plan.stats.dead_slots > 0 {
+        *lost.entry(("dead-slots", "a dead slot's vtable entry is rewritten in its module")).or_default() +=
+            plan.stats.dead_slots;
+    }
+    out.sort();
+    out.dedup();
+    carried.resolutions = out.len();
+    carried.not_carried =
+        lost.into_iter().filter(|(_, n)| *n > 0).map(|((kind, why), count)| NotCarried { kind, count, why }).collect();
+    (out, carried, targets)
+}
+
+/// What an index-only link wrote.
+#[derive(Debug, Default)]
+pub struct IndexFiles {
+    pub carried: Carried,
+    /// The object of LLVM's regular LTO module (split units' vtables), for
+    /// `--lto-obj-path`; `None` when no input was a split unit.
+    pub regular: Option<Vec<u8>>,
+    /// Every file written, index and imports files and the object list.
+    pub written: Vec<PathBuf>,
+}
+
+/// Writes the index files of the link's inputs (in link order, with their
+/// summaries and the plan) for clang's backends, as `opts` asks.
+#[allow(clippy::too_many_arguments)]
+pub fn write(
+    inputs: &[BitcodeInput],
+    summaries: &[ModuleSummary],
+    plan: &Plan,
+    symbols: &LtoSymbols<'_>,
+    codegen: &CodegenOptions,
+    opts: &ClangIndexes,
+    jobs: Option<usize>,
+) -> Result<IndexFiles> {
+    if symbols.module_count() != inputs.len() {
+        return Err(Error::msg(format!(
+            "the link model has {} bitcode modules, the link {}",
+            symbols.module_count(),
+            inputs.len()
+        )));
+    }
+    let mut names = Vec::with_capacity(inputs.len());
+    let mut seen = HashSet::new();
+    let mut split_units = false;
+    for input in inputs {
+        if input.member.is_some() {
+            return Err(Error::at(
+                &input.name,
+                "--thinlto-index-only: an archive member has no file of its own for clang's backend to compile; \
+                 link its objects between --start-lib and --end-lib instead",
+            ));
+        }
+        if !is_bitcode_file(Path::new(&input.path)) {
+            return Err(Error::at(
+                &input.name,
+                "--thinlto-index-only: not a bitcode file (a fat LTO object?); clang's backend compiles bitcode files",
+            ));
+        }
+        let name = opts.module_path(&input.path);
+        if !seen.insert(name.clone()) {
+            return Err(Error::at(&input.name, "--thinlto-index-only: this module is named twice in the link"));
+        }
+        let layout = wpd_llvm::thinlto_layout(&input.bytes, &input.name)
+            .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
+        // A split unit's regular part, or a file with no ThinLTO module at
+        // all, goes to LLVM's regular LTO module.
+        split_units |= layout.is_none_or(|l| l.split_unit);
+        names.push(name);
+    }
+    if split_units && opts.obj_path.is_none() {
+        return Err(Error::msg(
+            "--thinlto-index-only: split LTO units' vtables (and bitcode without a ThinLTO module) are compiled by \
+             this link into LLVM's regular LTO object; name it with --lto-obj-path=FILE (-plugin-opt=obj-path=FILE) \
+             and link it with the backends' objects",
+        ));
+    }
+    let (resolutions, carried, targets) = resolutions(plan, summaries);
+    let mut written = Vec::new();
+    let mut indexes = Vec::new();
+    for name in &names {
+        let base = opts.output_path(name, false);
+        indexes.push(PathBuf::from(format!("{base}.thinlto.bc")));
+        written.push(PathBuf::from(format!("{base}.thinlto.bc")));
+        if opts.emit_imports {
+            written.push(PathBuf::from(format!("{base}.imports")));
+        }
+    }
+    // Files of an earlier run would pass for this one's.
+    for f in &written {
+        let _ = std::fs::remove_file(f);
+    }
+    written.extend(opts.list.iter().cloned());
+    written.extend(opts.obj_path.iter().cloned());
+    let (old, new, native) = match &opts.prefix_replace {
+        Some((o, n, x)) => (o.as_str(), n.as_str(), x.as_str()),
+        None => ("", "", ""),
+    };
+    let x = IndexOnly {
+        old_prefix: old,
+        new_prefix: new,
+        native_prefix: native,
+        emit_imports: opts.emit_imports,
+        linked_objects: opts.list.as_deref(),
+        whole_program_visibility: plan.options.whole_program_visibility,
+        resolutions,
+    };
+    let result = (|| -> Result<Vec<u8>> {
+        let options = wpd_llvm::LtoOptions { regular_parts: split_units, ..lto_options(codegen, jobs) };
+        let mut lto = ThinLto::index_only(&options, &x)?;
+        for (k, (input, name)) in inputs.iter().zip(&names).enumerate() {
+            let lto_input = LtoInput::open(&input.bytes, name)
+                .map_err(|e| Error::at(&input.name, format!("cannot read the module: {}", e.message)))?;
+            let resolutions: Vec<LtoResolution> = lto_input
+                .symbols()
+                .iter()
+                .map(|s| {
+                    let mut r = resolution(symbols, k, s, false);
+                    // A function a resolution names is called from other
+                    // modules' backends by name: LLVM's thin link must
+                    // neither internalize nor drop it.
+                    if !s.undefined && r.prevailing && targets.contains(&s.name) {
+                        r.visible_to_regular_obj = true;
+                    }
+                    r
+                })
+                .collect();
+            lto.add(lto_input, &resolutions).map_err(|e| e.context(&input.name))?;
+        }
+        let objects = lto
+            .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| {}, None)
+            .map_err(|e| Error::msg(format!("ThinLTO index-only link: {}", e.message)))?;
+        // A file with no ThinLTO module (its code all in the regular LTO
+        // object) has no index from LLVM: it gets one that compiles to an
+        // empty object, so that a build system compiling every input finds
+        // its files.
+        for (input, index) in inputs.iter().zip(&indexes) {
+            if !index.exists() {
+                write_empty(&input.path, opts)?;
+            }
+        }
+        // As lld: the regular LTO object, empty when no input had a
+        // regular part.
+        if let Some(path) = &opts.obj_path {
+            wpd_summary::container::write_bytes_atomic(&objects.regular, path)?;
+        }
+        Ok(objects.regular)
+    })();
+    match result {
+        Ok(regular) => {
+            let regular = split_units.then_some(regular);
+            Ok(IndexFiles { carried, regular, written })
+        }
+        Err(e) => {
+            // No half-written set of indexes: a build system would compile
+            // stale ones.
+            for f in &written {
+                let _ = std::fs::remove_file(f);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// Whether the file at `path` is bitcode (plain or wrapped), not an object
+/// file carrying bitcode in a section.
+fn is_bitcode_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && (magic == *b"BC\xC0\xDE" || magic == [0xDE, 0xC0, 0x17, 0x0B])
+}
+
+/// Writes the index (and, with `emit_imports`, the empty imports file) of a
+/// bitcode file the link did not load: clang's backend compiles it into an
+/// empty object, so a build system that compiles every input finds its
+/// files, as with lld. Returns the files written.
+pub fn write_unloaded(path: &str, opts: &ClangIndexes) -> Result<Vec<PathBuf>> {
+    write_empty(path, opts)
+}
+
+/// The empty index (and imports file) of the input at `path`.
+fn write_empty(path: &str, opts: &ClangIndexes) -> Result<Vec<PathBuf>> {
+    let base = opts.output_path(&opts.module_path(path), false);
+    let index = PathBuf::from(format!("{base}.thinlto.bc"));
+    if let Some(dir) = index.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| Error::at(dir.display().to_string(), e.to_string()))?;
+    }
+    wpd_llvm::write_empty_index(&index).map_err(|e| Error::at(path, e.message))?;
+    let mut written = vec![index];
+    if opts.emit_imports {
+        let imports = PathBuf::from(format!("{base}.imports"));
+        std::fs::write(&imports, b"").map_err(|e| Error::at(imports.display().to_string(), e.to_string()))?;
+        written.push(imports);
+    }
+    Ok(written)
+}
