@@ -1512,6 +1512,13 @@ fn bazel_check(
         if carried + not_carried != planned {
             return Err(format!("[{label}] report: {carried} {kind} carried + {not_carried} not != {planned} planned"));
         }
+        // The counts of the in-process link, call site for call site.
+        let in_process = counter(&ours.report, key)?;
+        if carried + not_carried != in_process {
+            return Err(format!(
+                "[{label}] {carried} {kind} calls carried and {not_carried} not, the in-process link made {in_process}"
+            ));
+        }
         said.push_str(&format!(" {kind} {}/{} locations ({not_carried} not carried);", theirs.len(), mine.len()));
     }
     Ok(said)

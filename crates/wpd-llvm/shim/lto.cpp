@@ -160,6 +160,9 @@ struct WpdLto {
   // An index-only link (wpd_lto_new_index_only): the list of native
   // objects the final link takes (lld's --thinlto-index-only=FILE), if any.
   std::unique_ptr<raw_fd_ostream> linked_objects;
+  // The inputs added (wpd_lto_add), in order: module name and source file
+  // name (the index-only link's hook names their locals by them).
+  std::vector<std::pair<std::string, std::string>> added;
 
   // Keeps the first error reported, from any backend thread.
   void fail(std::string text) {
@@ -780,15 +783,17 @@ void *wpd_lto_new(const WpdLtoOptions *o, int post_import_only) {
 }
 
 // One devirtualization wpd decided, as LLVM's type-id resolution for a
-// (type id, byte offset) slot: a single implementation (`single_impl` set),
-// or for the slot's calls with constant arguments `args`, a uniform return
-// value `value` (`single_impl` null).
+// (type id, byte offset) slot: a single implementation (`single_impl` set;
+// with `local_module` >= 0, a local function of that input, counted from 0
+// in the order of wpd_lto_add), or for the slot's calls with constant
+// arguments `args`, a uniform return value `value` (`single_impl` null).
 struct WpdSlotResolution {
   const char *type_id;
   size_t type_id_len;
   uint64_t offset;
   const char *single_impl;
   size_t single_impl_len;
+  int64_t local_module;
   const uint64_t *args;
   size_t arg_count;
   uint64_t value;
@@ -834,6 +839,7 @@ void *wpd_lto_new_index_only(const WpdLtoOptions *o, const WpdIndexOnlyOptions *
     std::string type_id;
     uint64_t offset;
     std::string single_impl;
+    int64_t local_module;
     std::vector<uint64_t> args;
     uint64_t value;
   };
@@ -841,15 +847,16 @@ void *wpd_lto_new_index_only(const WpdLtoOptions *o, const WpdIndexOnlyOptions *
   for (size_t i = 0; i < x->resolution_count; ++i) {
     const WpdSlotResolution &r = x->resolutions[i];
     slots.push_back({std::string(r.type_id, r.type_id_len), r.offset,
-                     r.single_impl ? std::string(r.single_impl, r.single_impl_len) : std::string(),
+                     r.single_impl ? std::string(r.single_impl, r.single_impl_len) : std::string(), r.local_module,
                      std::vector<uint64_t>(r.args, r.args + r.arg_count), r.value});
   }
+  WpdLto *st = state.get();
   bool wpv = x->whole_program_visibility != 0;
   // The hook is typed `const ModuleSummaryIndex &` for observers; the index
   // is lto::LTO's own mutable combined index, which the thin link reads
   // next, so changing it here is sound.
-  c.CombinedIndexHook = [slots = std::move(slots), wpv](const ModuleSummaryIndex &observed,
-                                                        const DenseSet<GlobalValue::GUID> &) {
+  c.CombinedIndexHook = [slots = std::move(slots), wpv, st](const ModuleSummaryIndex &observed,
+                                                            const DenseSet<GlobalValue::GUID> &) {
     auto &index = const_cast<ModuleSummaryIndex &>(observed);
     std::vector<std::string> vtable_ids;
     for (const auto &entry : index.typeIdCompatibleVtableMap()) vtable_ids.push_back(entry.first);
@@ -860,7 +867,33 @@ void *wpd_lto_new_index_only(const WpdLtoOptions *o, const WpdIndexOnlyOptions *
       if (TypeIdSummary *summary = index.getTypeIdSummary(id)) summary->WPDRes.clear();
     for (const Slot &s : slots) {
       WholeProgramDevirtResolution &res = index.getOrInsertTypeIdSummary(s.type_id).WPDRes[s.offset];
-      if (!s.single_impl.empty()) {
+      if (!s.single_impl.empty() && s.local_module >= 0) {
+        // A local function other modules' backends call: exported, as
+        // LLVM's own index-based devirtualization exports its targets.
+        // The thin link exports what its export lists hold and the GUIDs
+        // it collects after this hook (symbols visible to regular objects,
+        // and the CFI function definitions of the index, named by their
+        // global identifiers). A local has no symbol to mark visible, so
+        // its global identifier (`<source file>;<name>`, the string its
+        // GUID hashes) goes into that set: no backend function has such a
+        // name, so nothing else reads it. Exported, the local is promoted
+        // in its backend under LLVM's name for it, which the calls name.
+        if (static_cast<size_t>(s.local_module) >= st->added.size()) {
+          st->fail("a resolution names a local of module " + std::to_string(s.local_module) + " of " +
+                   std::to_string(st->added.size()));
+          return false;
+        }
+        const auto &[path, source] = st->added[s.local_module];
+        auto module = index.modulePaths().find(path);
+        if (module == index.modulePaths().end()) {
+          st->fail(path + ": not in LLVM's combined index (no ThinLTO module)");
+          return false;
+        }
+        index.cfiFunctionDefs().insert(
+            GlobalValue::getGlobalIdentifier(s.single_impl, GlobalValue::InternalLinkage, source));
+        res.TheKind = WholeProgramDevirtResolution::SingleImpl;
+        res.SingleImplName = ModuleSummaryIndex::getGlobalNameForLocal(s.single_impl, module->second);
+      } else if (!s.single_impl.empty()) {
         res.TheKind = WholeProgramDevirtResolution::SingleImpl;
         res.SingleImplName = s.single_impl;
       } else {
@@ -1000,6 +1033,7 @@ WpdStatus wpd_lto_add(void *p, void *input, const unsigned char *res, size_t n, 
     *err = wpd_shim::dup_string("resolution count does not match the symbol table");
     return WPD_FAILED;
   }
+  state->added.emplace_back(*state->names.back(), in->getSourceFileName().str());
   std::vector<lto::SymbolResolution> out(n);
   for (size_t i = 0; i < n; ++i) {
     out[i].Prevailing = (res[i] & RES_PREVAILING) != 0;

@@ -398,6 +398,9 @@ pub struct SlotResolutionRaw {
     /// Null: a uniform return value for `args`.
     pub single_impl: *const c_char,
     pub single_impl_len: usize,
+    /// -1, or the input (from 0, in the order added) whose local function
+    /// `single_impl` is.
+    pub local_module: i64,
     pub args: *const u64,
     pub arg_count: usize,
     pub value: u64,

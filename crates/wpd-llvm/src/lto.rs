@@ -396,6 +396,7 @@ impl<'b> ThinLto<'b> {
                 offset: r.offset,
                 single_impl: single.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 single_impl_len: single.as_ref().map_or(0, |s| s.as_bytes().len()),
+                local_module: r.local_module.map_or(-1, |m| m as i64),
                 args: r.args.as_ptr(),
                 arg_count: r.args.len(),
                 value: r.value,
@@ -631,6 +632,10 @@ pub struct SlotResolution {
     pub offset: u64,
     /// Every call of the slot calls this function (its symbol's bytes).
     pub single_impl: Option<Vec<u8>>,
+    /// `single_impl` is a local function of this input (counted from 0 in
+    /// the order [`ThinLto::add`] took them): LLVM's thin link exports it,
+    /// and the calls name it as its backend promotes it.
+    pub local_module: Option<usize>,
     /// Without `single_impl`: the slot's calls with these constant
     /// arguments (after `this`) return `value`.
     pub args: Vec<u64>,

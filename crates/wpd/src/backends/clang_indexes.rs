@@ -10,9 +10,10 @@
 //! rewrite a module: what carries over of the plan is what LLVM's backend
 //! applies from the index, its type-id resolutions (WholeProgramDevirt in
 //! its importing mode). [`resolutions`] turns the plan into them:
-//! single implementations and uniform return values of slots whose type id
-//! is a metadata string (a type id local to its module has no name in the
-//! index). Every other kind (closed-set dispatch, speculation, unique return
+//! single implementations (a local target exported by LLVM's thin link and
+//! named as its backend promotes it) and uniform return values of slots
+//! whose type id is a metadata string (a type id local to its module has
+//! no name in the index). Every other kind (closed-set dispatch, speculation, unique return
 //! values, virtual constant propagation, dead slots) needs a rewritten
 //! module; the report lists those calls under `clang_indexes.not_carried`.
 //! LLVM's own decisions are dropped from the index (`wpd_lto_new_index_only`):
@@ -57,11 +58,22 @@ pub struct NotCarried {
 /// The plan's devirtualizations as LLVM type-id resolutions, what they
 /// carry, and the functions the resolutions name (which must stay visible
 /// to every backend: none may internalize or drop them).
-pub fn resolutions(plan: &Plan, summaries: &[ModuleSummary]) -> (Vec<SlotResolution>, Carried, BTreeSet<String>) {
+/// `thin[k]`: input `k` has a ThinLTO module (else all its code goes to
+/// LLVM's regular LTO module, where no local of it can be exported).
+pub fn resolutions(
+    plan: &Plan,
+    summaries: &[ModuleSummary],
+    thin: &[bool],
+) -> (Vec<SlotResolution>, Carried, BTreeSet<String>) {
     let local: HashSet<&str> =
         summaries.iter().flat_map(|s| s.type_ids.iter().filter(|t| t.local).map(|t| t.name.as_str())).collect();
-    let promoted: HashSet<&str> =
-        plan.modules.iter().flat_map(|m| m.promotions.iter().map(|p| p.promoted.as_str())).collect();
+    // A local target wpd promotes: its module (in input order) and its name.
+    let promoted: std::collections::HashMap<&str, (usize, &str)> = plan
+        .modules
+        .iter()
+        .enumerate()
+        .flat_map(|(k, m)| m.promotions.iter().map(move |p| (p.promoted.as_str(), (k, p.symbol.as_str()))))
+        .collect();
     let mut out = Vec::new();
     let mut carried = Carried::default();
     let mut targets = BTreeSet::new();
@@ -74,24 +86,36 @@ pub fn resolutions(plan: &Plan, summaries: &[ModuleSummary]) -> (Vec<SlotResolut
         if d.resolution == Resolution::SingleImpl {
             match &d.target {
                 // Every call of the slot: LLVM's backend resolves a slot,
-                // not a call.
-                Some(t) if !is_local && !promoted.contains(t.as_str()) && d.devirtualized == d.call_sites => {
+                // not a call. A local target is exported by LLVM's thin
+                // link, under LLVM's promoted name for it.
+                Some(t)
+                    if !is_local
+                        && d.devirtualized == d.call_sites
+                        && promoted.get(t.as_str()).is_none_or(|&(k, _)| thin.get(k) == Some(&true)) =>
+                {
+                    let (name, local_module) = match promoted.get(t.as_str()) {
+                        Some(&(k, symbol)) => (symbol, Some(k)),
+                        None => (t.as_str(), None),
+                    };
                     out.push(SlotResolution {
                         type_id: id_bytes,
                         offset: d.offset,
-                        single_impl: Some(wpd_summary::name::to_bytes(t).into_owned()),
+                        single_impl: Some(wpd_summary::name::to_bytes(name).into_owned()),
+                        local_module,
                         args: Vec::new(),
                         value: 0,
                     });
-                    targets.insert(t.clone());
+                    if local_module.is_none() {
+                        targets.insert(t.clone());
+                    }
                     carried.single_impl += d.devirtualized;
                 }
-                Some(t) if !is_local && promoted.contains(t.as_str()) => {
+                _ if is_local => *lost.entry(("single-impl", LOCAL)).or_default() += d.devirtualized,
+                Some(_) if d.devirtualized == d.call_sites => {
                     *lost
-                        .entry(("single-impl", "the target is local to its module: it would need wpd's promotion"))
+                        .entry(("single-impl", "the target is local to a module without a ThinLTO part"))
                         .or_default() += d.devirtualized
                 }
-                _ if is_local => *lost.entry(("single-impl", LOCAL)).or_default() += d.devirtualized,
                 _ => {
                     *lost
                         .entry((
@@ -110,6 +134,7 @@ pub fn resolutions(plan: &Plan, summaries: &[ModuleSummary]) -> (Vec<SlotResolut
                         type_id: id_bytes.clone(),
                         offset: d.offset,
                         single_impl: None,
+                        local_module: None,
                         args: a.args.clone(),
                         value: a.value,
                     });
@@ -173,6 +198,7 @@ pub fn write(
         )));
     }
     let mut names = Vec::with_capacity(inputs.len());
+    let mut thin = Vec::with_capacity(inputs.len());
     let mut seen = HashSet::new();
     let mut split_units = false;
     for input in inputs {
@@ -198,6 +224,7 @@ pub fn write(
         // A split unit's regular part, or a file with no ThinLTO module at
         // all, goes to LLVM's regular LTO module.
         split_units |= layout.is_none_or(|l| l.split_unit);
+        thin.push(layout.is_some());
         names.push(name);
     }
     if split_units && opts.obj_path.is_none() {
@@ -207,7 +234,7 @@ pub fn write(
              and link it with the backends' objects",
         ));
     }
-    let (resolutions, carried, targets) = resolutions(plan, summaries);
+    let (resolutions, carried, targets) = resolutions(plan, summaries, &thin);
     let mut written = Vec::new();
     let mut indexes = Vec::new();
     for name in &names {
