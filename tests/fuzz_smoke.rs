@@ -1,7 +1,9 @@
 //! A deterministic smoke run of the differential fuzzer in
 //! `fuzz/hierarchies/`: `gen.py` writes the program of each seed below,
-//! `check.sh` builds it at `-O0` (the reference) and through `wpd-ld` with
-//! and without `--lto-whole-program-visibility`, runs everything and compares
+//! `check.sh` builds it at `-O0` (the reference), through `wpd-ld` with
+//! and without `--lto-whole-program-visibility`, and as a Bazel-style build
+//! (`--thinlto-index-only`, clang's own backends; `BAZEL=1`; not for fat
+//! objects, which it refuses), runs everything and compares
 //! stdout and exit status (a program may end in `SIGILL` on purpose). One
 //! trial per seed, named by its seed. The seeds are chosen so that every
 //! shape of `gen.py` appears; the test checks that each seed still produces
@@ -246,7 +248,14 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     let repro = dir.join("repro.sh");
     write(&repro, check.as_bytes())?;
     let mut cmd = Command::new("bash");
-    cmd.arg(&repro).env("LLD", "0").env("SAN", "never").env("WPD_FLAGS", WPD_FLAGS).env("WPD_LD", &wpd_ld);
+    // BAZEL=1: also the Bazel-style sequence (wpd-ld --thinlto-index-only,
+    // clang's own backends, lld), equal to -O0 too.
+    cmd.arg(&repro)
+        .env("LLD", "0")
+        .env("SAN", "never")
+        .env("BAZEL", "1")
+        .env("WPD_FLAGS", WPD_FLAGS)
+        .env("WPD_LD", &wpd_ld);
     let out = run_raw(&mut cmd)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let result = stdout.lines().rev().find(|l| l.starts_with("RESULT")).unwrap_or("(no RESULT line)").to_string();
@@ -271,7 +280,7 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     }
     let reference = file_text(&dir.join("ref.out"));
     let ref_rc = file_text(&dir.join("ref.rc"));
-    for name in ["p_wpv", "p_nowpv"] {
+    for name in ["p_wpv", "p_nowpv", "p_bazel"] {
         let link_rc = dir.join(format!("{name}.rc"));
         if !link_rc.is_file() {
             msg += &format!("{name}: link failed:\n{}", link_errors(&dir, name));

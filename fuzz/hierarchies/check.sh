@@ -8,6 +8,7 @@
 #   SAN=never ./repro.sh  # not even after a failure (which builds it by default)
 #   LLD=0 ./repro.sh      # skip the informational lld ThinLTO link
 #   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
+#   BAZEL=1 ./repro.sh    # also the Bazel-style sequence (--thinlto-index-only, clang backends)
 #
 # Reads config.sh (TUS="mode:file ...", mode lto, native, shared or untyped:
 # bitcode without type metadata, -emit-llvm -fno-rtti without -flto; patch: a
@@ -24,9 +25,10 @@
 # -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
 # --wpd-speculate= value or empty; TRAP=1: the program ends in
 # __builtin_trap(), so every build must die of SIGILL, exit status 132).
-# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_lld; reports
+# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_lld; reports
 # r_wpv.json and r_nowpv.json; remarks in p_wpv.link.err / p_nowpv.link.err.
-# Last line: RESULT wpv=<st> nowpv=<st> lld=<st> san=<st>, where st is ok,
+# Last line: RESULT wpv=<st> nowpv=<st> bazel=<st> lld=<st> san=<st>, where st is ok,
+# refused (bazel: a mix of split and unsplit bitcode, which LLVM refuses),
 # MISMATCH, LINKFAIL (wpd-ld exited non-zero), or skip.
 # Exit status: 0 wpd fine, 1 a wpd link failed or mismatched, 2 the
 # reference itself could not be built or run (generator bug), 3 the
@@ -152,6 +154,61 @@ status() { # name, link status
 link_wpd p_wpv -Wl,--lto-whole-program-visibility; st_wpv=$(status p_wpv $?)
 link_wpd p_nowpv; st_nowpv=$(status p_nowpv $?)
 
+# BAZEL=1: Bazel-style distributed ThinLTO with clang's own backends:
+# wpd-ld --thinlto-index-only (archive members as --start-lib objects),
+# clang -fthinlto-index= per bitcode object, lld on the objects it lists
+# and LLVM's regular LTO object. (Not for FAT=1: fat objects are refused.)
+link_bazel() { # name -> status
+    local name=$1 lazy=() inputs=() bitcode=() final=() o
+    for o in "${members[@]}"; do lazy+=("$o"); done
+    inputs=("${objs[@]}")
+    [ ${#lazy[@]} != 0 ] && inputs+=(-Wl,--start-lib "${lazy[@]}" -Wl,--end-lib)
+    local others=()
+    for o in "${libs[@]}"; do [ "$o" = -lfzar ] || others+=("$o"); done
+    rm -f ./*.thinlto.bc "$name.objects" "$name.lto.o"
+    say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD -Wl,--lto-whole-program-visibility -Wl,--thinlto-index-only=$name.objects -Wl,--lto-obj-path=$name.lto.o ${WPDX[*]} ${inputs[*]} ${others[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
+    # shellcheck disable=SC2086,SC2046
+    $CXX "$OPT" -flto=thin --ld-path="$WPD_LD" -Wl,--lto-whole-program-visibility "${WPDX[@]}" ${WPD_FLAGS:-} \
+        -Wl,--thinlto-index-only="$name.objects" -Wl,--lto-obj-path="$name.lto.o" -Wl,--wpd-report=r_bazel.json \
+        "${inputs[@]}" "${others[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" 2>"$name.link.err" || {
+        # Untyped bitcode (no ThinLTO summary) beside split units: LLVM's
+        # thin link refuses the mix, as lld does, and wpd-ld says so.
+        if grep -q 'mixes bitcode with and without split LTO units' "$name.link.err"; then echo refused; else echo LINKFAIL; fi
+        return; }
+    for o in "${objs[@]}" "${lazy[@]}"; do
+        [ -f "$o.thinlto.bc" ] || continue
+        $CXX "$OPT" -c -x ir "$o" -fthinlto-index="$o.thinlto.bc" -o "$o.native.o" 2>>"$name.link.err" || { echo LINKFAIL; return; }
+        bitcode+=("$o")
+    done
+    for o in "${objs[@]}"; do
+        if [[ " ${bitcode[*]} " == *" $o "* ]]; then
+            grep -qx "$o" "$name.objects" && final+=("$o.native.o")
+        else
+            final+=("$o")
+        fi
+    done
+    # Archive members stay lazy: native ones as they are, bitcode ones as
+    # their objects when the index-only link loaded them.
+    if [ ${#lazy[@]} != 0 ]; then
+        final+=(-Wl,--start-lib)
+        for o in "${lazy[@]}"; do
+            if [[ " ${bitcode[*]} " != *" $o "* ]]; then final+=("$o")
+            elif grep -qx "$o" "$name.objects"; then final+=("$o.native.o"); fi
+        done
+        final+=(-Wl,--end-lib)
+    fi
+    # As lld places LTO's objects: after the inputs (a -z muldefs patch
+    # object first on the line still wins).
+    final+=("$name.lto.o")
+    say "+ $CXX -fuse-ld=lld ${final[*]} ${others[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
+    # shellcheck disable=SC2046
+    $CXX -fuse-ld=lld "${final[@]}" "${others[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" 2>>"$name.link.err" ||
+        { echo LINKFAIL; return; }
+    status "$name" 0
+}
+st_bazel=skip
+if [ "${BAZEL:-0}" = 1 ] && [ "${FAT:-0}" != 1 ]; then st_bazel=$(link_bazel p_bazel); fi
+
 st_lld=skip
 if [ "$LLD" = 1 ]; then
     val=()
@@ -175,11 +232,11 @@ if [ "$SAN" = 1 ] || { [ "$SAN" != never ] && { [ "$st_wpv" != ok ] || [ "$st_no
     fi
 fi
 
-for n in p_wpv p_nowpv p_lld; do
+for n in p_wpv p_nowpv p_bazel p_lld; do
     [ -f $n.out ] && ! same $n && diff ref.out $n.out | head -5 | sed "s/^/$n: /" >&2
     [ -f $n.rc ] && ! cmp -s ref.rc $n.rc && echo "$n: exit $(rcname $n), expected $(rcname ref)" >&2
 done
-echo "RESULT wpv=$st_wpv nowpv=$st_nowpv lld=$st_lld san=$st_san"
+echo "RESULT wpv=$st_wpv nowpv=$st_nowpv bazel=$st_bazel lld=$st_lld san=$st_san"
 [ "$st_san" != ok ] && [ "$st_san" != skip ] && exit 3
-[ "$st_wpv" = ok ] && [ "$st_nowpv" = ok ] || exit 1
+[ "$st_wpv" = ok ] && [ "$st_nowpv" = ok ] && [[ $st_bazel == ok || $st_bazel == skip || $st_bazel == refused ]] || exit 1
 exit 0

@@ -814,6 +814,10 @@ struct WpdIndexOnlyOptions {
   int whole_program_visibility;
   const WpdSlotResolution *resolutions;
   size_t resolution_count;
+  // Every type id (metadata string) the program's modules name.
+  const char *const *type_ids;
+  const size_t *type_id_lens;
+  size_t type_id_count;
 };
 
 // A link that stops after LLVM's thin link and writes, for clang's own
@@ -855,16 +859,32 @@ void *wpd_lto_new_index_only(const WpdLtoOptions *o, const WpdIndexOnlyOptions *
   // The hook is typed `const ModuleSummaryIndex &` for observers; the index
   // is lto::LTO's own mutable combined index, which the thin link reads
   // next, so changing it here is sound.
-  c.CombinedIndexHook = [slots = std::move(slots), wpv, st](const ModuleSummaryIndex &observed,
-                                                            const DenseSet<GlobalValue::GUID> &) {
+  std::vector<std::string> known_ids;
+  for (size_t i = 0; i < x->type_id_count; ++i) known_ids.emplace_back(x->type_ids[i], x->type_id_lens[i]);
+  c.CombinedIndexHook = [slots = std::move(slots), known_ids = std::move(known_ids), wpv, st](
+                            const ModuleSummaryIndex &observed, const DenseSet<GlobalValue::GUID> &) {
     auto &index = const_cast<ModuleSummaryIndex &>(observed);
-    std::vector<std::string> vtable_ids;
-    for (const auto &entry : index.typeIdCompatibleVtableMap()) vtable_ids.push_back(entry.first);
-    for (const std::string &id : vtable_ids) index.getOrInsertTypeIdCompatibleVtableSummary(id).clear();
-    std::vector<std::string> decided;
-    for (const auto &entry : index.typeIds()) decided.push_back(entry.second.first);
-    for (const std::string &id : decided)
-      if (TypeIdSummary *summary = index.getTypeIdSummary(id)) summary->WPDRes.clear();
+    // The index offers these maps read-only only; both are the index's
+    // own (mutable) members.
+    //
+    // No vtables for LLVM's index-based devirtualization, which then
+    // returns at once.
+    const_cast<std::map<std::string, TypeIdCompatibleVtableInfo, std::less<>> &>(index.typeIdCompatibleVtableMap())
+        .clear();
+    // LLVM's decisions go: those of its regular LTO step (split units) and
+    // any other; a type-test resolution (CFI) stays.
+    auto &type_ids = const_cast<TypeIdSummaryMapTy &>(index.typeIds());
+    for (auto &entry : type_ids) entry.second.second.WPDRes.clear();
+    // Every type id the program tests gets a summary: without one, a
+    // backend's LowerTypeTests takes the id for one no vtable has (Unsat)
+    // and makes its type tests false. WholeProgramDevirt first drops the
+    // assumptions such a test feeds directly, but not one clang's
+    // optimizer merged with another (two type tests feeding one call
+    // through a select or phi): that assumption becomes `assume(false)`,
+    // and the code around it is deleted (lld's own ThinLTO program of
+    // such a fuzzer seed crashes). With a summary of unknown resolution
+    // every type test stays until LLVM's late pass replaces it by true.
+    for (const std::string &id : known_ids) index.getOrInsertTypeIdSummary(id);
     for (const Slot &s : slots) {
       WholeProgramDevirtResolution &res = index.getOrInsertTypeIdSummary(s.type_id).WPDRes[s.offset];
       if (!s.single_impl.empty() && s.local_module >= 0) {

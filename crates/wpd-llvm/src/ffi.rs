@@ -418,6 +418,9 @@ pub struct IndexOnlyOptionsRaw {
     pub whole_program_visibility: c_int,
     pub resolutions: *const SlotResolutionRaw,
     pub resolution_count: usize,
+    pub type_ids: *const *const c_char,
+    pub type_id_lens: *const usize,
+    pub type_id_count: usize,
 }
 
 pub type LtoEmitFn = unsafe extern "C" fn(

@@ -402,6 +402,8 @@ impl<'b> ThinLto<'b> {
                 value: r.value,
             })
             .collect();
+        let id_ptrs: Vec<*const c_char> = x.type_ids.iter().map(|t| t.as_ptr().cast()).collect();
+        let id_lens: Vec<usize> = x.type_ids.iter().map(Vec::len).collect();
         let raw_x = ffi::IndexOnlyOptionsRaw {
             old_prefix: old.as_ptr(),
             new_prefix: new.as_ptr(),
@@ -411,6 +413,9 @@ impl<'b> ThinLto<'b> {
             whole_program_visibility: c_int::from(x.whole_program_visibility),
             resolutions: raw_res.as_ptr(),
             resolution_count: raw_res.len(),
+            type_ids: id_ptrs.as_ptr(),
+            type_id_lens: id_lens.as_ptr(),
+            type_id_count: id_ptrs.len(),
         };
         let mut err = ShimMessage::new();
         // SAFETY: the options, `raw_x` and every string and array they
@@ -621,6 +626,10 @@ pub struct IndexOnly<'a> {
     /// whole-program visibility), so the resolutions reach their calls.
     pub whole_program_visibility: bool,
     pub resolutions: Vec<SlotResolution>,
+    /// Every type id (metadata string, as bytes) the program's modules
+    /// name: each gets a type-id summary, so that no backend takes one for
+    /// an id no vtable has and turns its type tests false.
+    pub type_ids: Vec<Vec<u8>>,
 }
 
 /// One of wpd's devirtualizations, as an LLVM type-id resolution of the

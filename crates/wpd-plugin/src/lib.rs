@@ -194,7 +194,7 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
     }
     // Index files for clang's backends are wpd-ld's (lld's
     // --thinlto-index-only): the plugin hands objects back to the linker.
-    if options.index_only != wpd::settings::ClangIndexes::default() {
+    if options.index_only != wpd::backends::clang_indexes::ClangIndexes::default() {
         errors.push(wpd::error::Error::msg(
             "plugin options -plugin-opt=thinlto-index-only, thinlto-emit-imports-files, thinlto-prefix-replace=, \
              thinlto-object-suffix-replace= and obj-path= are not supported by the plugin; \

@@ -205,7 +205,7 @@ pub enum Backends<'a> {
     /// index file for clang's own backends
     /// ([`backends::clang_indexes`]; [`LinkOutput::index_files`]), and
     /// nothing is rewritten or compiled but LLVM's regular LTO module.
-    ClangIndexes(&'a settings::ClangIndexes),
+    ClangIndexes(&'a backends::clang_indexes::ClangIndexes),
 }
 
 /// The whole link-time job on bitcode already read: summarize every module,
@@ -359,7 +359,7 @@ fn write_clang_indexes(
     plan: Plan,
     codegen: &codegen::CodegenOptions,
     symbols: &wpd_link::lto::LtoSymbols<'_>,
-    opts: &settings::ClangIndexes,
+    opts: &backends::clang_indexes::ClangIndexes,
     jobs: Option<usize>,
     timings: &mut Timings,
     progress: &progress::Progress,

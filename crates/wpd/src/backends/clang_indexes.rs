@@ -23,13 +23,104 @@ use crate::backends::codegen::CodegenOptions;
 use crate::backends::thinlto::{lto_options, resolution};
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
-use crate::settings::ClangIndexes;
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use wpd_link::lto::LtoSymbols;
 use wpd_llvm::{IndexOnly, LtoInput, LtoResolution, SlotResolution, ThinLto};
 use wpd_summary::plan::Resolution;
 use wpd_summary::{ModuleSummary, Plan};
+
+/// lld's `--thinlto-index-only[=FILE]` and its companions (gold's
+/// `-plugin-opt=thinlto-index-only…`): the link stops after the thin link
+/// and writes, beside each bitcode input, the index file a
+/// `clang -fthinlto-index=<input>.thinlto.bc` backend compiles it with
+/// ([`crate::backends::clang_indexes`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ClangIndexes {
+    pub enabled: bool,
+    /// `=FILE`: the native objects the final link takes, one per line.
+    pub list: Option<PathBuf>,
+    /// `thinlto-emit-imports-files`: `<input>.imports` too.
+    pub emit_imports: bool,
+    /// `thinlto-prefix-replace=OLD;NEW[;NATIVE]`: files go to the input's
+    /// path with OLD replaced by NEW (listed objects: by NATIVE).
+    pub prefix_replace: Option<(String, String, String)>,
+    /// `thinlto-object-suffix-replace=OLD;NEW`: the inputs are index-only
+    /// bitcode (`-fthin-link-bitcode=`) whose full bitcode is the file with
+    /// suffix OLD replaced by NEW; the indexes name that file.
+    pub object_suffix_replace: Option<(String, String)>,
+    /// `lto-obj-path=`/`obj-path=`: where the object of LLVM's regular LTO
+    /// module goes (the vtables of split LTO units).
+    pub obj_path: Option<PathBuf>,
+}
+
+impl ClangIndexes {
+    /// `thinlto-prefix-replace=` (`shown`: as spelled).
+    pub fn set_prefix_replace(&mut self, v: &str, shown: &str) -> Result<()> {
+        let parts: Vec<&str> = v.split(';').collect();
+        match parts.as_slice() {
+            [old, new] => self.prefix_replace = Some((old.to_string(), new.to_string(), String::new())),
+            [old, new, native] => self.prefix_replace = Some((old.to_string(), new.to_string(), native.to_string())),
+            _ => return Err(Error::msg(format!("{shown} expects 'old;new' or 'old;new;native'"))),
+        }
+        Ok(())
+    }
+
+    /// `thinlto-object-suffix-replace=` (`shown`: as spelled).
+    pub fn set_object_suffix_replace(&mut self, v: &str, shown: &str) -> Result<()> {
+        match v.split(';').collect::<Vec<_>>().as_slice() {
+            [old, new] => self.object_suffix_replace = Some((old.to_string(), new.to_string())),
+            _ => return Err(Error::msg(format!("{shown} expects 'old;new'"))),
+        }
+        Ok(())
+    }
+
+    /// The companions mean nothing without `thinlto-index-only`: an error
+    /// rather than an option taken and ignored.
+    pub fn check(&self) -> Result<()> {
+        if self.enabled {
+            return Ok(());
+        }
+        let given = [
+            (self.emit_imports, "thinlto-emit-imports-files"),
+            (self.prefix_replace.is_some(), "thinlto-prefix-replace"),
+            (self.object_suffix_replace.is_some(), "thinlto-object-suffix-replace"),
+            (self.obj_path.is_some(), "lto-obj-path"),
+        ];
+        match given.iter().find(|(on, _)| *on) {
+            Some((_, name)) => Err(Error::msg(format!("{name} is only for a --thinlto-index-only link"))),
+            None => Ok(()),
+        }
+    }
+
+    /// Where an index file, imports file or listed object of the input
+    /// `path` goes: `path` with the prefix replaced (`native`: the object
+    /// list's prefix), as LLVM's `getThinLTOOutputFile`.
+    pub fn output_path(&self, path: &str, native: bool) -> String {
+        match &self.prefix_replace {
+            Some((old, new, native_prefix)) => {
+                let to = if native && !native_prefix.is_empty() { native_prefix } else { new };
+                match path.strip_prefix(old.as_str()) {
+                    Some(rest) => format!("{to}{rest}"),
+                    None => path.to_string(),
+                }
+            }
+            None => path.to_string(),
+        }
+    }
+
+    /// The module name an input at `path` is known by: its path, with the
+    /// object suffix replaced.
+    pub fn module_path(&self, path: &str) -> String {
+        match &self.object_suffix_replace {
+            Some((old, new)) => match path.strip_suffix(old.as_str()) {
+                Some(stem) => format!("{stem}{new}"),
+                None => path.to_string(),
+            },
+            None => path.to_string(),
+        }
+    }
+}
 
 /// What of the plan reaches clang's backends (the report's `clang_indexes`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -263,6 +354,13 @@ pub fn write(
         linked_objects: opts.list.as_deref(),
         whole_program_visibility: plan.options.whole_program_visibility,
         resolutions,
+        type_ids: summaries
+            .iter()
+            .flat_map(|s| s.type_ids.iter().filter(|t| !t.local))
+            .map(|t| wpd_summary::name::to_bytes(t.name.as_str()).into_owned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
     };
     let result = (|| -> Result<Vec<u8>> {
         let options = wpd_llvm::LtoOptions { regular_parts: split_units, ..lto_options(codegen, jobs) };
@@ -286,9 +384,20 @@ pub fn write(
                 .collect();
             lto.add(lto_input, &resolutions).map_err(|e| e.context(&input.name))?;
         }
-        let objects = lto
-            .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| {}, None)
-            .map_err(|e| Error::msg(format!("ThinLTO index-only link: {}", e.message)))?;
+        let objects =
+            lto.run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| {}, None).map_err(|e| {
+                if e.message.contains("inconsistent LTO Unit splitting") {
+                    // What lld says of the same inputs; wpd's own links
+                    // take them (each module is rewritten with one flag).
+                    Error::msg(
+                        "--thinlto-index-only: the link mixes bitcode with and without split LTO units (a module \
+                         built without -flto=thin, or with -fno-split-lto-unit), which LLVM's thin link refuses, \
+                         as lld does; build every object alike, or link with --wpd-index-only",
+                    )
+                } else {
+                    Error::msg(format!("ThinLTO index-only link: {}", e.message))
+                }
+            })?;
         // A file with no ThinLTO module (its code all in the regular LTO
         // object) has no index from LLVM: it gets one that compiles to an
         // empty object, so that a build system compiling every input finds
