@@ -484,6 +484,22 @@ fn bazel_style() -> Check {
     if !imports.lines().all(|l| l.starts_with("src/") && l.ends_with(".o") && !l.ends_with(".min.o")) {
         return Err(format!("idx/main.o.imports names other files than the full bitcode: {imports:?}"));
     }
+    // The same link with a cache (which serves the summaries) writes the
+    // same indexes, byte for byte.
+    let indexes = |dir: &Path| -> Check<Vec<Vec<u8>>> {
+        used.iter().map(|s| read(&dir.join(format!("idx/{s}.o.thinlto.bc")))).collect()
+    };
+    let first = indexes(dir)?;
+    let mut cached = flags.clone();
+    cached.push("-Wl,--thinlto-cache-dir=cache".into());
+    run(&mut wpd_ld(dir, &inputs, &prog, &cached)?)?;
+    if indexes(dir)? != first {
+        return Err("the link with a cache wrote other indexes".into());
+    }
+    let entries = std::fs::read_dir(dir.join("cache")).map_err(|e| e.to_string())?.count();
+    if entries == 0 {
+        return Err("the index-only link left its cache empty".into());
+    }
     let carried = report(&prog.with_extension("json"))?;
     if carried["mode"] != "thinlto-index-only" || carried["clang_indexes"]["single_impl"].as_u64() != Some(planned) {
         return Err(format!("the report carries {} of {planned} single-impl calls", carried["clang_indexes"]));
@@ -548,6 +564,7 @@ fn bazel_refused() -> Check {
             "thinlto-emit-imports-files is only for a --thinlto-index-only link",
         ),
         (objects(&["src/main.o"]), with(&["-Wl,--thinlto-prefix-replace=a"]), "expects 'old;new'"),
+        (objects(&["src/main.o"]), with(&["-Wl,--wpd-remarks"]), "-Rpass=wholeprogramdevirt"),
         (
             objects(&["src/main.min.o", "src/animals.min.o", "src/zoo.min.o"]),
             with(&["-Wl,--lto-obj-path=lto.o", "-Wl,--thinlto-object-suffix-replace=.min.o;.gone.o"]),

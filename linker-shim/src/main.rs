@@ -135,6 +135,13 @@ fn run(raw: Vec<String>) -> Result<u8> {
             "--thinlto-index-only excludes --wpd-index-only, --wpd-from-index, --thinlto-distributor and --wpd-size-baseline",
         ));
     }
+    if clang_indexes && (link.settings.remarks != wpd::report::Remarks::None || link.wpd.remarks_file.is_some()) {
+        // The calls are rewritten by clang's backends, whose remarks say so.
+        return Err(Error::msg(
+            "--wpd-remarks and --wpd-remarks-file are not for a --thinlto-index-only link: clang's backends \
+             devirtualize, and say so with -Rpass=wholeprogramdevirt (the report lists the plan)",
+        ));
+    }
     // Until the link step has written its job list, an error discards what
     // it wrote into the index directory.
     let pending = distributed::Pending::new(index_dir.as_deref());
@@ -340,6 +347,11 @@ fn write_clang_indexes(
     let mut written = Vec::new();
     let mut out = None;
     let mut policy = None;
+    // The cache serves the summaries (nothing is compiled here).
+    let cache = match &link.settings.cache_dir {
+        Some(dir) => Some(wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options)?),
+        None => None,
+    };
     if !modules.is_empty() {
         check_profiles(&link.settings.profile)?;
         let progress = wpd::progress::Progress::new(
@@ -354,16 +366,19 @@ fn write_clang_indexes(
             native: &res.scan,
             output: link.output_kind(),
             backends: wpd::Backends::ClangIndexes(opts),
-            cache: None,
+            cache: cache.as_ref(),
             progress: &progress,
         };
         let linked = wpd::link(&request, timings)?;
         written.extend(linked.out.index_files.as_ref().map(|f| f.written.clone()).unwrap_or_default());
         policy = Some(linked.policy);
         out = Some(linked.out);
-    } else if let Some(list) = &opts.list {
-        // Nothing to compile: an empty list, as lld writes it.
-        wpd_summary::container::write_bytes_atomic(b"", list)?;
+    } else {
+        // Nothing to compile: an empty list and object, as lld writes them.
+        for file in opts.list.iter().chain(&opts.obj_path) {
+            wpd_summary::container::write_bytes_atomic(b"", file)?;
+            written.push(file.clone());
+        }
     }
     // Bitcode files the link names but never loaded (lazy objects nothing
     // needed) get indexes that compile to empty objects.
@@ -403,6 +418,9 @@ fn write_clang_indexes(
         });
         let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
         wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?;
+    }
+    if let Some(c) = &cache {
+        c.prune(&link.settings.cache_policy)?;
     }
     Ok(0)
 }

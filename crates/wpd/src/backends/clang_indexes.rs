@@ -262,16 +262,13 @@ pub fn resolutions(
 #[derive(Debug, Default)]
 pub struct IndexFiles {
     pub carried: Carried,
-    /// The object of LLVM's regular LTO module (split units' vtables), for
-    /// `--lto-obj-path`; `None` when no input was a split unit.
-    pub regular: Option<Vec<u8>>,
-    /// Every file written, index and imports files and the object list.
+    /// Every file written: index and imports files, the object list and
+    /// LLVM's regular LTO object (`--lto-obj-path`).
     pub written: Vec<PathBuf>,
 }
 
 /// Writes the index files of the link's inputs (in link order, with their
 /// summaries and the plan) for clang's backends, as `opts` asks.
-#[allow(clippy::too_many_arguments)]
 pub fn write(
     inputs: &[BitcodeInput],
     summaries: &[ModuleSummary],
@@ -362,7 +359,7 @@ pub fn write(
             .into_iter()
             .collect(),
     };
-    let result = (|| -> Result<Vec<u8>> {
+    let result = (|| -> Result<()> {
         let options = wpd_llvm::LtoOptions { regular_parts: split_units, ..lto_options(codegen, jobs) };
         let mut lto = ThinLto::index_only(&options, &x)?;
         for (k, (input, name)) in inputs.iter().zip(&names).enumerate() {
@@ -412,13 +409,10 @@ pub fn write(
         if let Some(path) = &opts.obj_path {
             wpd_summary::container::write_bytes_atomic(&objects.regular, path)?;
         }
-        Ok(objects.regular)
+        Ok(())
     })();
     match result {
-        Ok(regular) => {
-            let regular = split_units.then_some(regular);
-            Ok(IndexFiles { carried, regular, written })
-        }
+        Ok(()) => Ok(IndexFiles { carried, written }),
         Err(e) => {
             // No half-written set of indexes: a build system would compile
             // stale ones.
