@@ -106,6 +106,9 @@ const SEEDS: &[(u64, &[&str])] = &[
     (853, &["multi-base", "const-vtable", "trap-called", "untyped", "dyncast", "exported-caller"]),
     (896, &["merged-calls", "multi-base", "untyped", "muldefs", "dyncast", "exported-caller"]),
     (616, &["merged-calls", "placement-dtor", "fat", "dyncast", "exported-caller"]),
+    // a global vtable's layout applied to a unit's internal construction
+    // vtable of the same name
+    (13003, &["placement-dtor", "interposed", "fat", "mfp-call"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),

@@ -867,11 +867,15 @@ static Constant *with_stub_at(Constant *c, uint64_t base, const DataLayout &dl, 
 // available_externally copy, so every copy stays the same) by the address of
 // `__wpd_dead_slot`, an internal function of this module that traps (as
 // __cxa_pure_virtual would, without its message). Returns how many entries
-// it replaced (0 when the module does not define `name`).
-size_t wpd_kill_vtable_slots(LLVMModuleRef mod, const char *name, size_t len, const uint64_t *offsets, size_t n) {
+// it replaced (0 when the module does not define `name`). `local`: the
+// plan means this module's own local vtable (1) or a global one (0); a
+// vtable of the other kind that happens to have the name is another
+// object, left alone.
+size_t wpd_kill_vtable_slots(LLVMModuleRef mod, const char *name, size_t len, const uint64_t *offsets, size_t n,
+                             int local) {
   Module &m = *unwrap(mod);
   GlobalVariable *gv = m.getGlobalVariable(StringRef(name, len), /*AllowInternal=*/true);
-  if (!gv || !gv->hasInitializer() || n == 0) return 0;
+  if (!gv || !gv->hasInitializer() || n == 0 || gv->hasLocalLinkage() != (local != 0)) return 0;
   LLVMContext &ctx = m.getContext();
   Function *stub = m.getFunction("__wpd_dead_slot");
   if (!stub || stub->isDeclaration()) {
@@ -898,12 +902,16 @@ size_t wpd_kill_vtable_slots(LLVMModuleRef mod, const char *name, size_t len, co
 // size. An available_externally copy becomes a declaration instead (an alias
 // cannot be available_externally, and its bytes would be stale). Returns
 // which of three outcomes (none a failure; not a WpdStatus): 1 when rebuilt,
-// 2 when turned into a declaration, 0 when not defined here.
+// 2 when turned into a declaration, 0 when not defined here. `local`: the
+// plan lays out this module's own local vtable (1) or a global one (0); a
+// vtable of the other kind with that name (a module's internal copy of a
+// construction vtable another module defines globally) is another object,
+// left alone.
 int wpd_rewrite_vtable_layout(LLVMModuleRef mod, const char *name, size_t len, const uint8_t *before, size_t blen,
-                       const uint8_t *after, size_t alen) {
+                       const uint8_t *after, size_t alen, int local) {
   Module &m = *unwrap(mod);
   GlobalVariable *gv = m.getGlobalVariable(StringRef(name, len), /*AllowInternal=*/true);
-  if (!gv || gv->isDeclaration()) return 0;
+  if (!gv || gv->isDeclaration() || gv->hasLocalLinkage() != (local != 0)) return 0;
   if (gv->hasAvailableExternallyLinkage()) {
     gv->setInitializer(nullptr);
     gv->setLinkage(GlobalValue::ExternalLinkage);

@@ -34,8 +34,10 @@ impl<'c> Module<'c> {
         if failed != 0 { Err(Error::msg("cannot link the two parts of the split LTO unit")) } else { Ok(()) }
     }
 
-    /// Rebuilds a vtable with bytes before and after it (see the shim).
-    pub fn rewrite_vtable_layout(&self, name: &str, before: &[u8], after: &[u8]) -> VtableRebuild {
+    /// Rebuilds a vtable with bytes before and after it (see the shim):
+    /// this module's local vtable `name` when `local`, else its copy of the
+    /// global one (a vtable of the other kind is another object).
+    pub fn rewrite_vtable_layout(&self, name: &str, before: &[u8], after: &[u8], local: bool) -> VtableRebuild {
         let name = wpd_summary::name::to_bytes(name);
         // SAFETY: all buffers are passed with their lengths.
         let rc = unsafe {
@@ -47,6 +49,7 @@ impl<'c> Module<'c> {
                 before.len(),
                 after.as_ptr(),
                 after.len(),
+                std::os::raw::c_int::from(local),
             )
         };
         // Not a status: one of three outcomes, none a failure.
@@ -59,12 +62,20 @@ impl<'c> Module<'c> {
 
     /// Dead slots: replaces the entries at byte offsets `offsets` (sorted)
     /// of vtable `name`'s initializer by a stub that traps; returns how
-    /// many it replaced (0 when this module has no copy of `name`).
-    pub fn kill_vtable_slots(&self, name: &str, offsets: &[u64]) -> usize {
+    /// many it replaced (0 when this module has no copy of `name`; `local`
+    /// as for [`Module::rewrite_vtable_layout`]).
+    pub fn kill_vtable_slots(&self, name: &str, offsets: &[u64], local: bool) -> usize {
         let name = wpd_summary::name::to_bytes(name);
         // SAFETY: both buffers are passed with their lengths.
         unsafe {
-            ffi::wpd_kill_vtable_slots(self.raw, name.as_ptr().cast(), name.len(), offsets.as_ptr(), offsets.len())
+            ffi::wpd_kill_vtable_slots(
+                self.raw,
+                name.as_ptr().cast(),
+                name.len(),
+                offsets.as_ptr(),
+                offsets.len(),
+                std::os::raw::c_int::from(local),
+            )
         }
     }
 

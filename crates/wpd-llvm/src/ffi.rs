@@ -234,6 +234,7 @@ unsafe extern "C" {
         len: usize,
         offsets: *const u64,
         n: usize,
+        local: c_int,
     ) -> usize;
     pub fn wpd_rewrite_vtable_layout(
         module: LLVMModuleRef,
@@ -243,6 +244,7 @@ unsafe extern "C" {
         blen: usize,
         after: *const u8,
         alen: usize,
+        local: c_int,
     ) -> c_int;
     pub fn wpd_add_hidden_alias(
         module: LLVMModuleRef,

@@ -14,6 +14,6 @@ pub fn apply(module: &Module<'_>, plan: &Plan, index: ModuleIdx) -> u32 {
     plan.dead_slots
         .iter()
         .filter(|d| d.module.is_none_or(|m| m == index))
-        .map(|d| module.kill_vtable_slots(&d.symbol, &d.offsets) as u32)
+        .map(|d| module.kill_vtable_slots(&d.symbol, &d.offsets, d.module.is_some()) as u32)
         .sum()
 }

@@ -15,7 +15,9 @@ pub fn apply(module: &Module<'_>, plan: &Plan, index: ModuleIdx) -> Vec<u32> {
         .iter()
         .enumerate()
         .filter(|(_, l)| l.module.is_none_or(|m| m == index))
-        .filter(|(_, l)| module.rewrite_vtable_layout(&l.symbol, &l.before, &l.after) == VtableRebuild::Rebuilt)
+        .filter(|(_, l)| {
+            module.rewrite_vtable_layout(&l.symbol, &l.before, &l.after, l.module.is_some()) == VtableRebuild::Rebuilt
+        })
         .map(|(i, _)| i as u32)
         .collect()
 }
