@@ -186,14 +186,8 @@ fn run(raw: Vec<String>) -> Result<u8> {
     let modules = bitcode_modules(&link, &mut res)?;
     let model = &res.model;
 
-    // Progress on a terminal, unless --wpd-quiet or remarks go there.
-    let progress =
-        wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet);
-    // The cache's entries also depend on the -mllvm options, which no key names.
-    let cache = match &link.settings.cache_dir {
-        Some(dir) => Some(wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options)?),
-        None => None,
-    };
+    let progress = progress(&link);
+    let cache = link_cache(&link)?;
     let request = wpd::LinkRequest {
         modules: &modules,
         ahead: &ahead,
@@ -312,6 +306,21 @@ fn run(raw: Vec<String>) -> Result<u8> {
     Ok(code)
 }
 
+/// Progress on a terminal, unless --wpd-quiet or remarks go there.
+fn progress(link: &LinkArgs) -> wpd::progress::Progress {
+    wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet)
+}
+
+/// The link cache, when the link names one. Its entries also depend on the
+/// -mllvm options, which no key names.
+fn link_cache(link: &LinkArgs) -> Result<Option<wpd::backends::cache::Cache>> {
+    link.settings
+        .cache_dir
+        .as_ref()
+        .map(|dir| wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options))
+        .transpose()
+}
+
 /// lld's `--thinlto-index-only`: the thin link, then each loaded bitcode
 /// file's index for clang's own backends (with wpd's decisions as LLVM's
 /// resolutions), an empty index for each bitcode file the link did not
@@ -348,16 +357,10 @@ fn write_clang_indexes(
     let mut out = None;
     let mut policy = None;
     // The cache serves the summaries (nothing is compiled here).
-    let cache = match &link.settings.cache_dir {
-        Some(dir) => Some(wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options)?),
-        None => None,
-    };
+    let cache = link_cache(link)?;
     if !modules.is_empty() {
         check_profiles(&link.settings.profile)?;
-        let progress = wpd::progress::Progress::new(
-            "wpd-ld",
-            std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet,
-        );
+        let progress = progress(link);
         let request = wpd::LinkRequest {
             modules: &modules,
             ahead,
@@ -385,7 +388,7 @@ fn write_clang_indexes(
     for (k, input) in model.inputs.iter().enumerate() {
         let loaded = model.loaded.iter().any(|l| l.input.index() == k);
         if input.kind == wpd_link::resolve::InputKind::Bitcode && !loaded {
-            written.extend(wpd::backends::clang_indexes::write_unloaded(&input.path.display().to_string(), opts)?);
+            written.extend(wpd::backends::clang_indexes::write_empty(&input.path.display().to_string(), opts)?);
         }
     }
     timings.phases.push(("total", start.elapsed()));

@@ -13,9 +13,11 @@
 //! single implementations (a local target exported by LLVM's thin link and
 //! named as its backend promotes it) and uniform return values of slots
 //! whose type id is a metadata string (a type id local to its module has
-//! no name in the index). Every other kind (closed-set dispatch, speculation, unique return
-//! values, virtual constant propagation, dead slots) needs a rewritten
-//! module; the report lists those calls under `clang_indexes.not_carried`.
+//! no name in the index). Unique return values and virtual constant
+//! propagation need a rewritten module; the report lists those calls under
+//! `clang_indexes.not_carried`. Closed-set dispatch, speculation and dead
+//! slots need one too, and an index-only link does not plan them
+//! ([`crate::link`]).
 //! LLVM's own decisions are dropped from the index (`wpd_lto_new_index_only`):
 //! a call wpd left indirect stays indirect.
 
@@ -138,10 +140,9 @@ pub struct Carried {
 /// Devirtualizations of one kind that an index cannot carry.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct NotCarried {
-    /// `single-impl`, `closed-set`, ... (the remarks' words), or
-    /// `dead-slots`.
+    /// `single-impl`, `unique-ret-val`, ... (the remarks' words).
     pub kind: &'static str,
-    /// Call sites (`dead-slots`: vtable entries).
+    /// Call sites.
     pub count: u32,
     pub why: &'static str,
 }
@@ -239,16 +240,6 @@ pub fn resolutions(
                 _ => {}
             }
         }
-        if d.dispatched > 0 {
-            *lost.entry(("closed-set", REWRITE)).or_default() += d.dispatched;
-        }
-        if d.speculated > 0 {
-            *lost.entry(("speculative", REWRITE)).or_default() += d.speculated;
-        }
-    }
-    if plan.stats.dead_slots > 0 {
-        *lost.entry(("dead-slots", "a dead slot's vtable entry is rewritten in its module")).or_default() +=
-            plan.stats.dead_slots;
     }
     out.sort();
     out.dedup();
@@ -433,16 +424,13 @@ fn is_bitcode_file(path: &Path) -> bool {
         && (magic == *b"BC\xC0\xDE" || magic == [0xDE, 0xC0, 0x17, 0x0B])
 }
 
-/// Writes the index (and, with `emit_imports`, the empty imports file) of a
-/// bitcode file the link did not load: clang's backend compiles it into an
-/// empty object, so a build system that compiles every input finds its
-/// files, as with lld. Returns the files written.
-pub fn write_unloaded(path: &str, opts: &ClangIndexes) -> Result<Vec<PathBuf>> {
-    write_empty(path, opts)
-}
-
-/// The empty index (and imports file) of the input at `path`.
-fn write_empty(path: &str, opts: &ClangIndexes) -> Result<Vec<PathBuf>> {
+/// Writes the empty index (and, with `emit_imports`, the empty imports
+/// file) of the bitcode input at `path`: clang's backend compiles it into
+/// an empty object, so a build system that compiles every input finds its
+/// files, as with lld. For a bitcode file the link did not load, or one
+/// whose code is all in LLVM's regular LTO object. Returns the files
+/// written.
+pub fn write_empty(path: &str, opts: &ClangIndexes) -> Result<Vec<PathBuf>> {
     let base = opts.output_path(&opts.module_path(path), false);
     let index = PathBuf::from(format!("{base}.thinlto.bc"));
     if let Some(dir) = index.parent().filter(|d| !d.as_os_str().is_empty()) {
