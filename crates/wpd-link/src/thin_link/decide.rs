@@ -123,6 +123,25 @@ fn never_callable(link: &Hierarchy<'_>, key: SymKey<'_>, vt: &Vtable) -> bool {
         && vt.slots.iter().any(|s| is_pure_virtual(s, vt))
 }
 
+/// Why a slot whose functions are all but one never-returning ones has no
+/// single implementation: a target that never returns (`noreturn`, or a
+/// body that only traps) still runs when called. LLVM 19 drops one whose
+/// entry block ends in `unreachable` (it traps, aborts or throws:
+/// mustBeUnreachableFunction, reverted in LLVM 20) and calls the slot's
+/// other function instead; the note says where LLVM devirtualizes a call
+/// that wpd dispatches or leaves indirect, and why.
+fn never_returns_note(link: &Hierarchy<'_>, functions: &BTreeSet<SymKey<'_>>) -> Option<String> {
+    let ends = |k: &SymKey<'_>| link.bitcode_facts(*k).is_some_and(|f| f.noreturn || f.body == Body::TrapOnly);
+    let (ending, returning): (Vec<&SymKey<'_>>, Vec<&SymKey<'_>>) = functions.iter().partition(|k| ends(k));
+    match (returning.as_slice(), ending.as_slice()) {
+        ([other], [first, ..]) => Some(format!(
+            "not a single implementation: {} never returns but runs when called (LLVM 19 would drop it and call {} instead)",
+            first.name, other.name
+        )),
+        _ => None,
+    }
+}
+
 /// Whether a slot of `vt` is a pure virtual function's: `__cxa_pure_virtual`,
 /// or 0 in a relative vtable (where clang writes no function for it).
 fn is_pure_virtual(slot: &Slot, vt: &Vtable) -> bool {
@@ -559,7 +578,10 @@ impl<'a> Decider<'_, 'a> {
             d.resolution = Resolution::ClosedSet;
         }
         if d.devirtualized == d.call_sites {
-            d.reason = None;
+            // Nothing is left indirect; what is still worth saying is why
+            // the slot has no single target, where LLVM sees one.
+            let functions: BTreeSet<SymKey<'a>> = members.iter().map(|m| m.function).collect();
+            d.reason = never_returns_note(link, &functions);
         }
         if let Some(note) = wrapper_note {
             add_reason(d, note);
@@ -650,6 +672,7 @@ impl<'a> Decider<'_, 'a> {
             names.push("...");
         }
         let mut reasons = vec![format!("{} targets: {}", functions.len(), names.join(", "))];
+        reasons.extend(never_returns_note(link, &functions));
         if let Some(b) = blocked {
             reasons.push(format!("{} call site(s): {b}", sites.len() - open.len()));
         }

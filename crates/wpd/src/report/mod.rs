@@ -331,7 +331,13 @@ pub fn report(
                 Outcome::SingleImpl => d.and_then(|d| d.targets.first().cloned()),
                 _ => None,
             },
-            "reason": (c.outcome == Outcome::Indirect).then(|| indirect_reason(plan, &c.site)),
+            // An indirect call: why it stayed so; a closed-set one: why its
+            // slot has no single target or return value.
+            "reason": match c.outcome {
+                Outcome::Indirect => Some(indirect_reason(plan, &c.site)),
+                Outcome::ClosedSet => d.and_then(|d| d.reason.clone()),
+                _ => None,
+            },
         }));
     }
     let outside_program = all_calls - calls.len();
