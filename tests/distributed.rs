@@ -62,11 +62,12 @@ fn build(build: &Path) -> Check {
 
 fn report(path: &Path) -> Check<Value> {
     let mut v: Value = serde_json::from_slice(&read(path)?).map_err(|e| format!("{}: {e}", path.display()))?;
-    // Wall times differ from run to run, and only an in-process link lists
+    // Wall times and memory peaks differ from run to run, and only an in-process link lists
     // its backends (a distributed link's run as jobs of their own);
     // everything else must not differ.
     let object = v.as_object_mut().ok_or("a report is an object")?;
     object.remove("timings_ms");
+    object.remove("peak_mib");
     object.remove("backends");
     Ok(v)
 }

@@ -614,6 +614,17 @@ pub fn check_report(report: &Value, wpv: bool, output: &Path) -> Check {
         }
         _ => errs.push("timings_ms missing, empty or not an object".into()),
     }
+    // A peak per phase, in MiB: at least the size of the process's code.
+    match report.get("peak_mib").and_then(Value::as_object) {
+        Some(p) if p.keys().eq(report["timings_ms"].as_object().into_iter().flatten().map(|(k, _)| k)) => {
+            for (phase, mib) in p {
+                if mib.as_f64().is_none_or(|v| !(1.0..1e6).contains(&v)) {
+                    errs.push(format!("peak_mib.{phase} is {mib}, not a plausible size in MiB"));
+                }
+            }
+        }
+        other => errs.push(format!("peak_mib {other:?} does not name the phases of timings_ms")),
+    }
     match report.pointer("/size/output/file") {
         Some(v) => {
             let actual = std::fs::metadata(output).map(|m| m.len()).ok();

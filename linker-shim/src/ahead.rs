@@ -103,9 +103,9 @@ fn summarize_files(files: &[PathBuf], stop: &AtomicBool, done: &Mutex<Done>) {
         if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
             continue;
         }
-        let Ok(bytes) = std::fs::read(path) else { continue };
+        let Ok(file) = wpd_summary::container::MappedFile::open(path) else { continue };
         let shown = path.display().to_string();
-        match wpd::input::bitcode_inputs(&shown, bytes) {
+        match wpd::input::bitcode_inputs(&shown, &Arc::new(file)) {
             Ok(inputs) if inputs.len() == 1 && inputs[0].member.is_none() => {
                 summarize_into(&inputs[0], stop, done, started)
             }

@@ -104,7 +104,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
     let mut res = timings.phase("inputs", || inputs::resolve(&link))?;
     let (ahead, ahead_busy) = helper.as_ref().map(|a| a.take()).unwrap_or_default();
     if !ahead.is_empty() {
-        timings.phases.push(("summarize-ahead", ahead_busy));
+        timings.record("summarize-ahead", ahead_busy);
     }
 
     // wpd-ld's private temporary directory (native objects, rebuilt
@@ -237,7 +237,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
         Ok(json)
     };
     if let Some(dir) = &index_dir {
-        timings.phases.push(("total", start.elapsed()));
+        timings.record("total", start.elapsed());
         distributed::write_jobs(dir, &argv, &link, &out.summaries, &out.job_modules, &codegen, &report(&timings)?)?;
         pending.finished();
         if let Some(c) = &cache {
@@ -344,12 +344,14 @@ fn write_clang_indexes(
     if let Some((old, _)) = &opts.object_suffix_replace {
         for m in modules.iter_mut().filter(|m| m.member.is_none() && m.path.ends_with(old.as_str())) {
             let full = opts.module_path(&m.path);
-            m.bytes = std::fs::read(&full).map_err(|e| {
-                Error::at(
-                    &full,
-                    format!("{e} (--thinlto-object-suffix-replace: wpd reads the full bitcode of {})", m.path),
-                )
-            })?;
+            m.bytes = std::fs::read(&full)
+                .map_err(|e| {
+                    Error::at(
+                        &full,
+                        format!("{e} (--thinlto-object-suffix-replace: wpd reads the full bitcode of {})", m.path),
+                    )
+                })?
+                .into();
         }
     }
     let model = &res.model;
@@ -391,7 +393,7 @@ fn write_clang_indexes(
             written.extend(wpd::backends::clang_indexes::write_empty(&input.path.display().to_string(), opts)?);
         }
     }
-    timings.phases.push(("total", start.elapsed()));
+    timings.record("total", start.elapsed());
     if let Some(path) = &link.settings.report {
         let (plan_stats, carried, decisions) = match &out {
             Some(o) => (
@@ -501,8 +503,8 @@ fn final_link(
     let final_argv = final_args(link, &replacements);
     let link_start = std::time::Instant::now();
     let code = run_linker(linker, &final_argv, tmp)?;
-    timings.phases.push(("link", link_start.elapsed()));
-    timings.phases.push(("total", start.elapsed()));
+    timings.record("link", link_start.elapsed());
+    timings.record("total", start.elapsed());
     let (Some(path), Some(mut json), 0) = (&link.settings.report, report, code) else { return Ok(code) };
     let output = link.output.clone().unwrap_or_else(|| "a.out".into());
     let sizes = wpd::report::sizes::of_file(Path::new(&output)).ok();
@@ -529,9 +531,17 @@ fn final_link(
     if !json["timings_ms"].is_object() {
         json["timings_ms"] = serde_json::json!({});
     }
-    for (name, d) in &timings.phases {
+    if !json["peak_mib"].is_object() {
+        json["peak_mib"] = serde_json::json!({});
+    }
+    for (k, (name, d)) in timings.phases.iter().enumerate() {
         let key = if distributed { format!("final-{name}") } else { name.to_string() };
-        json["timings_ms"][key] = serde_json::json!(d.as_secs_f64() * 1e3);
+        json["timings_ms"][&key] = serde_json::json!(d.as_secs_f64() * 1e3);
+        // The process's peak resident memory when the phase ended: the
+        // first phase whose peak jumps is where the memory went.
+        if let Some(mib) = timings.peak_mib(k) {
+            json["peak_mib"][&key] = serde_json::json!(mib);
+        }
     }
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
     wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?;
@@ -573,10 +583,9 @@ fn bitcode_modules(link: &LinkArgs, res: &mut inputs::ResolvedLink<'_>) -> Resul
                 let name = &members[m.index()].name;
                 let same = members[..m.index()].iter().filter(|o| o.name == *name).count();
                 let shown = if same == 0 { name.clone() } else { format!("{name}@{}", same + 1) };
-                let bytes = res.source.member_bytes(&input.path, m.index()).map(|b| b.to_vec());
-                (Some(shown), bytes)
+                (Some(shown), res.source.shared_member_bytes(&input.path, m.index()))
             }
-            _ => (None, res.source.bytes(&input.path).map(|b| b.to_vec())),
+            _ => (None, res.source.shared_bytes(&input.path)),
         };
         let bytes = bytes.ok_or_else(|| Error::at(&l.name, "input changed while linking"))?;
         let name = match &member {

@@ -189,8 +189,8 @@ impl MappedFile {
         // contents changed between its reads). wpd writes its own files
         // atomically (rename), so a concurrent wpd replaces the inode rather
         // than mutating these pages. Besides crates/wpd-llvm (LLVM's FFI)
-        // and crates/wpd-plugin (the linker's plugin FFI), the only
-        // `unsafe` in the project.
+        // and crates/wpd-plugin (the linker's plugin FFI), this and
+        // `SharedBytes::release` are the only `unsafe` in the project.
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(MappedFile(Bytes::Mapped(map)))
@@ -205,6 +205,75 @@ impl std::ops::Deref for MappedFile {
             Bytes::Mapped(m) => m,
             Bytes::Read(v) => v,
         }
+    }
+}
+
+/// Bytes kept past their reading without a copy: a part of a
+/// [`MappedFile`] that others may share (an archive member, a whole
+/// input), or bytes of their own. A link keeps every bitcode module's
+/// bytes until its backends are done; as a copy, each module's bytes would
+/// be in memory twice (its pages of the mapped input, read while
+/// resolving, and the copy).
+#[derive(Clone)]
+pub struct SharedBytes {
+    file: std::sync::Arc<MappedFile>,
+    range: std::ops::Range<usize>,
+}
+
+impl SharedBytes {
+    /// `range` of `file`; `None` when it does not lie within the file.
+    pub fn part(file: &std::sync::Arc<MappedFile>, range: std::ops::Range<usize>) -> Option<SharedBytes> {
+        file.get(range.clone())?;
+        Some(SharedBytes { file: file.clone(), range })
+    }
+
+    /// Tells the system that these bytes will not be read for a while: the
+    /// pages of a mapped file that lie wholly within them leave the
+    /// process's resident memory (they are read from the file again if
+    /// they are needed after all). A link calls it on a module it has
+    /// rewritten, whose own bytes its backends no longer read. Bytes of
+    /// their own are left alone.
+    pub fn release(&self) {
+        let Bytes::Mapped(map) = &self.file.0 else { return };
+        let page = page_size();
+        let start = self.range.start.div_ceil(page) * page;
+        let end = self.range.end / page * page;
+        if end > start {
+            // SAFETY: `MADV_DONTNEED` on a private, read-only file mapping
+            // that was never written: the dropped pages are read from the
+            // file again on the next access, with the same bytes, under
+            // the precondition `MappedFile::open` states (nobody changes
+            // the file while it is mapped). So every slice into the map
+            // stays valid and sees what it saw. A failure only leaves the
+            // pages resident.
+            #[allow(unsafe_code)]
+            let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+        }
+    }
+}
+
+/// The system's page size (the unit of `madvise`).
+fn page_size() -> usize {
+    rustix::param::page_size()
+}
+
+impl From<Vec<u8>> for SharedBytes {
+    fn from(bytes: Vec<u8>) -> SharedBytes {
+        let range = 0..bytes.len();
+        SharedBytes { file: std::sync::Arc::new(MappedFile(Bytes::Read(bytes))), range }
+    }
+}
+
+impl std::ops::Deref for SharedBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.file[self.range.clone()]
+    }
+}
+
+impl std::fmt::Debug for SharedBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedBytes({} bytes)", self.range.len())
     }
 }
 
@@ -284,6 +353,26 @@ mod tests {
 
     fn sample() -> Vec<u8> {
         encode(Kind::Summary, &("hello".to_string(), 42u64)).unwrap()
+    }
+
+    #[test]
+    fn shared_parts_read_the_same_bytes_after_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("members");
+        // Three pages and a bit, each byte its own value mod 251.
+        let bytes: Vec<u8> = (0..3 * 4096 + 100).map(|k| (k % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::sync::Arc::new(MappedFile::open(&path).unwrap());
+        let part = SharedBytes::part(&file, 10..2 * 4096 + 50).unwrap();
+        assert_eq!(&part[..], &bytes[10..2 * 4096 + 50]);
+        part.release();
+        // Read again from the file, through the same map and another part.
+        assert_eq!(&part[..], &bytes[10..2 * 4096 + 50]);
+        assert_eq!(&file[..], &bytes[..]);
+        assert!(SharedBytes::part(&file, 0..bytes.len() + 1).is_none());
+        let own = SharedBytes::from(bytes.clone());
+        own.release();
+        assert_eq!(&own[..], &bytes[..]);
     }
 
     #[test]

@@ -402,7 +402,7 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
             name: shown.clone(),
             path: name.clone(),
             member: None,
-            bytes,
+            bytes: bytes.into(),
             split: wpd::input::SplitPlacement::Joined,
         };
         state.files.push(Claimed {
@@ -609,7 +609,7 @@ fn link(state: &mut State) -> Result<()> {
         }
     }
     state.temp = Some(temp);
-    timings.phases.push(("total", start.elapsed()));
+    timings.record("total", start.elapsed());
     if o.report.is_some() {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);

@@ -3,6 +3,8 @@
 
 use crate::error::{Error, Result};
 use std::path::Path;
+use std::sync::Arc;
+use wpd_summary::container::{MappedFile, SharedBytes};
 
 pub use wpd_link::file_kind::{FileKind, classify, is_bitcode};
 
@@ -13,7 +15,9 @@ pub struct BitcodeInput {
     pub name: String,
     pub path: String,
     pub member: Option<String>,
-    pub bytes: Vec<u8>,
+    /// The module's bytes: shared with the link's mapped input where the
+    /// front end has one, so that they are not in memory twice.
+    pub bytes: SharedBytes,
     /// Where the caller can put the native code of this input when it is a
     /// split LTO unit the plan leaves alone ([`crate::backends::split_apart`]).
     pub split: SplitPlacement,
@@ -64,22 +68,23 @@ impl BitcodeInput {
 /// linker). Anything else is an error naming the file.
 pub fn read_bitcode_inputs(path: &Path) -> Result<Vec<BitcodeInput>> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| Error::at(&shown, e.to_string()))?;
-    bitcode_inputs(&shown, bytes)
+    let file = MappedFile::open(path).map_err(|e| Error::at(&shown, e.to_string()))?;
+    bitcode_inputs(&shown, &Arc::new(file))
 }
 
-/// [`read_bitcode_inputs`] for bytes already read from the file `shown`.
-pub fn bitcode_inputs(shown: &str, bytes: Vec<u8>) -> Result<Vec<BitcodeInput>> {
+/// [`read_bitcode_inputs`] for a file already opened, `shown`; the inputs
+/// share its bytes.
+pub fn bitcode_inputs(shown: &str, file: &Arc<MappedFile>) -> Result<Vec<BitcodeInput>> {
     let shown = shown.to_string();
-    match classify(&bytes) {
+    match classify(file) {
         FileKind::Bitcode | FileKind::WrappedBitcode => Ok(vec![BitcodeInput {
             name: shown.clone(),
             path: shown,
             member: None,
-            bytes,
+            bytes: SharedBytes::part(file, 0..file.len()).expect("the whole file"),
             split: SplitPlacement::Merged,
         }]),
-        FileKind::Archive => archive_members(&shown, &bytes),
+        FileKind::Archive => archive_members(&shown, file),
         FileKind::ThinArchive => Err(Error::at(shown, "thin archives are not supported; use a regular archive")),
         FileKind::Elf => Err(Error::at(shown, "not LLVM bitcode (a native ELF file; compile with -flto=thin)")),
         FileKind::Empty => Err(Error::at(shown, "empty file, not LLVM bitcode")),
@@ -89,7 +94,8 @@ pub fn bitcode_inputs(shown: &str, bytes: Vec<u8>) -> Result<Vec<BitcodeInput>> 
 
 /// The bitcode members of an archive (read from `shown`), in order; native
 /// members are left to the linker.
-pub fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
+pub fn archive_members(shown: &str, file: &Arc<MappedFile>) -> Result<Vec<BitcodeInput>> {
+    let bytes: &[u8] = file;
     let archive = object::read::archive::ArchiveFile::parse(bytes)
         .map_err(|e| Error::at(shown, format!("malformed archive: {e}")))?;
     let mut out: Vec<BitcodeInput> = Vec::new();
@@ -103,6 +109,8 @@ pub fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
         if !is_bitcode(data) {
             continue;
         }
+        let (start, size) = member.file_range();
+        let range = start as usize..(start + size) as usize;
         // ar allows repeated member names; keep summary names unique.
         let count = seen.entry(raw_name.clone()).or_insert(0);
         *count += 1;
@@ -111,7 +119,7 @@ pub fn archive_members(shown: &str, bytes: &[u8]) -> Result<Vec<BitcodeInput>> {
             name: format!("{shown}({member_name})"),
             path: shown.to_string(),
             member: Some(member_name),
-            bytes: data.to_vec(),
+            bytes: SharedBytes::part(file, range).expect("a member lies within its archive"),
             split: SplitPlacement::Merged,
         });
     }

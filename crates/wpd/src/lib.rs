@@ -321,6 +321,13 @@ pub fn compile_summarized(
             }
         })
     })?;
+    // The backends read a rewritten module's new bitcode, not its input's:
+    // those pages of the mapped inputs can leave memory.
+    for (input, r) in inputs.iter().zip(&rewritten) {
+        if r.bitcode.is_some() {
+            input.bytes.release();
+        }
+    }
     let (natives, job_modules) = match job_dir {
         None => {
             let natives = timings.phase("backend", || {
@@ -502,14 +509,14 @@ mod tests {
             name: "shape.o".into(),
             path: "shape.o".into(),
             member: None,
-            bytes: bytes.clone(),
+            bytes: bytes.clone().into(),
             split: crate::input::SplitPlacement::Merged,
         };
         let member = BitcodeInput {
             name: "lib/libshapes.a(shape.o)".into(),
             path: "lib/libshapes.a".into(),
             member: Some("shape.o".into()),
-            bytes,
+            bytes: bytes.clone().into(),
             split: crate::input::SplitPlacement::Merged,
         };
         let mut ahead = SummariesAhead::default();
@@ -519,7 +526,7 @@ mod tests {
         assert!(!want.call_sites.is_empty(), "the module has a virtual call to summarize");
         assert_eq!(encode(Kind::Summary, &got).unwrap(), encode(Kind::Summary, &want).unwrap());
         let mut changed = member.clone();
-        changed.bytes.push(0);
+        changed.bytes = [&bytes[..], &[0]].concat().into();
         assert!(ahead.for_input(&changed).is_none());
     }
 }

@@ -18,9 +18,21 @@ impl Timings {
     pub fn phase<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
         let start = Instant::now();
         let out = f();
-        self.phases.push((name, start.elapsed()));
-        self.peaks.push(peak_rss());
+        self.record(name, start.elapsed());
         out
+    }
+
+    /// Records `elapsed` under `name`, with the peak memory so far.
+    pub fn record(&mut self, name: &'static str, elapsed: Duration) {
+        self.phases.push((name, elapsed));
+        self.peaks.push(peak_rss());
+    }
+
+    /// The peak resident memory in MiB (one decimal) when phase `k` of
+    /// `phases` ended.
+    pub fn peak_mib(&self, k: usize) -> Option<f64> {
+        let peak = self.peaks.get(k).copied().flatten()?;
+        Some((peak as f64 / (1024.0 * 1024.0) * 10.0).round() / 10.0)
     }
 
     /// One line per phase, for stderr.

@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use wpd_summary::container::MappedFile;
+use std::sync::Arc;
+use wpd_summary::container::{MappedFile, SharedBytes};
 
 /// What a file holds, as far as resolution cares.
 #[derive(Clone, Debug)]
@@ -93,7 +94,7 @@ pub enum FatLto {
 pub struct DiskSource<'a> {
     bitcode: Box<BitcodeReader<'a>>,
     demangler: Option<Box<Demangler<'a>>>,
-    files: HashMap<PathBuf, MappedFile>,
+    files: HashMap<PathBuf, Arc<MappedFile>>,
     members: HashMap<PathBuf, Vec<MemberBytes>>,
     fat_lto: FatLto,
     /// Files read as the bitcode they embed: where it lies in them.
@@ -157,11 +158,25 @@ impl<'a> DiskSource<'a> {
         }
     }
 
+    /// [`DiskSource::bytes`], kept without a copy.
+    pub fn shared_bytes(&self, path: &Path) -> Option<SharedBytes> {
+        let file = self.files.get(path)?;
+        SharedBytes::part(file, self.embedded.get(path).cloned().unwrap_or(0..file.len()))
+    }
+
+    /// [`DiskSource::member_bytes`], kept without a copy.
+    pub fn shared_member_bytes(&self, archive: &Path, index: usize) -> Option<SharedBytes> {
+        match self.members.get(archive)?.get(index)? {
+            MemberBytes::Inline(r) => SharedBytes::part(self.files.get(archive)?, r.clone()),
+            MemberBytes::File(p) => self.shared_bytes(p),
+        }
+    }
+
     fn read(&mut self, path: &Path) -> Result<&[u8], Error> {
         if !self.files.contains_key(path) {
             let bytes = MappedFile::open(path)
                 .map_err(|e| Error::at(path.display().to_string(), format!("cannot open: {e}")))?;
-            self.files.insert(path.to_path_buf(), bytes);
+            self.files.insert(path.to_path_buf(), Arc::new(bytes));
         }
         Ok(&self.files[path])
     }
