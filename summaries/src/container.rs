@@ -221,6 +221,11 @@ pub struct SharedBytes {
 }
 
 impl SharedBytes {
+    /// All of `file`.
+    pub fn whole(file: &std::sync::Arc<MappedFile>) -> SharedBytes {
+        SharedBytes { file: file.clone(), range: 0..file.len() }
+    }
+
     /// `range` of `file`; `None` when it does not lie within the file.
     pub fn part(file: &std::sync::Arc<MappedFile>, range: std::ops::Range<usize>) -> Option<SharedBytes> {
         file.get(range.clone())?;

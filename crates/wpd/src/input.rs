@@ -81,7 +81,7 @@ pub fn bitcode_inputs(shown: &str, file: &Arc<MappedFile>) -> Result<Vec<Bitcode
             name: shown.clone(),
             path: shown,
             member: None,
-            bytes: SharedBytes::part(file, 0..file.len()).expect("the whole file"),
+            bytes: SharedBytes::whole(file),
             split: SplitPlacement::Merged,
         }]),
         FileKind::Archive => archive_members(&shown, file),
@@ -110,7 +110,11 @@ pub fn archive_members(shown: &str, file: &Arc<MappedFile>) -> Result<Vec<Bitcod
             continue;
         }
         let (start, size) = member.file_range();
-        let range = start as usize..(start + size) as usize;
+        let bytes = usize::try_from(start)
+            .ok()
+            .zip(usize::try_from(size).ok())
+            .and_then(|(start, size)| SharedBytes::part(file, start..start.checked_add(size)?))
+            .ok_or_else(|| Error::at(format!("{shown}({raw_name})"), "malformed archive member: beyond the archive"))?;
         // ar allows repeated member names; keep summary names unique.
         let count = seen.entry(raw_name.clone()).or_insert(0);
         *count += 1;
@@ -119,7 +123,7 @@ pub fn archive_members(shown: &str, file: &Arc<MappedFile>) -> Result<Vec<Bitcod
             name: format!("{shown}({member_name})"),
             path: shown.to_string(),
             member: Some(member_name),
-            bytes: SharedBytes::part(file, range).expect("a member lies within its archive"),
+            bytes,
             split: SplitPlacement::Merged,
         });
     }

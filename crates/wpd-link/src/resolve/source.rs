@@ -161,7 +161,10 @@ impl<'a> DiskSource<'a> {
     /// [`DiskSource::bytes`], kept without a copy.
     pub fn shared_bytes(&self, path: &Path) -> Option<SharedBytes> {
         let file = self.files.get(path)?;
-        SharedBytes::part(file, self.embedded.get(path).cloned().unwrap_or(0..file.len()))
+        match self.embedded.get(path) {
+            Some(r) => SharedBytes::part(file, r.clone()),
+            None => Some(SharedBytes::whole(file)),
+        }
     }
 
     /// [`DiskSource::member_bytes`], kept without a copy.
