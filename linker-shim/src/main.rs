@@ -404,12 +404,7 @@ fn write_clang_indexes(
             ),
             None => (serde_json::Value::Null, serde_json::Value::Null, serde_json::json!([])),
         };
-        let timings_ms: serde_json::Map<String, serde_json::Value> = timings
-            .phases
-            .iter()
-            .map(|(name, d)| (name.to_string(), serde_json::json!(d.as_secs_f64() * 1e3)))
-            .collect();
-        let json = serde_json::json!({
+        let mut json = serde_json::json!({
             "mode": "thinlto-index-only",
             "linker": linker.path.display().to_string(),
             "settings": serde_json::to_value(&link.settings).map_err(|e| Error::msg(e.to_string()))?,
@@ -418,9 +413,9 @@ fn write_clang_indexes(
             "clang_indexes": carried,
             "decisions": decisions,
             "written": written.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
-            "timings_ms": timings_ms,
             "link_model": link_model_json(model),
         });
+        timings.add_to_report(&mut json, "");
         let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
         wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?;
     }
@@ -528,21 +523,7 @@ fn final_link(
     // A distributed link's report has the index-only link's phases; the
     // final link's own are added as `final-<phase>`.
     let distributed = link.wpd.from_index.is_some();
-    if !json["timings_ms"].is_object() {
-        json["timings_ms"] = serde_json::json!({});
-    }
-    if !json["peak_mib"].is_object() {
-        json["peak_mib"] = serde_json::json!({});
-    }
-    for (k, (name, d)) in timings.phases.iter().enumerate() {
-        let key = if distributed { format!("final-{name}") } else { name.to_string() };
-        json["timings_ms"][&key] = serde_json::json!(d.as_secs_f64() * 1e3);
-        // The process's peak resident memory when the phase ended: the
-        // first phase whose peak jumps is where the memory went.
-        if let Some(mib) = timings.peak_mib(k) {
-            json["peak_mib"][&key] = serde_json::json!(mib);
-        }
-    }
+    timings.add_to_report(&mut json, if distributed { "final-" } else { "" });
     let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
     wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?;
     Ok(code)

@@ -35,17 +35,32 @@ impl Timings {
         Some((peak as f64 / (1024.0 * 1024.0) * 10.0).round() / 10.0)
     }
 
+    /// Writes the phases into a report: `timings_ms` (wall time per
+    /// phase) and `peak_mib` (the peak when each ended), under
+    /// `prefix<phase>`, beside the phases the report already has.
+    pub fn add_to_report(&self, json: &mut serde_json::Value, prefix: &str) {
+        for field in ["timings_ms", "peak_mib"] {
+            if !json[field].is_object() {
+                json[field] = serde_json::json!({});
+            }
+        }
+        for (k, (name, d)) in self.phases.iter().enumerate() {
+            let key = format!("{prefix}{name}");
+            json["timings_ms"][&key] = serde_json::json!(d.as_secs_f64() * 1e3);
+            if let Some(mib) = self.peak_mib(k) {
+                json["peak_mib"][&key] = serde_json::json!(mib);
+            }
+        }
+    }
+
     /// One line per phase, for stderr.
     pub fn render(&self) -> String {
         let total: Duration = self.phases.iter().map(|(_, d)| *d).sum();
         let mut s = String::new();
         for (i, (name, d)) in self.phases.iter().enumerate() {
             let ms = d.as_secs_f64() * 1e3;
-            match self.peaks.get(i).copied().flatten() {
-                Some(peak) => s.push_str(&format!(
-                    "wpd: time: {name:<12} {ms:>10.3} ms  peak {:>8.1} MiB\n",
-                    peak as f64 / (1024.0 * 1024.0)
-                )),
+            match self.peak_mib(i) {
+                Some(mib) => s.push_str(&format!("wpd: time: {name:<12} {ms:>10.3} ms  peak {mib:>8.1} MiB\n")),
                 None => s.push_str(&format!("wpd: time: {name:<12} {ms:>10.3} ms\n")),
             }
         }

@@ -131,8 +131,8 @@ fn never_callable(link: &Hierarchy<'_>, key: SymKey<'_>, vt: &Vtable) -> bool {
 /// other function instead; the note says where LLVM devirtualizes a call
 /// that wpd dispatches or leaves indirect, and why.
 fn never_returns_note(link: &Hierarchy<'_>, functions: &BTreeSet<SymKey<'_>>) -> Option<String> {
-    let ends = |k: &SymKey<'_>| link.bitcode_facts(*k).is_some_and(|f| f.noreturn || f.body == Body::TrapOnly);
-    let (ending, returning): (Vec<&SymKey<'_>>, Vec<&SymKey<'_>>) = functions.iter().partition(|k| ends(k));
+    let (ending, returning): (Vec<&SymKey<'_>>, Vec<&SymKey<'_>>) =
+        functions.iter().partition(|k| never_returns(link, **k));
     match (returning.as_slice(), ending.as_slice()) {
         ([other], [first, ..]) => Some(format!(
             "not a single implementation: {} never returns but runs when called (LLVM 19 would drop it and call {} instead)",
@@ -140,6 +140,12 @@ fn never_returns_note(link: &Hierarchy<'_>, functions: &BTreeSet<SymKey<'_>>) ->
         )),
         _ => None,
     }
+}
+
+/// Whether the bitcode body of `key` never returns: `noreturn`, or a body
+/// that only traps.
+fn never_returns(link: &Hierarchy<'_>, key: SymKey<'_>) -> bool {
+    link.bitcode_facts(key).is_some_and(|f| f.noreturn || f.body == Body::TrapOnly)
 }
 
 /// Whether a slot of `vt` is a pure virtual function's: `__cxa_pure_virtual`,
@@ -506,8 +512,9 @@ impl<'a> Decider<'_, 'a> {
         for m in members {
             by_target.entry(m.function).or_default().push(m);
         }
-        let cold =
-            |k: SymKey<'a>| link.function_facts(k).is_some_and(|f| f.cold || f.noreturn || f.body == Body::TrapOnly);
+        let cold = |k: SymKey<'a>| {
+            link.unknown_body(k).is_none() && (link.bitcode_facts(k).is_some_and(|f| f.cold) || never_returns(link, k))
+        };
         let mut cases: Vec<(SymKey<'a>, Vec<&SlotMember<'a>>)> = by_target.into_iter().collect();
         cases.sort_by(|a, b| cold(a.0).cmp(&cold(b.0)).then(b.1.len().cmp(&a.1.len())).then(a.0.cmp(&b.0)));
         if cases.len() < 2 {

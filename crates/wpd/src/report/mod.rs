@@ -312,11 +312,6 @@ pub fn report(
             })
         })
         .collect();
-    let timings_ms: serde_json::Map<String, Value> =
-        timings.phases.iter().map(|(name, d)| (name.to_string(), json!(d.as_secs_f64() * 1e3))).collect();
-    let peak_mib: serde_json::Map<String, Value> = (timings.phases.iter().enumerate())
-        .filter_map(|(k, (name, _))| Some((name.to_string(), json!(timings.peak_mib(k)?))))
-        .collect();
     let done = counts(program_calls(plan, stats).map(|(_, c)| (&c.site, c.outcome)));
     let all_calls: usize = stats.iter().map(|st| st.calls.iter().filter(|c| c.site.call.is_some()).count()).sum();
     // Every call of the program, where it is and what happened to it.
@@ -350,7 +345,7 @@ pub fn report(
             .filter(move |c| plan.in_program(m, &c.function))
             .map(|c| (c, Outcome::planned(plan, c, policy)))
     }));
-    json!({
+    let mut report = json!({
         "schema": "wpd-report/2",
         "call_sites": done,
         "outside_program_call_sites": outside_program,
@@ -385,7 +380,7 @@ pub fn report(
         "open_type_ids": plan.open_type_ids,
         "calls": calls,
         "size": { "output": sizes, "baseline": baseline },
-        "timings_ms": timings_ms,
-        "peak_mib": peak_mib,
-    })
+    });
+    timings.add_to_report(&mut report, "");
+    report
 }
