@@ -1,8 +1,11 @@
-//! Appends strong undefined references to an x86-64 ELF relocatable
-//! object's symbol table, for [`crate::final_link::extraction`], which gives a native
-//! object the references its bitcode made and LLVM's code no longer does.
-//! Each is global, of default visibility (which, unlike a hidden one,
-//! changes nothing about the symbol it binds to), undefined.
+//! Appends symbols to an x86-64 ELF relocatable object's symbol table, for
+//! [`crate::final_link::extraction`], which gives a native object the
+//! references its bitcode made and LLVM's code no longer does:
+//! - a **reference**: global, of default visibility (which, unlike a
+//!   hidden one, changes nothing about the symbol it binds to), undefined;
+//! - a **marker**: global, hidden, absolute (value 0, no section), so
+//!   that a reference to it extracts the archive member that defines it
+//!   and binds to nothing else.
 //!
 //! The edit is made on the ELF file, not in LLVM: objects may come from
 //! LLVM's cache. The symbols are appended after every existing symbol, so
@@ -13,11 +16,13 @@
 //! there.
 
 use object::LittleEndian as LE;
-use object::elf::{ET_REL, FileHeader64, SHT_SYMTAB, STB_GLOBAL, SectionHeader64, Sym64};
+use object::elf::{
+    ET_REL, FileHeader64, SHN_ABS, SHN_UNDEF, SHT_SYMTAB, STB_GLOBAL, STV_HIDDEN, SectionHeader64, Sym64,
+};
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
 /// An x86-64 ELF relocatable object with a symbol table, as read by the
-/// `object` crate: what [`add_references`] and [`crate::final_link::extraction`] edit.
+/// `object` crate: what [`add_symbols`] and [`crate::final_link::extraction`] edit.
 pub(crate) struct Object<'d> {
     pub header: &'d FileHeader64<LE>,
     pub endian: LE,
@@ -42,11 +47,12 @@ impl<'d> Object<'d> {
     }
 }
 
-/// `elf` with a strong undefined reference to each of `names` appended to
-/// its symbol table (global symbols, so after every local one). The file
-/// is read with the `object` crate; only the symbol table, its string
-/// table and its extended section index table (if any) are rewritten.
-pub(crate) fn add_references(elf: &[u8], names: &[&str]) -> std::result::Result<Vec<u8>, String> {
+/// `elf` with a strong undefined reference to each of `references` and a
+/// definition of each of `markers` appended to its symbol table (global
+/// symbols, so after every local one). The file is read with the `object`
+/// crate; only the symbol table, its string table and its extended section
+/// index table (if any) are rewritten.
+pub(crate) fn add_symbols(elf: &[u8], references: &[&str], markers: &[&str]) -> std::result::Result<Vec<u8>, String> {
     let text = |e: object::read::Error| e.to_string();
     let Object { header, endian, sections, symtab } = Object::parse(elf)?;
     let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
@@ -58,16 +64,20 @@ pub(crate) fn add_references(elf: &[u8], names: &[&str]) -> std::result::Result<
 
     let mut strings = contents(symtab.string_section())?;
     let mut table = contents(symtab.section())?;
-    for name in names {
+    let appended = references.iter().map(|n| (n, false)).chain(markers.iter().map(|n| (n, true)));
+    for (name, marker) in appended {
         let offset = u32::try_from(strings.len()).map_err(|e| e.to_string())?;
         strings.extend_from_slice(name.as_bytes());
         strings.push(0);
         table.extend_from_slice(&offset.to_le_bytes());
         table.push(STB_GLOBAL << 4); // st_info: global, no type
-        table.push(0); // st_other: default visibility
-        table.extend_from_slice(&0u16.to_le_bytes()); // st_shndx: undefined
-        table.extend_from_slice(&0u64.to_le_bytes());
-        table.extend_from_slice(&0u64.to_le_bytes());
+        // st_other: a marker is hidden (never exported from a shared
+        // library), a reference of default visibility.
+        table.push(if marker { STV_HIDDEN } else { 0 });
+        // st_shndx: a marker is absolute, a reference undefined.
+        table.extend_from_slice(&(if marker { SHN_ABS } else { SHN_UNDEF }).to_le_bytes());
+        table.extend_from_slice(&0u64.to_le_bytes()); // st_value
+        table.extend_from_slice(&0u64.to_le_bytes()); // st_size
     }
     debug_assert_eq!(table.len() % size_of::<Sym64<LE>>(), 0);
     let mut out = elf.to_vec();
@@ -84,7 +94,7 @@ pub(crate) fn add_references(elf: &[u8], names: &[&str]) -> std::result::Result<
     place(&mut out, at(symtab.section()), &table);
     if symtab.shndx_section().0 != 0 {
         let mut indices = contents(symtab.shndx_section())?;
-        indices.resize(indices.len() + 4 * names.len(), 0);
+        indices.resize(indices.len() + 4 * (references.len() + markers.len()), 0);
         place(&mut out, at(symtab.shndx_section()), &indices);
     }
     Ok(out)
@@ -97,8 +107,9 @@ mod tests {
     #[test]
     fn refuses_what_is_not_a_relocatable_elf_object() {
         assert!(
-            add_references(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[]).is_err()
+            add_symbols(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[], &[])
+                .is_err()
         );
-        assert!(add_references(b"\x7fELF", &["x"]).is_err());
+        assert!(add_symbols(b"\x7fELF", &["x"], &[]).is_err());
     }
 }

@@ -26,85 +26,187 @@
 //! never one only a shared library defines (a weak reference does not keep
 //! an `--as-needed` library), nor one the thin link internalized or dropped
 //! (a reference wpd's rewrite removed, to a vtable say: restored, it would
-//! dangle). The weakening edits the binding in
-//! the symbol's own entry; the lost references are appended after every
-//! symbol ([`crate::final_link::elf_symbols`]), so no symbol index moves.
+//! dangle).
+//!
+//! - **gone**: a lost reference whose definition no object has any more.
+//!   LLVM's dead stripping, or wpd's dead vtable entries, dropped the
+//!   function it named: the original link extracted an archive member for
+//!   `ingest()`, which only a dead vtable entry's function called. The
+//!   member must still load where it did: its static initializers run
+//!   there, and a linkonce copy the thin link kept in it (a template
+//!   instantiation other units now reference, weakly, as above) is defined
+//!   nowhere else. The unit whose bitcode kept that definition gets a
+//!   **marker**, `__wpd_extract_<n>` (`n`: its place among the link's
+//!   bitcode units), a hidden absolute symbol, and every unit that lost
+//!   such a reference references the marker instead: the same extraction,
+//!   at the same place.
+//!
+//! The weakening edits the binding in the symbol's own entry; the restored
+//! references and the markers are appended after every symbol
+//! ([`crate::final_link::elf_symbols`]), so no symbol index moves.
 
 use crate::error::{Error, Result};
-use crate::final_link::elf_symbols::{Object, add_references};
+use crate::final_link::elf_symbols::{Object, add_symbols};
 
 use object::LittleEndian as LE;
 use object::elf::{SHN_UNDEF, STB_GLOBAL, STB_LOCAL, STB_WEAK, Sym64};
 use object::read::elf::{SectionHeader, Sym};
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use wpd_link::Refs;
 
-/// What the unit's bitcode referenced, and what the link defines.
-pub struct References<'a> {
+/// One bitcode unit of the link, in load order, and the native object
+/// compiled from it.
+pub struct Unit<'a> {
+    /// As the link model names it, for errors.
+    pub name: &'a str,
+    /// The native object LLVM compiled from the unit.
+    pub object: &'a [u8],
     /// The undefined symbols of the unit's bitcode (the link model's,
     /// [`wpd_link::Loaded::refs`]); the lost strong ones are appended in
     /// their (sorted) order.
-    pub bitcode: &'a Refs,
-    /// Whether a native object of the link (an input or one LLVM compiled)
-    /// defines the symbol, global or weak.
-    pub defined_in_link: &'a dyn Fn(&str) -> bool,
+    pub refs: &'a Refs,
+    /// The unit's definitions the link kept ([`wpd_link::Loaded::prevailing`]).
+    pub prevailing: &'a BTreeSet<String>,
 }
 
-/// What [`keep_references`] changed.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+/// What [`keep_extraction`] changed in one object.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Edits {
     /// New references made weak.
     pub weakened: usize,
     /// Lost references appended.
     pub restored: usize,
+    /// Markers of other units referenced, for gone references.
+    pub markers_referenced: Vec<String>,
+    /// This unit's marker, when another unit references it.
+    pub marker: Option<String>,
 }
 
-/// `elf` (an x86-64 ELF relocatable object compiled from the unit) with its
-/// new references weakened and its lost ones appended; `None` when nothing
-/// changes. `name` names the unit in errors.
-pub fn keep_references(elf: &[u8], refs: &References<'_>, name: &str) -> Result<Option<(Vec<u8>, Edits)>> {
-    edit(elf, refs).map_err(|e| Error::at(name, format!("cannot edit the native object's symbols: {e}")))
+/// One unit's object as edited, with what changed; `None` when nothing did.
+pub type Edited = Option<(Vec<u8>, Edits)>;
+
+/// The marker of the `n`th bitcode unit of the link.
+pub fn marker(n: usize) -> String {
+    format!("__wpd_extract_{n}")
 }
 
-fn edit(elf: &[u8], refs: &References<'_>) -> std::result::Result<Option<(Vec<u8>, Edits)>, String> {
+/// Every unit's object with its new references weakened, its lost ones
+/// appended, and the markers its gone ones need (module docs); per unit,
+/// `None` when nothing changes. `defined_in_link` tells whether a native
+/// object of the final link (an input, an object LLVM compiled) defines a
+/// symbol, global or weak.
+pub fn keep_extraction(
+    units: &[Unit<'_>],
+    defined_in_link: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Edited>> {
+    let scans = units
+        .iter()
+        .map(|u| {
+            scan(u, defined_in_link)
+                .map_err(|e| Error::at(u.name, format!("cannot read the native object's symbols: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // The unit that kept each gone symbol's definition.
+    let gone: HashSet<&str> = scans.iter().flat_map(|s| s.gone.iter().copied()).collect();
+    let mut owner: HashMap<&str, usize> = HashMap::new();
+    if !gone.is_empty() {
+        for (n, u) in units.iter().enumerate() {
+            for name in u.prevailing.iter().map(String::as_str).filter(|s| gone.contains(s)) {
+                owner.entry(name).or_insert(n);
+            }
+        }
+    }
+    let mut referenced: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); units.len()];
+    let mut marked = vec![false; units.len()];
+    for (n, s) in scans.iter().enumerate() {
+        for m in s.gone.iter().filter_map(|g| owner.get(g).copied()).filter(|&m| m != n) {
+            referenced[n].insert(m);
+            marked[m] = true;
+        }
+    }
+    let mut out = Vec::with_capacity(units.len());
+    for (n, (u, s)) in units.iter().zip(scans).enumerate() {
+        let edits = Edits {
+            weakened: s.weaken.len(),
+            restored: s.restore.len(),
+            markers_referenced: referenced[n].iter().map(|&m| marker(m)).collect(),
+            marker: marked[n].then(|| marker(n)),
+        };
+        out.push(
+            edit(u.object, &s.weaken, &s.restore, &edits)
+                .map_err(|e| Error::at(u.name, format!("cannot edit the native object's symbols: {e}")))?
+                .map(|bytes| (bytes, edits)),
+        );
+    }
+    Ok(out)
+}
+
+/// What one unit's object lacks or has anew.
+struct Scan<'u> {
+    /// Indices of the symbols to make weak: new global references.
+    weaken: Vec<usize>,
+    /// Lost strong references some object of the link defines.
+    restore: Vec<&'u str>,
+    /// Lost strong references no object defines any more.
+    gone: Vec<&'u str>,
+}
+
+fn scan<'u>(u: &Unit<'u>, defined_in_link: &dyn Fn(&str) -> bool) -> std::result::Result<Scan<'u>, String> {
     let text = |e: object::read::Error| e.to_string();
-    let Object { endian, sections, symtab, .. } = Object::parse(elf)?;
-    let table_at = usize::try_from(sections.section(symtab.section()).map_err(text)?.sh_offset(endian))
-        .map_err(|e| e.to_string())?;
-    let mut out: Option<Vec<u8>> = None;
-    let mut edits = Edits::default();
+    let Object { endian, symtab, .. } = Object::parse(u.object)?;
+    let mut weaken = Vec::new();
     // Global and weak symbols the object has, defined or not.
-    let mut present: HashSet<String> = HashSet::new();
+    let mut present: HashSet<&[u8]> = HashSet::new();
     for (index, sym) in symtab.symbols().iter().enumerate().skip(1) {
         if sym.st_bind() == STB_LOCAL {
             continue;
         }
-        let symbol = String::from_utf8_lossy(sym.name(endian, symtab.strings()).map_err(text)?).into_owned();
-        let new = sym.st_shndx(endian) == SHN_UNDEF
-            && sym.st_bind() == STB_GLOBAL
-            && !refs.bitcode.contains(&symbol)
-            && (refs.defined_in_link)(&symbol);
+        let name = sym.name(endian, symtab.strings()).map_err(text)?;
+        let new = sym.st_shndx(endian) == SHN_UNDEF && sym.st_bind() == STB_GLOBAL && {
+            let symbol = String::from_utf8_lossy(name);
+            !u.refs.contains(&symbol) && defined_in_link(&symbol)
+        };
         if new {
+            weaken.push(index);
+        }
+        present.insert(name);
+    }
+    let (mut restore, mut gone) = (Vec::new(), Vec::new());
+    for s in u.refs.strong.iter().map(String::as_str).filter(|s| !present.contains(s.as_bytes())) {
+        if defined_in_link(s) {
+            restore.push(s);
+        } else {
+            gone.push(s);
+        }
+    }
+    Ok(Scan { weaken, restore, gone })
+}
+
+/// `elf` with the symbols at `weaken` made weak and `restore`, the markers
+/// `edits` references and its own marker appended; `None` when nothing
+/// changes.
+fn edit(elf: &[u8], weaken: &[usize], restore: &[&str], edits: &Edits) -> std::result::Result<Option<Vec<u8>>, String> {
+    let mut out: Option<Vec<u8>> = None;
+    if !weaken.is_empty() {
+        let text = |e: object::read::Error| e.to_string();
+        let Object { endian, sections, symtab, .. } = Object::parse(elf)?;
+        let table_at = usize::try_from(sections.section(symtab.section()).map_err(text)?.sh_offset(endian))
+            .map_err(|e| e.to_string())?;
+        let mut bytes = elf.to_vec();
+        for index in weaken {
             // st_info is the byte after st_name in an Elf64_Sym.
             let info_at = table_at + index * size_of::<Sym64<LE>>() + 4;
-            let bytes = out.get_or_insert_with(|| elf.to_vec());
             bytes[info_at] = (STB_WEAK << 4) | (bytes[info_at] & 0xf);
-            edits.weakened += 1;
         }
-        present.insert(symbol);
+        out = Some(bytes);
     }
-    let lost: Vec<&str> = refs
-        .bitcode
-        .strong
-        .iter()
-        .map(String::as_str)
-        .filter(|s| !present.contains(*s) && (refs.defined_in_link)(s))
-        .collect();
-    if !lost.is_empty() {
-        edits.restored = lost.len();
-        out = Some(add_references(out.as_deref().unwrap_or(elf), &lost)?);
+    let references: Vec<&str> =
+        restore.iter().copied().chain(edits.markers_referenced.iter().map(String::as_str)).collect();
+    let markers: Vec<&str> = edits.marker.iter().map(String::as_str).collect();
+    if !references.is_empty() || !markers.is_empty() {
+        out = Some(add_symbols(out.as_deref().unwrap_or(elf), &references, &markers)?);
     }
-    Ok(out.map(|bytes| (bytes, edits)))
+    Ok(out)
 }
 
 /// The names of `elf`'s defined global and weak symbols. `name` names the
@@ -130,44 +232,99 @@ mod tests {
     use object::{Object, ObjectSymbol};
     use std::process::Command;
 
+    /// A real object compiled from `source`.
+    fn compile(dir: &std::path::Path, stem: &str, source: &str) -> Vec<u8> {
+        let src = dir.join(format!("{stem}.cpp"));
+        std::fs::write(&src, source).expect("write");
+        let obj = dir.join(format!("{stem}.o"));
+        let st = Command::new("clang++-19").args(["-O2", "-c"]).arg(&src).arg("-o").arg(&obj).status();
+        assert!(st.expect("clang++-19 runs").success());
+        std::fs::read(&obj).expect("read")
+    }
+
+    fn names(n: &[&str]) -> BTreeSet<String> {
+        n.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// (undefined, weak, global, hidden, absolute) of `name` in `elf`.
+    fn symbol(elf: &[u8], name: &str) -> Option<(bool, bool, bool, bool, bool)> {
+        let file = object::File::parse(elf).expect("still an object");
+        file.symbols().find(|s| s.name() == Ok(name)).map(|s| {
+            let hidden = matches!(s.flags(), object::SymbolFlags::Elf { st_other, .. } if st_other & 3 == 2);
+            let absolute = s.section() == object::SymbolSection::Absolute;
+            (s.is_undefined(), s.is_weak(), s.is_global(), hidden, absolute)
+        })
+    }
+
     /// A real object: `main` calls `used` and `kept`. `used` is new (the
-    /// bitcode did not reference it): weak; `kept` stays strong; `gone`
+    /// bitcode did not reference it): weak; `kept` stays strong; `lost`
     /// (referenced by the bitcode, not by the object) comes back, strong
     /// and undefined, unless only a shared library defines it.
     #[test]
     fn new_references_become_weak_and_lost_ones_come_back() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let src = dir.path().join("m.cpp");
-        std::fs::write(&src, "int used(); int kept();\nint main() { return used() + kept(); }\n").expect("write");
-        let obj = dir.path().join("m.o");
-        let st = Command::new("clang++-19").args(["-O2", "-c"]).arg(&src).arg("-o").arg(&obj).status();
-        assert!(st.expect("clang++-19 runs").success());
-        let bytes = std::fs::read(&obj).expect("read");
-        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
-        let bitcode = Refs { strong: names(&["_Z4gonev", "_Z4keptv", "shared_only"]), weak: names(&[]) };
+        let bytes = compile(dir.path(), "m", "int used(); int kept();\nint main() { return used() + kept(); }\n");
+        let bitcode = Refs { strong: names(&["_Z4lostv", "_Z4keptv", "shared_only"]), weak: names(&[]) };
+        let none = BTreeSet::new();
+        let unit = Unit { name: "m.o", object: &bytes, refs: &bitcode, prevailing: &none };
         let in_link = |s: &str| s != "shared_only";
-        let refs = References { bitcode: &bitcode, defined_in_link: &in_link };
-        let (edited, edits) = keep_references(&bytes, &refs, "m.o").expect("readable").expect("edited");
-        assert_eq!(edits, Edits { weakened: 1, restored: 1 });
-        let file = object::File::parse(&*edited).expect("still an object");
-        let symbol = |name: &str| {
-            file.symbols().find(|s| s.name() == Ok(name)).map(|s| (s.is_undefined(), s.is_weak(), s.is_global()))
-        };
-        assert_eq!(symbol("_Z4usedv"), Some((true, true, true)));
-        assert_eq!(symbol("_Z4keptv"), Some((true, false, true)));
-        assert_eq!(symbol("_Z4gonev"), Some((true, false, true)));
-        assert_eq!(symbol("shared_only"), None);
-        assert_eq!(symbol("main"), Some((false, false, true)));
+        let mut out = keep_extraction(&[unit], &in_link).expect("readable");
+        let (edited, edits) = out.pop().flatten().expect("edited");
+        assert_eq!(edits, Edits { weakened: 1, restored: 1, markers_referenced: vec![], marker: None });
+        assert_eq!(symbol(&edited, "_Z4usedv"), Some((true, true, true, false, false)));
+        assert_eq!(symbol(&edited, "_Z4keptv"), Some((true, false, true, false, false)));
+        assert_eq!(symbol(&edited, "_Z4lostv"), Some((true, false, true, false, false)));
+        assert_eq!(symbol(&edited, "shared_only"), None);
+        assert_eq!(symbol(&edited, "main"), Some((false, false, true, false, false)));
         // Nothing new, nothing lost: unchanged.
         let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]) };
-        let same = References { bitcode: &all, defined_in_link: &in_link };
-        assert!(keep_references(&bytes, &same, "m.o").expect("readable").is_none());
+        let same = Unit { name: "m.o", object: &bytes, refs: &all, prevailing: &none };
+        assert_eq!(keep_extraction(&[same], &in_link).expect("readable"), vec![None]);
+    }
+
+    /// Three units: `a` lost its reference to `ingest`, whose definition
+    /// (kept in unit `b`, the member the reference extracted) is gone;
+    /// `c` defines `ingest` too, but not the copy the link kept. `a` now
+    /// references `b`'s marker, which `b` defines, hidden and absolute;
+    /// `c` is left alone.
+    #[test]
+    fn a_gone_reference_extracts_its_member_through_a_marker() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = compile(dir.path(), "a", "int main() { return 0; }\n");
+        let b = compile(dir.path(), "b", "static int r = 1; int *other() { return &r; }\n");
+        let c = compile(dir.path(), "c", "int c_only() { return 2; }\n");
+        let a_refs = Refs { strong: names(&["_Z6ingesti"]), weak: names(&[]) };
+        let no_refs = Refs::default();
+        let (none, kept) = (BTreeSet::new(), names(&["_Z6ingesti", "_Z5otherv"]));
+        let units = [
+            Unit { name: "a.o", object: &a, refs: &a_refs, prevailing: &none },
+            Unit { name: "lib.a(b.o)", object: &b, refs: &no_refs, prevailing: &kept },
+            Unit { name: "lib.a(c.o)", object: &c, refs: &no_refs, prevailing: &none },
+        ];
+        let defined = |s: &str| s == "_Z5otherv" || s == "_Z6c_onlyv";
+        let out = keep_extraction(&units, &defined).expect("readable");
+        let (a_out, a_edits) = out[0].clone().expect("a edited");
+        assert_eq!(a_edits.markers_referenced, vec![marker(1)]);
+        assert_eq!(a_edits.restored, 0);
+        assert_eq!(symbol(&a_out, &marker(1)), Some((true, false, true, false, false)));
+        assert_eq!(symbol(&a_out, "_Z6ingesti"), None);
+        let (b_out, b_edits) = out[1].clone().expect("b edited");
+        assert_eq!(b_edits.marker, Some(marker(1)));
+        assert_eq!(symbol(&b_out, &marker(1)), Some((false, false, true, true, true)));
+        assert_eq!(symbol(&b_out, "_Z5otherv"), Some((false, false, true, false, false)));
+        assert!(out[2].is_none());
     }
 
     #[test]
     fn refuses_what_is_not_a_relocatable_elf_object() {
-        let none = Refs::default();
-        let refs = References { bitcode: &none, defined_in_link: &|_| true };
-        assert!(keep_references(b"not an object at all, but long enough to hold a header", &refs, "x").is_err());
+        let (none, no_refs) = (BTreeSet::new(), Refs::default());
+        let unit = Unit {
+            name: "x",
+            object: b"not an object at all, but long enough to hold a header",
+            refs: &no_refs,
+            prevailing: &none,
+        };
+        let err = keep_extraction(&[unit], &|_| true).expect_err("not an object");
+        assert!(err.to_string().contains('x'), "{err}");
     }
 }
