@@ -109,6 +109,12 @@ const SEEDS: &[(u64, &[&str])] = &[
     // a global vtable's layout applied to a unit's internal construction
     // vtable of the same name
     (13003, &["placement-dtor", "interposed", "fat", "mfp-call"]),
+    // a member loaded only for a function a dead slot's override calls
+    // (archive, no native code: its slots die); wpd-ld's program lost the
+    // member's initializer before the extraction markers
+    (58, &["merged-calls", "mfp-call", "dead-extracted"]),
+    (90, &["merged-calls", "multi-base", "unicode", "dead-extracted"]),
+    (110, &["merged-calls", "dead-extracted"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
@@ -138,6 +144,7 @@ const ALL_SHAPES: &[&str] = &[
     "dyncast",
     "native-reader",
     "exported-caller",
+    "dead-extracted",
 ];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
@@ -175,6 +182,11 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
             config.contains("DLEXPORT=\"fz_exported0")
                 && sources.contains("visibility(\"default\"), used")
                 && sources.contains("dlsym(RTLD_DEFAULT, \"fz_exported0\")")
+        }
+        "dead-extracted" => {
+            config.contains("lto:dx0.cpp")
+                && sources.contains("unsigned long Dx0D::dv0(unsigned long x) const { return dx0_only(x); }")
+                && sources.contains("dead-extracted0 loaded")
         }
         _ => false,
     }

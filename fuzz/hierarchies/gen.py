@@ -15,7 +15,8 @@ trap-only overrides, non-ASCII names, an untyped (-fno-rtti, no type
 metadata) TU, -z muldefs patches, interposed library members, fat objects,
 relative vtables, and slots read only through member function pointers, by
 native code or by a function found with dlsym, or vtables read by
-dynamic_cast and typeid.
+dynamic_cast and typeid, and a TU that only a never-called slot's override
+references (with a static initializer and a template copy other code calls).
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -45,7 +46,7 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 # on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
-          'mfp-call', 'dyncast', 'native-reader', 'exported-caller']
+          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted']
 
 
 def lit(t, v):
@@ -494,6 +495,10 @@ class Gen:
         for name, p in (('mfp-call', 0.3), ('dyncast', 0.3), ('native-reader', 0.4), ('exported-caller', 0.3)):
             if vr.random() < p:
                 on.add(name)
+        # a TU the link loads only for a function a dead slot's override
+        # calls (a generator of its own again)
+        if random.Random(self.seed * 49979687 + 23).random() < 0.3:
+            on.add('dead-extracted')
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -1990,6 +1995,57 @@ class Gen:
         self.declare_run('run_ex%d' % k, t_run, run)
         self.f_main.append(self.guarded('total = mix(total, run_ex%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_dead_extracted(self, k):
+        """dx<k>.cpp (a TU of its own, an archive member with ARCHIVE=1)
+        defines dx<k>_only, which only Dx<k>D::dv<k> calls, and nothing
+        ever calls dv<k>: with whole-program visibility the slot is dead
+        and the function with it, yet the TU must load where the link
+        loaded it. Its static initializer prints, and it instantiates the
+        inline template dx<k>_tmpl, which a live runner in another TU calls
+        too (the link may keep dx<k>.cpp's copy)."""
+        rng = self.frng('dead-extracted', k)
+        lto = self.lto_tus()
+        t_cls, t_fac, t_run = rng.choice(lto), rng.choice(lto), rng.choice(lto)
+        b, d = 'Dx%dB' % k, 'Dx%dD' % k
+        only, tmpl, seen = 'dx%d_only' % k, 'dx%d_tmpl' % k, 'dx%d_seen' % k
+        mul, add = rng.randint(2, 9), rng.randint(1, 99)
+        self.f_hdr += [
+            '// dead-extracted: %s is called only by %s::dv%d, which nothing calls' % (only, d, k),
+            'unsigned long %s(unsigned long x);' % only,
+            'template <class T> __attribute__((noinline)) unsigned long %s(T x) {' % tmpl,
+            '  return static_cast<unsigned long>(x) * %dul + %dul;' % (mul, add),
+            '}',
+            'struct %s {' % b,
+            '  virtual ~%s() {}' % b,
+            '  virtual unsigned long dw%d(unsigned long x) const { return x + %dul; }' % (k, rng.randint(1, 9)),
+            '  virtual unsigned long dv%d(unsigned long x) const { return x; }' % k,
+            '};',
+            'struct %s : %s {' % (d, b),
+            '  unsigned long dw%d(unsigned long x) const override;' % k,
+            '  unsigned long dv%d(unsigned long x) const override;' % k,
+            '};']
+        self.f_tu[t_cls] += [
+            'unsigned long %s::dw%d(unsigned long x) const { return x * %dul + 1ul; }' % (d, k, rng.randint(2, 9)),
+            'unsigned long %s::dv%d(unsigned long x) const { return %s(x); }' % (d, k, only)]
+        self.extra_tus['dx%d.cpp' % k] = ('lto', [
+            '// Loaded only for %s: its initializer must still run where it did.' % only,
+            'static unsigned long %s = (std::printf("dead-extracted%d loaded\\n"), %dul);' % (seen, k, rng.randint(1, 99)),
+            'unsigned long %s(unsigned long x) { return mix(x, %s) + %s<int>(static_cast<int>(x & 255ul)); }'
+            % (only, seen, tmpl)])
+        mk = []
+        for c in (b, d):
+            self.f_hdr.append('%s *make_%s();' % (b, c))
+            self.f_tu[t_fac].append('__attribute__((noinline)) %s *make_%s() { return new %s; }' % (b, c, c))
+            mk.append('make_%s' % c)
+        run = ['%s *objs[2] = {%s(), %s()};' % (b, mk[0], mk[1]),
+               'unsigned long h = %s<int>(static_cast<int>(x & 255ul));' % tmpl,
+               'for (unsigned i = 0; i < 2u; ++i) h = mix(h, objs[i]->dw%d(x + i));' % k,
+               'std::printf("dead-extracted%d %%lu\\n", h);' % k,
+               'for (unsigned i = 0; i < 2u; ++i) delete objs[i];',
+               'return h;']
+        self.declare_run('run_dx%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_dx%d(%dul));' % (k, rng.randint(0, 99))))
+
     def build_shapes(self):
         self.f_hdr, self.f_main, self.f_tail = [], [], []
         self.f_tu = {t: [] for t in range(self.ntu)}
@@ -2019,7 +2075,8 @@ class Gen:
         # slots read other than by plain virtual calls (after every other
         # shape: the code above is the same with or without these)
         for name, fn in (('mfp-call', self.shape_mfp), ('dyncast', self.shape_dyncast),
-                         ('native-reader', self.shape_native_reader), ('exported-caller', self.shape_exported)):
+                         ('native-reader', self.shape_native_reader), ('exported-caller', self.shape_exported),
+                         ('dead-extracted', self.shape_dead_extracted)):
             if name in sh:
                 fn(0)
 
