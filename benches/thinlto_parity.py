@@ -50,6 +50,10 @@ and a driver:
              in an archive, and protoc's main.cc), generating C++, Java and
              Python from the .proto files beside descriptor.proto; the
              generated files' digests are compared with -O0's
+  rocksdb    RocksDB 6.20.3 (librocksdb-sys crate: the 275 objects of its
+             library sources) and benches/parity/rocksdb_main.cpp, which
+             writes, merges, deletes, compacts, reads and scans a database
+             with its own comparator and merge operator
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, the two programs run in
@@ -88,7 +92,7 @@ Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d
 interp richards";
-also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf),
+also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json),
 PROFILE=1 (profile-guided: each program is first built instrumented,
 clang++-19 -O2 -fprofile-generate=DIR without LTO, run once with its
@@ -363,6 +367,21 @@ def protobuf():
                 args=['-I' + src, f'--cpp_out={out}', f'--java_out={out}', f'--python_out={out}'] + protos)
 
 
+def rocksdb():
+    """RocksDB 6.20.3 (librocksdb-sys crate): the library sources its build
+    lists (rocksdb_lib_sources.txt, with the crate's build_version.cc), built
+    with its Linux defines and no compression libraries, and
+    benches/parity/rocksdb_main.cpp."""
+    root = crate_dir('librocksdb-sys', '6.20.3')
+    with open(os.path.join(root, 'rocksdb_lib_sources.txt')) as f:
+        names = [n.strip() for n in f.read().split() if n.strip() and n.strip() != 'util/build_version.cc']
+    srcs = [os.path.join(root, 'rocksdb', n) for n in names] + [os.path.join(root, 'build_version.cc')]
+    flags = ['-std=c++11', '-w', '-DNDEBUG=1', '-DOS_LINUX', '-DROCKSDB_PLATFORM_POSIX', '-DROCKSDB_LIB_IO_POSIX',
+             '-DROCKSDB_SUPPORT_THREAD_LOCAL'] + ['-I' + os.path.join(root, d) for d in ('rocksdb/include', 'rocksdb', '')]
+    return Spec(srcs + [os.path.join(ROOT, 'benches/parity/rocksdb_main.cpp')], cxxflags=flags,
+                main_stem='rocksdb_main', libs=['-lpthread', '-ldl'], args=['{work}/rocksdb-db'])
+
+
 def sources(program, src_dir):
     """Writes or finds the program's sources; returns its Spec."""
     if program == 'hotloop':
@@ -394,6 +413,8 @@ def sources(program, src_dir):
         return libsass()
     elif program == 'protobuf':
         return protobuf()
+    elif program == 'rocksdb':
+        return rocksdb()
     else:
         sys.exit(f'thinlto_parity: unknown program {program}')
     return Spec(sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')))
