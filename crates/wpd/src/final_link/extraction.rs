@@ -95,10 +95,7 @@ pub fn marker(n: usize) -> String {
 /// `None` when nothing changes. `defined_in_link` tells whether a native
 /// object of the final link (an input, an object LLVM compiled) defines a
 /// symbol, global or weak.
-pub fn keep_extraction(
-    units: &[Unit<'_>],
-    defined_in_link: &dyn Fn(&str) -> bool,
-) -> Result<Vec<Edited>> {
+pub fn keep_extraction(units: &[Unit<'_>], defined_in_link: &dyn Fn(&str) -> bool) -> Result<Vec<Edited>> {
     let scans = units
         .iter()
         .map(|u| {
