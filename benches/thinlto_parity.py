@@ -54,6 +54,10 @@ and a driver:
              library sources) and benches/parity/rocksdb_main.cpp, which
              writes, merges, deletes, compacts, reads and scans a database
              with its own comparator and merge operator
+  wabt       wabt 1.0.13 (wabt-sys crate: the 44 objects of libwabt, one of
+             them C) and benches/parity/wabt_main.cpp, which takes a
+             generated module 30 times through parse, validate, binary
+             writer and reader (logged), names, text writer, decompiler
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, the two programs run in
@@ -92,7 +96,7 @@ Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d
 interp richards";
-also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb),
+also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb, wabt),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json),
 PROFILE=1 (profile-guided: each program is first built instrumented,
 clang++-19 -O2 -fprofile-generate=DIR without LTO, run once with its
@@ -382,6 +386,29 @@ def rocksdb():
                 main_stem='rocksdb_main', libs=['-lpthread', '-ldl'], args=['{work}/rocksdb-db'])
 
 
+def wabt(src_dir):
+    """wabt 1.0.13 (wabt-sys crate): libwabt's sources as its CMake list
+    names them (WABT_LIBRARY_SRC), config.h as its CMake configuration
+    writes it on Linux with clang, and benches/parity/wabt_main.cpp."""
+    root = os.path.join(crate_dir('wabt-sys', '0.8.0'), 'wabt')
+    with open(os.path.join(root, 'CMakeLists.txt')) as f:
+        listed = re.search(r'set\(WABT_LIBRARY_SRC(.*?)\)', re.sub(r'#.*', '', f.read()), re.S).group(1)
+    srcs = [os.path.join(root, n) for n in re.findall(r'^\s*(src/\S+\.cc?)\s*$', listed, re.M)]
+    with open(os.path.join(root, 'src', 'config.h.in')) as f:
+        config = f.read()
+    values = {'HAVE_ALLOCA_H': 1, 'HAVE_UNISTD_H': 1, 'HAVE_SNPRINTF': 1, 'HAVE_SSIZE_T': 1, 'HAVE_STRCASECMP': 1,
+              'HAVE_WIN32_VT100': 0, 'COMPILER_IS_CLANG': 1, 'COMPILER_IS_GNU': 0, 'COMPILER_IS_MSVC': 0,
+              'WITH_EXCEPTIONS': 0}
+    config = re.sub(r'#cmakedefine01 (\w+)', lambda m: f'#define {m.group(1)} {values[m.group(1)]}', config)
+    config = config.replace('#cmakedefine CMAKE_PROJECT_VERSION "${CMAKE_PROJECT_VERSION}"',
+                            '#define CMAKE_PROJECT_VERSION "1.0.13"').replace('@SIZEOF_SIZE_T@', '8')
+    write_if_changed(os.path.join(src_dir, 'config.h'), config)
+    flags = ['-w', '-D__STDC_LIMIT_MACROS=1', '-D__STDC_FORMAT_MACROS=1', '-D_POSIX_C_SOURCE=200809L',
+             '-I' + root, '-I' + src_dir]
+    return Spec(srcs + [os.path.join(ROOT, 'benches/parity/wabt_main.cpp')], cxxflags=flags + ['-std=c++11'],
+                cflags=flags, main_stem='wabt_main')
+
+
 def sources(program, src_dir):
     """Writes or finds the program's sources; returns its Spec."""
     if program == 'hotloop':
@@ -415,6 +442,8 @@ def sources(program, src_dir):
         return protobuf()
     elif program == 'rocksdb':
         return rocksdb()
+    elif program == 'wabt':
+        return wabt(src_dir)
     else:
         sys.exit(f'thinlto_parity: unknown program {program}')
     return Spec(sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')))
