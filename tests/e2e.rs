@@ -60,7 +60,7 @@ use wpd_tests::{
 const LINKERS: &[(&str, &str)] = &[("lld", "ld.lld-19"), ("bfd", "/usr/bin/ld.bfd"), ("gold", "/usr/bin/ld.gold")];
 /// Fixtures linked with every linker (archive member selection, exception
 /// tables, groups, thin archives).
-const LINKER_FIXTURES: &[&str] = &["archive", "exceptions", "archive_group", "thin_archive"];
+const LINKER_FIXTURES: &[&str] = &["archive", "exceptions", "archive_group", "thin_archive", "dead_slots_extraction"];
 /// Fixtures linked with `--wpd-jobs=1` and `--wpd-jobs=2` (promoted
 /// locals; vtables rebuilt for constant propagation).
 const JOBS_FIXTURES: &[&str] = &["anon_namespace", "ret_vals"];

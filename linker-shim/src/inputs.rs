@@ -53,6 +53,7 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable> {
                 wpd_summary::Visibility::Protected => Visibility::Protected,
             },
             function: s.executable,
+            tls: s.tls,
             comdat: s.comdat,
             name: s.name,
         })

@@ -125,6 +125,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     weak: bind != elf::STB_GLOBAL,
                     visibility: visibility(sym.st_visibility()),
                     function: sym.st_type() == elf::STT_FUNC,
+                    tls: sym.st_type() == elf::STT_TLS,
                     comdat,
                 });
             }
@@ -155,6 +156,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     weak: sym.st_bind() == elf::STB_WEAK,
                     visibility: visibility(sym.st_visibility()),
                     function: sym.st_type() == elf::STT_FUNC,
+                    tls: sym.st_type() == elf::STT_TLS,
                     comdat: None,
                 });
             }

@@ -679,6 +679,9 @@ impl<'a> Loader<'a> {
             if unit.kind == LoadedKind::Bitcode {
                 for s in unit.table.symbols.iter().filter(|s| s.is_undefined()) {
                     if s.weak { &mut refs.weak } else { &mut refs.strong }.insert(s.name.clone());
+                    if s.tls {
+                        refs.tls.insert(s.name.clone());
+                    }
                 }
             }
             if matches!(unit.kind, LoadedKind::Bitcode | LoadedKind::Object) {

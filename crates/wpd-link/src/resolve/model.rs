@@ -108,6 +108,8 @@ pub struct Loaded {
 pub struct Refs {
     pub strong: BTreeSet<String>,
     pub weak: BTreeSet<String>,
+    /// Those (strong or weak) that are thread-local.
+    pub tls: BTreeSet<String>,
 }
 
 impl Refs {

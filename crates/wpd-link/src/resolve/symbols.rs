@@ -36,6 +36,10 @@ pub struct Symbol {
     /// A function (`STT_FUNC`; LLVM's executable flag in bitcode), which
     /// `-Bsymbolic-functions` binds.
     pub function: bool,
+    /// Thread-local storage (`STT_TLS`; LLVM's TLS flag in bitcode): a
+    /// reference restored for archive extraction must say so, or GNU ld
+    /// and gold reject it against the TLS definition.
+    pub tls: bool,
     /// Index into [`SymbolTable::comdats`] when the definition belongs to a
     /// comdat group.
     pub comdat: Option<u32>,
@@ -50,6 +54,7 @@ impl Symbol {
             weak: false,
             visibility: Visibility::Default,
             function: false,
+            tls: false,
             comdat: None,
         }
     }

@@ -2,7 +2,9 @@
 //! [`crate::final_link::extraction`], which gives a native object the
 //! references its bitcode made and LLVM's code no longer does:
 //! - a **reference**: global, of default visibility (which, unlike a
-//!   hidden one, changes nothing about the symbol it binds to), undefined;
+//!   hidden one, changes nothing about the symbol it binds to), undefined,
+//!   of type `STT_TLS` for a thread-local symbol (GNU ld and gold reject a
+//!   typeless reference to a TLS definition) and no type otherwise;
 //! - a **marker**: global, hidden, absolute (value 0, no section), so
 //!   that a reference to it extracts the archive member that defines it
 //!   and binds to nothing else.
@@ -17,7 +19,8 @@
 
 use object::LittleEndian as LE;
 use object::elf::{
-    ET_REL, FileHeader64, SHN_ABS, SHN_UNDEF, SHT_SYMTAB, STB_GLOBAL, STV_HIDDEN, SectionHeader64, Sym64,
+    ET_REL, FileHeader64, SHN_ABS, SHN_UNDEF, SHT_SYMTAB, STB_GLOBAL, STT_NOTYPE, STT_TLS, STV_HIDDEN, SectionHeader64,
+    Sym64,
 };
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
@@ -47,12 +50,16 @@ impl<'d> Object<'d> {
     }
 }
 
-/// `elf` with a strong undefined reference to each of `references` and a
-/// definition of each of `markers` appended to its symbol table (global
+/// `elf` with a strong undefined reference to each of `references` (name,
+/// thread-local) and a definition of each of `markers` appended to its symbol table (global
 /// symbols, so after every local one). The file is read with the `object`
 /// crate; only the symbol table, its string table and its extended section
 /// index table (if any) are rewritten.
-pub(crate) fn add_symbols(elf: &[u8], references: &[&str], markers: &[&str]) -> std::result::Result<Vec<u8>, String> {
+pub(crate) fn add_symbols(
+    elf: &[u8],
+    references: &[(&str, bool)],
+    markers: &[&str],
+) -> std::result::Result<Vec<u8>, String> {
     let text = |e: object::read::Error| e.to_string();
     let Object { header, endian, sections, symtab } = Object::parse(elf)?;
     let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
@@ -64,13 +71,14 @@ pub(crate) fn add_symbols(elf: &[u8], references: &[&str], markers: &[&str]) -> 
 
     let mut strings = contents(symtab.string_section())?;
     let mut table = contents(symtab.section())?;
-    let appended = references.iter().map(|n| (n, false)).chain(markers.iter().map(|n| (n, true)));
-    for (name, marker) in appended {
+    let appended = references.iter().map(|&(n, tls)| (n, tls, false)).chain(markers.iter().map(|&n| (n, false, true)));
+    for (name, tls, marker) in appended {
         let offset = u32::try_from(strings.len()).map_err(|e| e.to_string())?;
         strings.extend_from_slice(name.as_bytes());
         strings.push(0);
         table.extend_from_slice(&offset.to_le_bytes());
-        table.push(STB_GLOBAL << 4); // st_info: global, no type
+        // st_info: global, TLS or no type.
+        table.push((STB_GLOBAL << 4) | if tls { STT_TLS } else { STT_NOTYPE });
         // st_other: a marker is hidden (never exported from a shared
         // library), a reference of default visibility.
         table.push(if marker { STV_HIDDEN } else { 0 });
@@ -110,6 +118,6 @@ mod tests {
             add_symbols(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[], &[])
                 .is_err()
         );
-        assert!(add_symbols(b"\x7fELF", &["x"], &[]).is_err());
+        assert!(add_symbols(b"\x7fELF", &[("x", false)], &[]).is_err());
     }
 }

@@ -142,8 +142,9 @@ pub fn keep_extraction(units: &[Unit<'_>], defined_in_link: &dyn Fn(&str) -> boo
 struct Scan<'u> {
     /// Indices of the symbols to make weak: new global references.
     weaken: Vec<usize>,
-    /// Lost strong references some object of the link defines.
-    restore: Vec<&'u str>,
+    /// Lost strong references some object of the link defines (name,
+    /// thread-local).
+    restore: Vec<(&'u str, bool)>,
     /// Lost strong references no object defines any more.
     gone: Vec<&'u str>,
 }
@@ -171,7 +172,7 @@ fn scan<'u>(u: &Unit<'u>, defined_in_link: &dyn Fn(&str) -> bool) -> std::result
     let (mut restore, mut gone) = (Vec::new(), Vec::new());
     for s in u.refs.strong.iter().map(String::as_str).filter(|s| !present.contains(s.as_bytes())) {
         if defined_in_link(s) {
-            restore.push(s);
+            restore.push((s, u.refs.tls.contains(s)));
         } else {
             gone.push(s);
         }
@@ -182,7 +183,12 @@ fn scan<'u>(u: &Unit<'u>, defined_in_link: &dyn Fn(&str) -> bool) -> std::result
 /// `elf` with the symbols at `weaken` made weak and `restore`, the markers
 /// `edits` references and its own marker appended; `None` when nothing
 /// changes.
-fn edit(elf: &[u8], weaken: &[usize], restore: &[&str], edits: &Edits) -> std::result::Result<Option<Vec<u8>>, String> {
+fn edit(
+    elf: &[u8],
+    weaken: &[usize],
+    restore: &[(&str, bool)],
+    edits: &Edits,
+) -> std::result::Result<Option<Vec<u8>>, String> {
     let mut out: Option<Vec<u8>> = None;
     if !weaken.is_empty() {
         let text = |e: object::read::Error| e.to_string();
@@ -197,8 +203,11 @@ fn edit(elf: &[u8], weaken: &[usize], restore: &[&str], edits: &Edits) -> std::r
         }
         out = Some(bytes);
     }
-    let references: Vec<&str> =
-        restore.iter().copied().chain(edits.markers_referenced.iter().map(String::as_str)).collect();
+    let references: Vec<(&str, bool)> = restore
+        .iter()
+        .map(|&(name, tls)| (name, tls))
+        .chain(edits.markers_referenced.iter().map(|m| (m.as_str(), false)))
+        .collect();
     let markers: Vec<&str> = edits.marker.iter().map(String::as_str).collect();
     if !references.is_empty() || !markers.is_empty() {
         out = Some(add_symbols(out.as_deref().unwrap_or(elf), &references, &markers)?);
@@ -261,20 +270,32 @@ mod tests {
     fn new_references_become_weak_and_lost_ones_come_back() {
         let dir = tempfile::tempdir().expect("temp dir");
         let bytes = compile(dir.path(), "m", "int used(); int kept();\nint main() { return used() + kept(); }\n");
-        let bitcode = Refs { strong: names(&["_Z4lostv", "_Z4keptv", "shared_only"]), weak: names(&[]) };
+        let bitcode = Refs {
+            strong: names(&["_Z4lostv", "_Z4keptv", "shared_only", "tls_var"]),
+            tls: names(&["tls_var"]),
+            ..Refs::default()
+        };
         let none = BTreeSet::new();
         let unit = Unit { name: "m.o", object: &bytes, refs: &bitcode, prevailing: &none };
         let in_link = |s: &str| s != "shared_only";
         let mut out = keep_extraction(&[unit], &in_link).expect("readable");
         let (edited, edits) = out.pop().flatten().expect("edited");
-        assert_eq!(edits, Edits { weakened: 1, restored: 1, markers_referenced: vec![], marker: None });
+        assert_eq!(edits, Edits { weakened: 1, restored: 2, markers_referenced: vec![], marker: None });
+        // A thread-local reference comes back typed so (GNU ld and gold
+        // reject a typeless one against the TLS definition), others untyped.
+        let kind = |name: &str| {
+            let file = object::File::parse(&*edited).expect("still an object");
+            file.symbols().find(|s| s.name() == Ok(name)).map(|s| s.kind())
+        };
+        assert_eq!(kind("tls_var"), Some(object::SymbolKind::Tls));
+        assert_eq!(kind("_Z4lostv"), Some(object::SymbolKind::Unknown));
         assert_eq!(symbol(&edited, "_Z4usedv"), Some((true, true, true, false, false)));
         assert_eq!(symbol(&edited, "_Z4keptv"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "_Z4lostv"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "shared_only"), None);
         assert_eq!(symbol(&edited, "main"), Some((false, false, true, false, false)));
         // Nothing new, nothing lost: unchanged.
-        let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]) };
+        let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]), ..Refs::default() };
         let same = Unit { name: "m.o", object: &bytes, refs: &all, prevailing: &none };
         assert_eq!(keep_extraction(&[same], &in_link).expect("readable"), vec![None]);
     }
@@ -290,7 +311,7 @@ mod tests {
         let a = compile(dir.path(), "a", "int main() { return 0; }\n");
         let b = compile(dir.path(), "b", "static int r = 1; int *other() { return &r; }\n");
         let c = compile(dir.path(), "c", "int c_only() { return 2; }\n");
-        let a_refs = Refs { strong: names(&["_Z6ingesti"]), weak: names(&[]) };
+        let a_refs = Refs { strong: names(&["_Z6ingesti"]), ..Refs::default() };
         let no_refs = Refs::default();
         let (none, kept) = (BTreeSet::new(), names(&["_Z6ingesti", "_Z5otherv"]));
         let units = [
