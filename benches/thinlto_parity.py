@@ -58,6 +58,10 @@ and a driver:
              them C) and benches/parity/wabt_main.cpp, which takes a
              generated module 30 times through parse, validate, binary
              writer and reader (logged), names, text writer, decompiler
+  spirv_cross  SPIRV-Cross (spirv_cross crate 0.23.1: 10 objects, backends
+             derived from one Compiler class) and
+             benches/parity/spirv_cross_main.cpp, which cross-compiles the
+             crate's 13 test shaders to GLSL, HLSL, MSL, C++ and JSON
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, the two programs run in
@@ -96,7 +100,7 @@ Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d
 interp richards";
-also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb, wabt),
+also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb, wabt, spirv_cross),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json),
 PROFILE=1 (profile-guided: each program is first built instrumented,
 clang++-19 -O2 -fprofile-generate=DIR without LTO, run once with its
@@ -409,6 +413,20 @@ def wabt(src_dir):
                 cflags=flags, main_stem='wabt_main')
 
 
+def spirv_cross():
+    """SPIRV-Cross (spirv_cross crate 0.23.1): its parser, its common
+    compiler and the GLSL, HLSL, MSL, C++ and reflection backends, and
+    benches/parity/spirv_cross_main.cpp, which cross-compiles the crate's
+    test shaders with every backend."""
+    crate = crate_dir('spirv_cross', '0.23.1')
+    root = os.path.join(crate, 'src', 'vendor', 'SPIRV-Cross')
+    srcs = sorted(os.path.join(root, f) for f in os.listdir(root)
+                  if f.startswith('spirv_') and f.endswith('.cpp') and f != 'spirv_cross_c.cpp')
+    shaders = sorted(glob.glob(os.path.join(crate, 'tests', 'shaders', '*.spv')))
+    return Spec(srcs + [os.path.join(ROOT, 'benches/parity/spirv_cross_main.cpp')],
+                cxxflags=['-std=c++14', '-w', '-I' + root], main_stem='spirv_cross_main', args=shaders)
+
+
 def sources(program, src_dir):
     """Writes or finds the program's sources; returns its Spec."""
     if program == 'hotloop':
@@ -444,6 +462,8 @@ def sources(program, src_dir):
         return rocksdb()
     elif program == 'wabt':
         return wabt(src_dir)
+    elif program == 'spirv_cross':
+        return spirv_cross()
     else:
         sys.exit(f'thinlto_parity: unknown program {program}')
     return Spec(sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')))
