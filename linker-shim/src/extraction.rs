@@ -18,21 +18,19 @@ use wpd_link::{LinkModel, LoadedKind};
 /// `model`, in load order); returns, per unit in that order, its edited
 /// object (`None`: as compiled).
 pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Option<Vec<u8>>>> {
-    // Global definitions of the final link's objects: the native inputs'
-    // (as the model read them) and the compiled objects'.
+    // Global definitions of the final link's other objects: the native
+    // inputs' (as the model read them) and LLVM's regular LTO object's
+    // (`keep` reads the units' own).
     let mut defined: HashSet<String> =
         model.loaded.iter().filter(|l| l.kind == LoadedKind::Object).flat_map(|l| l.defined.iter().cloned()).collect();
+    if let Some(r) = &natives.regular {
+        defined.extend(global_definitions(&r.object, "the regular LTO object")?);
+    }
     let units: Vec<Unit<'_>> = model
         .bitcode()
         .zip(&natives.objects)
         .map(|(l, object)| Unit { name: &l.name, object, refs: &l.refs, prevailing: &l.prevailing })
         .collect();
-    for u in &units {
-        defined.extend(global_definitions(u.object, u.name)?);
-    }
-    if let Some(r) = &natives.regular {
-        defined.extend(global_definitions(&r.object, "the regular LTO object")?);
-    }
     let edited = keep(&units, &|name| defined.contains(name))?;
     Ok(edited.into_iter().map(|e| e.map(|(bytes, _)| bytes)).collect())
 }

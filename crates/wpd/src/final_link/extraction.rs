@@ -51,6 +51,7 @@ use crate::final_link::elf_symbols::{Object, add_symbols};
 use object::LittleEndian as LE;
 use object::elf::{SHN_UNDEF, STB_GLOBAL, STB_LOCAL, STB_WEAK, Sym64};
 use object::read::elf::{SectionHeader, Sym};
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use wpd_link::Refs;
 
@@ -92,17 +93,18 @@ pub fn marker(n: usize) -> String {
 
 /// Every unit's object with its new references weakened, its lost ones
 /// appended, and the markers its gone ones need (module docs); per unit,
-/// `None` when nothing changes. `defined_in_link` tells whether a native
-/// object of the final link (an input, an object LLVM compiled) defines a
-/// symbol, global or weak.
-pub fn keep_extraction(units: &[Unit<'_>], defined_in_link: &dyn Fn(&str) -> bool) -> Result<Vec<Edited>> {
-    let scans = units
+/// `None` when nothing changes. `defined_elsewhere` tells whether another
+/// native object of the final link (an input, LLVM's regular LTO object)
+/// defines a symbol, global or weak; the units' own objects are read once,
+/// for their definitions and what they reference together.
+pub fn keep_extraction(units: &[Unit<'_>], defined_elsewhere: &dyn Fn(&str) -> bool) -> Result<Vec<Edited>> {
+    let reads = units
         .iter()
-        .map(|u| {
-            scan(u, defined_in_link)
-                .map_err(|e| Error::at(u.name, format!("cannot read the native object's symbols: {e}")))
-        })
+        .map(|u| read(u).map_err(|e| Error::at(u.name, format!("cannot read the native object's symbols: {e}"))))
         .collect::<Result<Vec<_>>>()?;
+    let defined_by_units: HashSet<&str> = reads.iter().flat_map(|r| r.defined.iter().map(|d| d.as_ref())).collect();
+    let defined_in_link = |name: &str| defined_by_units.contains(name) || defined_elsewhere(name);
+    let scans: Vec<Scan<'_>> = units.iter().zip(&reads).map(|(u, r)| scan(u, r, &defined_in_link)).collect();
     // The unit that kept each gone symbol's definition.
     let gone: HashSet<&str> = scans.iter().flat_map(|s| s.gone.iter().copied()).collect();
     let mut owner: HashMap<&str, usize> = HashMap::new();
@@ -122,7 +124,7 @@ pub fn keep_extraction(units: &[Unit<'_>], defined_in_link: &dyn Fn(&str) -> boo
         }
     }
     let mut out = Vec::with_capacity(units.len());
-    for (n, (u, s)) in units.iter().zip(scans).enumerate() {
+    for (n, ((u, r), s)) in units.iter().zip(&reads).zip(scans).enumerate() {
         let edits = Edits {
             weakened: s.weaken.len(),
             restored: s.restore.len(),
@@ -130,12 +132,49 @@ pub fn keep_extraction(units: &[Unit<'_>], defined_in_link: &dyn Fn(&str) -> boo
             marker: marked[n].then(|| marker(n)),
         };
         out.push(
-            edit(u.object, &s.weaken, &s.restore, &edits)
+            edit(u.object, r.table_at, &s, &edits)
                 .map_err(|e| Error::at(u.name, format!("cannot edit the native object's symbols: {e}")))?
                 .map(|bytes| (bytes, edits)),
         );
     }
     Ok(out)
+}
+
+/// One unit's object as read: where its symbol table lies, its global and
+/// weak definitions, its global undefined references the bitcode did not
+/// make (symbol index, name), and the bitcode's strong references it lacks.
+struct Read<'u> {
+    table_at: usize,
+    defined: Vec<Cow<'u, str>>,
+    unasked: Vec<(usize, Cow<'u, str>)>,
+    lost: Vec<&'u str>,
+}
+
+fn read<'u>(u: &Unit<'u>) -> std::result::Result<Read<'u>, String> {
+    let text = |e: object::read::Error| e.to_string();
+    let Object { endian, sections, symtab, .. } = Object::parse(u.object)?;
+    let table_at = usize::try_from(sections.section(symtab.section()).map_err(text)?.sh_offset(endian))
+        .map_err(|e| e.to_string())?;
+    let (mut defined, mut unasked) = (Vec::new(), Vec::new());
+    // Global and weak symbols the object has, defined or not.
+    let mut present: HashSet<&[u8]> = HashSet::new();
+    for (index, sym) in symtab.symbols().iter().enumerate().skip(1) {
+        if sym.st_bind() == STB_LOCAL {
+            continue;
+        }
+        let name = sym.name(endian, symtab.strings()).map_err(text)?;
+        if sym.st_shndx(endian) != SHN_UNDEF {
+            defined.push(String::from_utf8_lossy(name));
+        } else if sym.st_bind() == STB_GLOBAL {
+            let symbol = String::from_utf8_lossy(name);
+            if !u.refs.contains(&symbol) {
+                unasked.push((index, symbol));
+            }
+        }
+        present.insert(name);
+    }
+    let lost = u.refs.strong.iter().map(String::as_str).filter(|s| !present.contains(s.as_bytes())).collect();
+    Ok(Read { table_at, defined, unasked, lost })
 }
 
 /// What one unit's object lacks or has anew.
@@ -149,65 +188,35 @@ struct Scan<'u> {
     gone: Vec<&'u str>,
 }
 
-fn scan<'u>(u: &Unit<'u>, defined_in_link: &dyn Fn(&str) -> bool) -> std::result::Result<Scan<'u>, String> {
-    let text = |e: object::read::Error| e.to_string();
-    let Object { endian, symtab, .. } = Object::parse(u.object)?;
-    let mut weaken = Vec::new();
-    // Global and weak symbols the object has, defined or not.
-    let mut present: HashSet<&[u8]> = HashSet::new();
-    for (index, sym) in symtab.symbols().iter().enumerate().skip(1) {
-        if sym.st_bind() == STB_LOCAL {
-            continue;
-        }
-        let name = sym.name(endian, symtab.strings()).map_err(text)?;
-        let new = sym.st_shndx(endian) == SHN_UNDEF && sym.st_bind() == STB_GLOBAL && {
-            let symbol = String::from_utf8_lossy(name);
-            !u.refs.contains(&symbol) && defined_in_link(&symbol)
-        };
-        if new {
-            weaken.push(index);
-        }
-        present.insert(name);
-    }
+fn scan<'u>(u: &Unit<'u>, r: &Read<'u>, defined_in_link: &dyn Fn(&str) -> bool) -> Scan<'u> {
+    let weaken = r.unasked.iter().filter(|(_, name)| defined_in_link(name)).map(|&(index, _)| index).collect();
     let (mut restore, mut gone) = (Vec::new(), Vec::new());
-    for s in u.refs.strong.iter().map(String::as_str).filter(|s| !present.contains(s.as_bytes())) {
+    for &s in &r.lost {
         if defined_in_link(s) {
             restore.push((s, u.refs.tls.contains(s)));
         } else {
             gone.push(s);
         }
     }
-    Ok(Scan { weaken, restore, gone })
+    Scan { weaken, restore, gone }
 }
 
-/// `elf` with the symbols at `weaken` made weak and `restore`, the markers
-/// `edits` references and its own marker appended; `None` when nothing
-/// changes.
-fn edit(
-    elf: &[u8],
-    weaken: &[usize],
-    restore: &[(&str, bool)],
-    edits: &Edits,
-) -> std::result::Result<Option<Vec<u8>>, String> {
+/// `elf` (its symbol table at `table_at`) with the symbols `scan` weakens
+/// made weak and the references it restores, the markers `edits`
+/// references and its own marker appended; `None` when nothing changes.
+fn edit(elf: &[u8], table_at: usize, scan: &Scan<'_>, edits: &Edits) -> std::result::Result<Option<Vec<u8>>, String> {
     let mut out: Option<Vec<u8>> = None;
-    if !weaken.is_empty() {
-        let text = |e: object::read::Error| e.to_string();
-        let Object { endian, sections, symtab, .. } = Object::parse(elf)?;
-        let table_at = usize::try_from(sections.section(symtab.section()).map_err(text)?.sh_offset(endian))
-            .map_err(|e| e.to_string())?;
+    if !scan.weaken.is_empty() {
         let mut bytes = elf.to_vec();
-        for index in weaken {
+        for index in &scan.weaken {
             // st_info is the byte after st_name in an Elf64_Sym.
             let info_at = table_at + index * size_of::<Sym64<LE>>() + 4;
             bytes[info_at] = (STB_WEAK << 4) | (bytes[info_at] & 0xf);
         }
         out = Some(bytes);
     }
-    let references: Vec<(&str, bool)> = restore
-        .iter()
-        .map(|&(name, tls)| (name, tls))
-        .chain(edits.markers_referenced.iter().map(|m| (m.as_str(), false)))
-        .collect();
+    let references: Vec<(&str, bool)> =
+        scan.restore.iter().copied().chain(edits.markers_referenced.iter().map(|m| (m.as_str(), false))).collect();
     let markers: Vec<&str> = edits.marker.iter().map(String::as_str).collect();
     if !references.is_empty() || !markers.is_empty() {
         out = Some(add_symbols(out.as_deref().unwrap_or(elf), &references, &markers)?);
