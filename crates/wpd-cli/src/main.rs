@@ -365,8 +365,10 @@ fn thin_link(
     let summaries = timings.phase("read", || wpd::read_summaries(paths, jobs))?;
     // The thin link in its two steps, timed apart for --time: merging the
     // summaries (symbols, liveness, type id index), then deciding.
-    let link = timings.phase("hierarchy", || wpd::hierarchy::Hierarchy::new(&summaries, &policy.facts));
-    let plan = timings.phase("decide", || wpd::decide::decide(&link, policy));
+    // (Both split their work over `jobs` threads.)
+    let link = timings
+        .phase("hierarchy", || wpd::with_jobs(jobs, || wpd::hierarchy::Hierarchy::new(&summaries, &policy.facts)))?;
+    let plan = timings.phase("decide", || wpd::with_jobs(jobs, || wpd::decide::decide(&link, policy)))?;
     timings.phase("write", || wpd_summary::write_file_atomic(Kind::Plan, &plan, out))?;
     if remarks {
         for r in wpd::report::planned_remarks(&summaries, &plan, policy) {

@@ -83,12 +83,31 @@ pub fn parse_speculate(v: &str) -> Option<u8> {
 }
 
 /// Runs `f` on a rayon pool of `jobs` threads (all cores when `None`).
+///
+/// The pool of a thread count is made once per process and kept: the
+/// phases of a link each run on it, so the threads (and the memory their
+/// allocator holds for them) carry over from one phase to the next instead
+/// of being started and faulted in again.
 pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
-    let mut builder = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = jobs {
-        builder = builder.num_threads(n.max(1));
-    }
-    let pool = builder.build().map_err(|e| Error::msg(format!("cannot start worker threads: {e}")))?;
+    type Pools = Vec<(Option<usize>, std::sync::Arc<rayon::ThreadPool>)>;
+    static POOLS: std::sync::Mutex<Pools> = std::sync::Mutex::new(Vec::new());
+    let pool = {
+        let mut pools = POOLS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match pools.iter().find(|(j, _)| *j == jobs) {
+            Some((_, pool)) => pool.clone(),
+            None => {
+                let mut builder = rayon::ThreadPoolBuilder::new();
+                if let Some(n) = jobs {
+                    builder = builder.num_threads(n.max(1));
+                }
+                let pool = std::sync::Arc::new(
+                    builder.build().map_err(|e| Error::msg(format!("cannot start worker threads: {e}")))?,
+                );
+                pools.push((jobs, pool.clone()));
+                pool
+            }
+        }
+    };
     Ok(pool.install(f))
 }
 
@@ -280,7 +299,7 @@ pub fn compile_summarized(
     timings: &mut Timings,
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
-    let plan = timings.phase("thin-link", || thin_link(&summaries, policy));
+    let plan = timings.phase("thin-link", || with_jobs(jobs, || thin_link(&summaries, policy)))?;
     let plan_hash = match cache {
         Some(_) => Some(cache::plan_hash(&plan)?),
         None => None,

@@ -39,6 +39,7 @@ use crate::decide::{ProgramCalls, SlotCalls};
 use crate::hierarchy::{Hierarchy, Live, RefEdges, RefNode, SymKey, VtableId};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::collections::BTreeMap;
 use wpd_summary::ids::modules;
@@ -70,6 +71,9 @@ struct Candidate<'a> {
     /// (address point, number of the type id among the reads) for each of
     /// its type ids some code reads.
     read_types: Vec<(u64, usize)>,
+    /// For each slot of the vtable, the graph nodes of the names it holds
+    /// (its symbol, its function): the references its entry makes.
+    slot_refs: Vec<[Option<RefNode>; 2]>,
 }
 
 /// Rounds of the fixpoint at most (each round only removes more).
@@ -132,16 +136,20 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // that code reads (with their numbers among the reads), found once.
     let candidates: Vec<Candidate<'_>> = candidates
         .into_iter()
-        .map(|(key, vtable)| Candidate {
-            key,
-            vtable,
-            node: graph.get(key),
-            read_types: link
-                .vtable(vtable)
-                .type_ids
-                .iter()
-                .filter_map(|t| all_reads.type_no(&t.type_id).map(|n| (t.offset, n)))
-                .collect(),
+        .map(|(key, vtable)| {
+            let vt = link.vtable(vtable);
+            let node = |name: Option<&str>| name.and_then(|n| graph.get(link.key(vtable.module, n)));
+            Candidate {
+                key,
+                vtable,
+                node: graph.get(key),
+                read_types: vt
+                    .type_ids
+                    .iter()
+                    .filter_map(|t| all_reads.type_no(&t.type_id).map(|n| (t.offset, n)))
+                    .collect(),
+                slot_refs: vt.slots.iter().map(|s| [node(s.symbol.as_deref()), node(s.function.as_deref())]).collect(),
+            }
         })
         .collect();
     let mut dead: BTreeMap<(SymKey<'_>, VtableId), Vec<u64>> = BTreeMap::new();
@@ -172,22 +180,18 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
             }
         }
         // A vtable's reference to a function survives while one of its
-        // live slots (or any entry that is not a dead slot) names it.
+        // live slots (or any entry that is not a dead slot) names it. (A
+        // name of the vtable's module is one graph node: the same node, the
+        // same name.)
         let mut next: HashSet<(RefNode, RefNode)> = HashSet::default();
-        for ((key, r), offsets) in &dead {
-            let vt = link.vtable(*r);
-            let m = r.module;
-            let named = |f: &str| {
-                vt.slots.iter().any(|s| {
-                    (s.function.as_deref() == Some(f) || s.symbol.as_deref() == Some(f))
-                        && offsets.binary_search(&s.offset).is_err()
-                })
-            };
-            for s in vt.slots.iter().filter(|s| offsets.binary_search(&s.offset).is_ok()) {
-                for name in [s.symbol.as_deref(), s.function.as_deref()].into_iter().flatten() {
-                    if !named(name)
-                        && let (Some(from), Some(to)) = (graph.get(*key), graph.get(link.key(m, name)))
-                    {
+        for c in &candidates {
+            let (Some(from), Some(offsets)) = (c.node, dead.get(&(c.key, c.vtable))) else { continue };
+            let slots = &link.vtable(c.vtable).slots;
+            let is_dead = |i: usize| offsets.binary_search(&slots[i].offset).is_ok();
+            let named = |to: RefNode| (0..slots.len()).any(|j| !is_dead(j) && c.slot_refs[j].contains(&Some(to)));
+            for (_, refs) in c.slot_refs.iter().enumerate().filter(|&(i, _)| is_dead(i)) {
+                for &to in refs.iter().flatten() {
+                    if !named(to) {
                         next.insert((from, to));
                     }
                 }
@@ -199,16 +203,29 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
         skip = next;
         live = graph.live_without(&skip, &named);
     }
-    // What dead stripping drops: functions live before, dead now.
+    // What dead stripping drops: functions live before, dead now (found
+    // module by module on the pool's threads, then counted once each in
+    // module order).
+    let dropped: Vec<Vec<(RefNode, u32)>> = link
+        .summaries
+        .par_iter()
+        .enumerate()
+        .map(|(m, s)| {
+            let m = wpd_summary::ModuleIdx::new(m);
+            s.globals
+                .iter()
+                .filter(|g| g.kind == GlobalKind::Function)
+                .filter_map(|g| graph.get(link.key(m, &g.name)).map(|n| (n, g.instructions)))
+                .filter(|&(n, _)| link.live().has(n) && !live.has(n))
+                .collect()
+        })
+        .collect();
     let (mut functions, mut instructions) = (0u32, 0u64);
     let mut counted: HashSet<RefNode> = HashSet::default();
-    for (m, s) in modules(link.summaries) {
-        for g in s.globals.iter().filter(|g| g.kind == GlobalKind::Function) {
-            let Some(n) = graph.get(link.key(m, &g.name)) else { continue };
-            if link.live().has(n) && !live.has(n) && counted.insert(n) {
-                functions += 1;
-                instructions += u64::from(g.instructions);
-            }
+    for (n, size) in dropped.into_iter().flatten() {
+        if counted.insert(n) {
+            functions += 1;
+            instructions += u64::from(size);
         }
     }
     let slots = dead.values().map(|o| o.len() as u32).sum();

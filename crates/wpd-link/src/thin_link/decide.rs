@@ -11,12 +11,13 @@ use crate::hierarchy::{Hierarchy, RefNode, SymKey, VtableId};
 use crate::layout::{Layout, Member, Placement};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
-    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx, PerModule,
-    Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot, SlotDecision, SlotKind, TypeId,
-    VcallVisibility, Vtable, VtableLayout,
+    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx,
+    ModuleSummary, PerModule, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot,
+    SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -306,23 +307,32 @@ fn over_dispatch_budget<'a>(
     if limit < 2 {
         return BTreeMap::new();
     }
+    // Module by module and slot by slot on the pool's threads (a sum and
+    // a list in slot order: the same whatever the threads).
     let program: u64 = link
-        .modules()
-        .flat_map(|(m, s)| s.globals.iter().map(move |g| (m, g)))
-        .filter(|(m, g)| g.kind == GlobalKind::Function && link.in_program(*m, &g.name))
-        .map(|(_, g)| u64::from(g.instructions))
+        .summaries
+        .par_iter()
+        .enumerate()
+        .map(|(m, s)| {
+            let mut node = link.program_nodes(ModuleIdx::new(m));
+            s.globals
+                .iter()
+                .filter(|g| g.kind == GlobalKind::Function && node(&g.name).is_some())
+                .map(|g| u64::from(g.instructions))
+                .sum::<u64>()
+        })
         .sum();
     let budget = (program * DISPATCH_BUDGET_PERCENT / 100).max(DISPATCH_BUDGET_FLOOR);
-    let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = Vec::new();
-    for (s, d) in slots.iter().zip(resolved) {
-        if let Ok(m) = &s.members
-            && d.resolution != Resolution::SingleImpl
-            && let Some(per_call) = dispatch_growth(link, m, limit)
-        {
+    let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = slots
+        .par_iter()
+        .zip(resolved)
+        .filter_map(|(s, d)| {
+            let m = s.members.as_ref().ok().filter(|_| d.resolution != Resolution::SingleImpl)?;
+            let per_call = dispatch_growth(link, m, limit)?;
             let (_, calls) = dispatch_calls(d, m, s.sites, policy);
-            costs.push((per_call, s.slot, per_call * u64::from(calls)));
-        }
-    }
+            Some((per_call, s.slot, per_call * u64::from(calls)))
+        })
+        .collect();
     costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut spent = 0u64;
     let mut over = BTreeMap::new();
@@ -866,51 +876,95 @@ pub struct SlotCalls<'a> {
     pub holders: Vec<RefNode>,
 }
 
-impl<'a> ProgramCalls<'a> {
-    fn gather(link: &Hierarchy<'a>) -> ProgramCalls<'a> {
-        // Grouped by hash (a million call sites in a large link), then put
-        // in slot order once.
-        let mut slots: Vec<SlotCalls<'a>> = Vec::new();
-        let mut by_slot: FxHashMap<(&'a TypeId, u64), usize> = FxHashMap::default();
-        // Within a module, by the address of the type id's text: a summary
-        // read from a file shares one allocation per distinct name, so the
-        // text is hashed once per module and slot, not once per call.
-        let mut in_module: FxHashMap<(usize, u64), usize> = FxHashMap::default();
-        let mut untargeted = Vec::new();
-        let mut outside_program = PerModule::with_len(link.summaries.len(), |_| BTreeSet::new());
-        for (m, s) in link.modules() {
-            let mut program_node = link.program_nodes(m);
-            in_module.clear();
-            for c in &s.call_sites {
-                match (program_node(&c.function), c.offset) {
-                    (None, _) => {
-                        outside_program[m].insert(c.function.as_str());
-                    }
-                    (Some(h), Some(offset)) => {
-                        let at = c.type_id.as_str().as_ptr() as usize;
-                        let k = *in_module.entry((at, offset)).or_insert_with(|| {
-                            *by_slot.entry((&c.type_id, offset)).or_insert_with(|| {
-                                slots.push(SlotCalls {
-                                    type_id: &c.type_id,
-                                    offset,
-                                    sites: Vec::new(),
-                                    holders: Vec::new(),
-                                });
-                                slots.len() - 1
-                            })
-                        });
-                        slots[k].sites.push(c);
-                        slots[k].holders.push(h);
-                    }
-                    (Some(h), None) => untargeted.push((h, &c.type_id)),
+/// A slot: a type id and a byte offset from its address points.
+type SlotKey<'a> = (&'a TypeId, u64);
+
+/// One module's share of [`ProgramCalls`], gathered on its own.
+struct ModuleCalls<'a> {
+    /// The module's slots in the order its calls first load them, each
+    /// with its calls (in the module's order) and their holders.
+    slots: Vec<(&'a TypeId, u64, Vec<&'a CallSite>, Vec<RefNode>)>,
+    untargeted: Vec<(RefNode, &'a TypeId)>,
+    outside_program: BTreeSet<&'a str>,
+}
+
+impl<'a> ModuleCalls<'a> {
+    fn gather(link: &Hierarchy<'a>, m: ModuleIdx, s: &'a ModuleSummary) -> ModuleCalls<'a> {
+        let mut out = ModuleCalls { slots: Vec::new(), untargeted: Vec::new(), outside_program: BTreeSet::new() };
+        let mut program_node = link.program_nodes(m);
+        // By the address of the type id's text: a summary read from a file
+        // shares one allocation per distinct name, so a call's text is
+        // hashed only when its allocation is new (one summary made in
+        // process may hold one text twice: still one slot of the module).
+        let mut index: FxHashMap<(usize, u64), usize> = FxHashMap::default();
+        let mut by_text: FxHashMap<SlotKey<'a>, usize> = FxHashMap::default();
+        for c in &s.call_sites {
+            match (program_node(&c.function), c.offset) {
+                (None, _) => {
+                    out.outside_program.insert(c.function.as_str());
                 }
+                (Some(h), Some(offset)) => {
+                    let at = c.type_id.as_str().as_ptr() as usize;
+                    let k = *index.entry((at, offset)).or_insert_with(|| {
+                        *by_text.entry((&c.type_id, offset)).or_insert_with(|| {
+                            out.slots.push((&c.type_id, offset, Vec::new(), Vec::new()));
+                            out.slots.len() - 1
+                        })
+                    });
+                    out.slots[k].2.push(c);
+                    out.slots[k].3.push(h);
+                }
+                (Some(h), None) => out.untargeted.push((h, &c.type_id)),
             }
         }
-        for slot in &mut slots {
-            // Grown by doubling: a million entries in a large link.
-            slot.sites.shrink_to_fit();
-            slot.holders.shrink_to_fit();
+        out
+    }
+}
+
+impl<'a> ProgramCalls<'a> {
+    fn gather(link: &Hierarchy<'a>) -> ProgramCalls<'a> {
+        // Each module's calls on their own (in parallel: finding the
+        // function holding each call is a few hash lookups, a million
+        // times in a large link), then merged in module order, so the
+        // result is the one a single thread makes.
+        let mut per_module: Vec<ModuleCalls<'a>> = link
+            .summaries
+            .par_iter()
+            .enumerate()
+            .map(|(m, s)| ModuleCalls::gather(link, ModuleIdx::new(m), s))
+            .collect();
+        // Which slot of the program each module's slot is (in the order
+        // the program's calls first load them), then each slot's calls put
+        // together from its modules', in module order, slot by slot:
+        // (slot, [(module, its slot number)]), in the order found.
+        let mut parts: Vec<(SlotKey<'a>, Vec<(usize, usize)>)> = Vec::new();
+        let mut by_slot: FxHashMap<SlotKey<'a>, usize> = FxHashMap::default();
+        let mut untargeted = Vec::new();
+        let mut outside_program = PerModule::default();
+        for (m, module) in per_module.iter_mut().enumerate() {
+            for (l, &(type_id, offset, _, _)) in module.slots.iter().enumerate() {
+                let k = *by_slot.entry((type_id, offset)).or_insert_with(|| {
+                    parts.push(((type_id, offset), Vec::new()));
+                    parts.len() - 1
+                });
+                parts[k].1.push((m, l));
+            }
+            untargeted.append(&mut module.untargeted);
+            outside_program.push(std::mem::take(&mut module.outside_program));
         }
+        let mut slots: Vec<SlotCalls<'a>> = parts
+            .into_par_iter()
+            .map(|((type_id, offset), from)| {
+                let len = from.iter().map(|&(m, l)| per_module[m].slots[l].2.len()).sum();
+                let (mut sites, mut holders) = (Vec::with_capacity(len), Vec::with_capacity(len));
+                for (m, l) in from {
+                    let (_, _, s, h) = &per_module[m].slots[l];
+                    sites.extend_from_slice(s);
+                    holders.extend_from_slice(h);
+                }
+                SlotCalls { type_id, offset, sites, holders }
+            })
+            .collect();
         slots.sort_unstable_by(|a, b| (a.type_id, a.offset).cmp(&(b.type_id, b.offset)));
         ProgramCalls { slots, untargeted, outside_program }
     }
@@ -946,9 +1000,10 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             ..PlanStats::default()
         },
     };
+    // Each slot's members on their own (in parallel; in slot order).
     let work: Vec<SlotWork<'_, '_>> = calls
         .slots
-        .iter()
+        .par_iter()
         .map(|slot| SlotWork {
             slot: (slot.type_id, slot.offset),
             sites: &slot.sites,

@@ -89,6 +89,9 @@ impl std::fmt::Display for UnknownBody<'_> {
     }
 }
 
+/// [`Hierarchy::vtables`] and [`Hierarchy::by_type_id`], made together.
+type VtableIndex<'a> = (Vec<(SymKey<'a>, VtableId)>, HashMap<&'a TypeId, Vec<(VtableId, u64)>>);
+
 /// All summaries of one link, indexed.
 pub struct Hierarchy<'a> {
     pub summaries: &'a [ModuleSummary],
@@ -131,29 +134,59 @@ impl<'a> Hierarchy<'a> {
             kept: HashMap::default(),
             unknown_bodies: HashMap::default(),
         };
-        link.index_vtables();
-        link.kept = link.kept_copies();
-        for (m, s) in modules(summaries) {
+        // Three independent walks over every summary, on the pool's
+        // threads: the reference graph; the vtables; the kept copies, then
+        // what depends on them. Each is made as one thread would make it.
+        let base = &link;
+        let (graph, ((vtables, by_type_id), (kept, function_facts, unknown_bodies))) = rayon::join(
+            || base.ref_graph(facts),
+            || {
+                rayon::join(
+                    || base.index_vtables(),
+                    || {
+                        let kept = base.kept_copies();
+                        let function_facts = base.function_facts_of(&kept);
+                        let unknown_bodies = base.unknown_bodies(facts, &kept);
+                        (kept, function_facts, unknown_bodies)
+                    },
+                )
+            },
+        );
+        link.live = graph.live_without(&HashSet::default(), &RefEdges::default());
+        link.graph = graph;
+        link.vtables = vtables;
+        link.by_type_id = by_type_id;
+        link.kept = kept;
+        link.facts = function_facts;
+        link.unknown_bodies = unknown_bodies;
+        link
+    }
+
+    /// Each function's facts: of the copy the link keeps (`kept`, see
+    /// [`Hierarchy::kept_copy`]); without one (only `available_externally`
+    /// copies), the first real one.
+    fn function_facts_of(
+        &self,
+        kept: &HashMap<&'a str, (ModuleIdx, Linkage)>,
+    ) -> HashMap<SymKey<'a>, &'a FunctionFacts> {
+        let mut out: HashMap<SymKey<'a>, &'a FunctionFacts> = HashMap::default();
+        for (m, s) in self.modules() {
             for f in &s.functions {
-                let key = link.key(m, &f.name);
-                // The kept copy's facts; without one (only
-                // `available_externally` copies), the first real one.
-                let kept = key.module.is_none() && link.kept_copy(&f.name).is_some_and(|(k, _)| k == m);
-                let better = match link.facts.get(&key) {
+                let key = self.key(m, &f.name);
+                let is_kept = key.module.is_none() && kept.get(f.name.as_str()).is_some_and(|&(k, _)| k == m);
+                let better = match out.get(&key) {
                     None => true,
                     Some(old) => {
-                        kept || old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
+                        is_kept
+                            || old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
                     }
                 };
                 if better {
-                    link.facts.insert(key, f);
+                    out.insert(key, f);
                 }
             }
         }
-        link.unknown_bodies = link.unknown_bodies(facts);
-        link.graph = link.ref_graph(facts);
-        link.live = link.graph.live_without(&HashSet::default(), &RefEdges::default());
-        link
+        out
     }
 
     /// Why the program may run another body than the bitcode's for the
@@ -170,13 +203,17 @@ impl<'a> Hierarchy<'a> {
         self.unknown_bodies.get(key.name).copied()
     }
 
-    fn unknown_bodies(&self, facts: &'a LinkFacts) -> HashMap<&'a str, UnknownBody<'a>> {
+    fn unknown_bodies(
+        &self,
+        facts: &'a LinkFacts,
+        kept: &HashMap<&'a str, (ModuleIdx, Linkage)>,
+    ) -> HashMap<&'a str, UnknownBody<'a>> {
         let mut out = HashMap::default();
         for f in self.summaries.iter().flat_map(|s| &s.functions).filter(|f| !f.linkage.is_local()) {
             let name = f.name.as_str();
             // ODR copies (inline functions, templates) are the same
             // function wherever they come from, native or preempting.
-            let odr = self.kept_copy(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
+            let odr = kept.get(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
             if odr || out.contains_key(name) {
                 continue;
             }
@@ -301,7 +338,10 @@ impl<'a> Hierarchy<'a> {
         slots.binary_search_by_key(&offset, |s| s.offset).ok().map(|i| &slots[i])
     }
 
-    fn index_vtables(&mut self) {
+    /// One representative definition per vtable symbol, and the index
+    /// from type id to those vtables ([`Hierarchy::vtables`],
+    /// [`Hierarchy::by_type_id`]).
+    fn index_vtables(&self) -> VtableIndex<'a> {
         // Representative per symbol: a definition with slots beats an
         // available_externally copy; otherwise the first in input order.
         let mut chosen: HashMap<SymKey<'a>, VtableId> = HashMap::default();
@@ -324,13 +364,16 @@ impl<'a> Hierarchy<'a> {
                 }
             }
         }
+        let mut vtables = Vec::with_capacity(order.len());
+        let mut by_type_id: HashMap<&'a TypeId, Vec<(VtableId, u64)>> = HashMap::default();
         for key in order {
             let r = chosen[&key];
-            self.vtables.push((key, r));
+            vtables.push((key, r));
             for t in &self.vtable(r).type_ids {
-                self.by_type_id.entry(&t.type_id).or_default().push((r, t.offset));
+                by_type_id.entry(&t.type_id).or_default().push((r, t.offset));
             }
         }
+        (vtables, by_type_id)
     }
 
     fn kept_copies(&self) -> HashMap<&'a str, (ModuleIdx, Linkage)> {
@@ -341,14 +384,19 @@ impl<'a> Hierarchy<'a> {
             Linkage::AvailableExternally => 3,
             _ => 1,
         };
-        let mut best: HashMap<&'a str, (u8, ModuleIdx, Linkage)> = HashMap::default();
+        let mut best: HashMap<&'a str, (ModuleIdx, Linkage)> = HashMap::default();
         for (m, s) in self.modules() {
             for g in s.globals.iter().filter(|g| !g.linkage.is_local()) {
-                let cand = (rank(g.linkage), m, g.linkage);
-                best.entry(g.name.as_str()).and_modify(|b| *b = (*b).min(cand)).or_insert(cand);
+                best.entry(g.name.as_str())
+                    .and_modify(|b| {
+                        if (rank(g.linkage), m, g.linkage) < (rank(b.1), b.0, b.1) {
+                            *b = (m, g.linkage);
+                        }
+                    })
+                    .or_insert((m, g.linkage));
             }
         }
-        best.into_iter().map(|(name, (_, m, l))| (name, (m, l))).collect()
+        best
     }
 
     /// The reference graph liveness walks: every defined global's
@@ -433,19 +481,27 @@ impl<'a> RefGraph<'a> {
     /// only its dead slots named.
     pub fn live_without(&self, skip: &HashSet<(RefNode, RefNode)>, extra: &RefEdges) -> Live {
         let mut live = vec![false; self.edges.len()];
+        // The few nodes `skip` and `extra` concern, marked, so that the
+        // others' edges are followed without a hash lookup.
+        let mut special = vec![false; self.edges.len()];
+        for &(from, _) in skip {
+            special[from.index()] = true;
+        }
+        for from in extra.keys() {
+            special[from.index()] = true;
+        }
         let mut work: Vec<RefNode> = self.roots.clone();
         while let Some(n) = work.pop() {
             if std::mem::replace(&mut live[n.index()], true) {
                 continue;
             }
+            let edges = &self.edges[n.index()];
+            if !special[n.index()] {
+                work.extend(edges.iter().copied().filter(|&t| !live[t.index()]));
+                continue;
+            }
             let added = extra.get(&n).map_or(&[][..], Vec::as_slice);
-            work.extend(
-                self.edges[n.index()]
-                    .iter()
-                    .chain(added)
-                    .copied()
-                    .filter(|&t| !live[t.index()] && !skip.contains(&(n, t))),
-            );
+            work.extend(edges.iter().chain(added).copied().filter(|&t| !live[t.index()] && !skip.contains(&(n, t))));
         }
         Live(live)
     }
