@@ -12,7 +12,7 @@ use crate::layout::{Layout, Member, Placement};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use rayon::prelude::*;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
     AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx,
@@ -302,6 +302,7 @@ fn over_dispatch_budget<'a>(
     policy: &Policy,
     slots: &[SlotWork<'_, 'a>],
     resolved: &[SlotDecision],
+    dispatch: &[Option<(BTreeSet<&str>, u32)>],
 ) -> BTreeMap<(&'a TypeId, u64), String> {
     let limit = usize::from(policy.closed_set);
     if limit < 2 {
@@ -326,11 +327,12 @@ fn over_dispatch_budget<'a>(
     let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = slots
         .par_iter()
         .zip(resolved)
-        .filter_map(|(s, d)| {
+        .zip(dispatch)
+        .filter_map(|((s, d), calls)| {
             let m = s.members.as_ref().ok().filter(|_| d.resolution != Resolution::SingleImpl)?;
             let per_call = dispatch_growth(link, m, limit)?;
-            let (_, calls) = dispatch_calls(d, m, s.sites, policy);
-            Some((per_call, s.slot, per_call * u64::from(calls)))
+            let (_, calls) = calls.as_ref()?;
+            Some((per_call, s.slot, per_call * u64::from(*calls)))
         })
         .collect();
     costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -371,11 +373,45 @@ fn dispatch_calls<'s>(
     sites: &[&'s CallSite],
     policy: &Policy,
 ) -> (BTreeSet<&'s str>, u32) {
-    let open: Vec<&CallSite> = sites.iter().copied().filter(|c| Outcome::dispatchable(d, c, policy)).collect();
-    let wrappers: BTreeSet<&str> =
-        open.iter().map(|c| c.function.as_str()).filter(|f| members.iter().any(|m| m.function.name == *f)).collect();
-    let calls = open.iter().filter(|c| !wrappers.contains(c.function.as_str())).count();
+    let targets: FxHashSet<&str> = members.iter().map(|m| m.function.name).collect();
+    let (mut wrappers, mut calls) = (BTreeSet::new(), 0usize);
+    // A function's calls are consecutive: each function is asked once.
+    let mut last: Option<(&str, bool)> = None;
+    for c in sites.iter().filter(|c| Outcome::dispatchable(d, c, policy)) {
+        let f = c.function.as_str();
+        let wrapper = match last {
+            Some((l, w)) if std::ptr::eq(l, f) || l == f => w,
+            _ => targets.contains(f),
+        };
+        last = Some((f, wrapper));
+        if wrapper {
+            wrappers.insert(f);
+        } else {
+            calls += 1;
+        }
+    }
     (wrappers, count(calls))
+}
+
+/// [`dispatch_calls`] of each slot that may be dispatched (its members
+/// complete, no single implementation), found once for the budget and the
+/// dispatch, on the pool's threads, in slot order.
+fn all_dispatch_calls<'s>(
+    policy: &Policy,
+    slots: &[SlotWork<'s, '_>],
+    resolved: &[SlotDecision],
+) -> Vec<Option<(BTreeSet<&'s str>, u32)>> {
+    if policy.closed_set < 2 {
+        return vec![None; slots.len()];
+    }
+    slots
+        .par_iter()
+        .zip(resolved)
+        .map(|(w, d)| match &w.members {
+            Ok(m) if d.resolution != Resolution::SingleImpl => Some(dispatch_calls(d, m, w.sites, policy)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// One slot to decide: its calls and its members for unguarded rewrites
@@ -472,9 +508,9 @@ impl<'a> Decider<'_, 'a> {
 
     /// Closed-set dispatch and guarded speculation for the calls of `d`
     /// (resolved) that are left.
-    fn finish(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>) {
-        if let Ok(members) = &work.members {
-            self.dispatch(d, work, members);
+    fn finish(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>, calls: Option<&(BTreeSet<&str>, u32)>) {
+        if let (Ok(members), Some(calls)) = (&work.members, calls) {
+            self.dispatch(d, work, members, calls);
         }
         self.speculate(d, work.slot.0, work.slot.1, work.sites);
     }
@@ -491,12 +527,18 @@ impl<'a> Decider<'_, 'a> {
     /// vtable pointer with the classes' address points, or, where classes
     /// share targets, a case index stored beside the vtables
     /// ([`Self::place_index`]).
-    fn dispatch(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>, members: &[SlotMember<'a>]) {
+    fn dispatch(
+        &mut self,
+        d: &mut SlotDecision,
+        work: &SlotWork<'_, 'a>,
+        members: &[SlotMember<'a>],
+        (wrappers, left): &(BTreeSet<&str>, u32),
+    ) {
         let limit = usize::from(self.policy.closed_set);
         if limit < 2 || d.resolution == Resolution::SingleImpl {
             return;
         }
-        let (wrappers, left) = dispatch_calls(d, members, work.sites, self.policy);
+        let left = *left;
         let wrapper_note = (!wrappers.is_empty()).then(|| {
             let mut names: Vec<&str> = wrappers.iter().copied().take(REASON_TARGETS).collect();
             if wrappers.len() > REASON_TARGETS {
@@ -882,15 +924,22 @@ type SlotKey<'a> = (&'a TypeId, u64);
 /// One module's share of [`ProgramCalls`], gathered on its own.
 struct ModuleCalls<'a> {
     /// The module's slots in the order its calls first load them, each
-    /// with its calls (in the module's order) and their holders.
-    slots: Vec<(&'a TypeId, u64, Vec<&'a CallSite>, Vec<RefNode>)>,
+    /// with the range of `calls` that loads it.
+    slots: Vec<(SlotKey<'a>, std::ops::Range<usize>)>,
+    /// The module's calls of slots with their holders, by slot (in the
+    /// order of `slots`), each slot's in the module's order.
+    calls: Vec<(&'a CallSite, RefNode)>,
     untargeted: Vec<(RefNode, &'a TypeId)>,
     outside_program: BTreeSet<&'a str>,
 }
 
 impl<'a> ModuleCalls<'a> {
     fn gather(link: &Hierarchy<'a>, m: ModuleIdx, s: &'a ModuleSummary) -> ModuleCalls<'a> {
-        let mut out = ModuleCalls { slots: Vec::new(), untargeted: Vec::new(), outside_program: BTreeSet::new() };
+        let mut keys: Vec<SlotKey<'a>> = Vec::new();
+        let mut untargeted = Vec::new();
+        let mut outside_program = BTreeSet::new();
+        // Each call of a slot with the number of its slot among `keys`.
+        let mut numbered: Vec<(usize, &'a CallSite, RefNode)> = Vec::with_capacity(s.call_sites.len());
         let mut program_node = link.program_nodes(m);
         // By the address of the type id's text: a summary read from a file
         // shares one allocation per distinct name, so a call's text is
@@ -901,23 +950,33 @@ impl<'a> ModuleCalls<'a> {
         for c in &s.call_sites {
             match (program_node(&c.function), c.offset) {
                 (None, _) => {
-                    out.outside_program.insert(c.function.as_str());
+                    outside_program.insert(c.function.as_str());
                 }
                 (Some(h), Some(offset)) => {
                     let at = c.type_id.as_str().as_ptr() as usize;
                     let k = *index.entry((at, offset)).or_insert_with(|| {
                         *by_text.entry((&c.type_id, offset)).or_insert_with(|| {
-                            out.slots.push((&c.type_id, offset, Vec::new(), Vec::new()));
-                            out.slots.len() - 1
+                            keys.push((&c.type_id, offset));
+                            keys.len() - 1
                         })
                     });
-                    out.slots[k].2.push(c);
-                    out.slots[k].3.push(h);
+                    numbered.push((k, c, h));
                 }
-                (Some(h), None) => out.untargeted.push((h, &c.type_id)),
+                (Some(h), None) => untargeted.push((h, &c.type_id)),
             }
         }
-        out
+        // In slot order (a stable sort: each slot's calls keep the
+        // module's order).
+        numbered.sort_by_key(|&(k, _, _)| k);
+        let mut slots = Vec::with_capacity(keys.len());
+        let mut at = 0;
+        for (k, key) in keys.into_iter().enumerate() {
+            let len = numbered[at..].iter().take_while(|e| e.0 == k).count();
+            slots.push((key, at..at + len));
+            at += len;
+        }
+        let calls = numbered.into_iter().map(|(_, c, h)| (c, h)).collect();
+        ModuleCalls { slots, calls, untargeted, outside_program }
     }
 }
 
@@ -942,9 +1001,9 @@ impl<'a> ProgramCalls<'a> {
         let mut untargeted = Vec::new();
         let mut outside_program = PerModule::default();
         for (m, module) in per_module.iter_mut().enumerate() {
-            for (l, &(type_id, offset, _, _)) in module.slots.iter().enumerate() {
-                let k = *by_slot.entry((type_id, offset)).or_insert_with(|| {
-                    parts.push(((type_id, offset), Vec::new()));
+            for (l, &(key, _)) in module.slots.iter().enumerate() {
+                let k = *by_slot.entry(key).or_insert_with(|| {
+                    parts.push((key, Vec::new()));
                     parts.len() - 1
                 });
                 parts[k].1.push((m, l));
@@ -955,12 +1014,14 @@ impl<'a> ProgramCalls<'a> {
         let mut slots: Vec<SlotCalls<'a>> = parts
             .into_par_iter()
             .map(|((type_id, offset), from)| {
-                let len = from.iter().map(|&(m, l)| per_module[m].slots[l].2.len()).sum();
+                let range = |&(m, l): &(usize, usize)| &per_module[m].calls[per_module[m].slots[l].1.clone()];
+                let len = from.iter().map(|p| range(p).len()).sum();
                 let (mut sites, mut holders) = (Vec::with_capacity(len), Vec::with_capacity(len));
-                for (m, l) in from {
-                    let (_, _, s, h) = &per_module[m].slots[l];
-                    sites.extend_from_slice(s);
-                    holders.extend_from_slice(h);
+                for p in &from {
+                    for &(c, h) in range(p) {
+                        sites.push(c);
+                        holders.push(h);
+                    }
                 }
                 SlotCalls { type_id, offset, sites, holders }
             })
@@ -1013,9 +1074,10 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     // Every slot's unguarded rules first: the dispatch budget counts only
     // the calls they leave.
     let mut decisions: Vec<SlotDecision> = work.iter().map(|w| decider.resolved(w)).collect();
-    decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions);
-    for (w, d) in work.iter().zip(&mut decisions) {
-        decider.finish(d, w);
+    let dispatch = all_dispatch_calls(policy, &work, &decisions);
+    decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions, &dispatch);
+    for ((w, d), calls) in work.iter().zip(&mut decisions).zip(&dispatch) {
+        decider.finish(d, w, calls.as_ref());
         decider.stats.call_sites += d.call_sites;
         decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;
     }
