@@ -135,7 +135,7 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // Each candidate's graph node and the address points of its type ids
     // that code reads (with their numbers among the reads), found once.
     let candidates: Vec<Candidate<'_>> = candidates
-        .into_iter()
+        .into_par_iter()
         .map(|(key, vtable)| {
             let vt = link.vtable(vtable);
             let node = |name: Option<&str>| name.and_then(|n| graph.get(link.key(vtable.module, n)));
@@ -156,25 +156,31 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     for _ in 0..MAX_ROUNDS {
         let (reads, called_as, direct) = all_reads.of(&live);
         dead.clear();
-        for c in &candidates {
-            if !c.node.is_some_and(|n| live.has(n)) {
-                continue;
-            }
-            let vt = link.vtable(c.vtable);
-            let direct = direct.get(&c.key);
-            let offsets: Vec<u64> = vt
-                .slots
-                .iter()
-                .filter(|s| s.kind == SlotKind::Function)
-                .filter(|s| !member_pointer_target(link, c.vtable.module, s.function.as_deref(), &called_as))
-                .filter(|s| direct.is_none_or(|d| !d.any && !d.offsets.contains(&s.offset)))
-                .filter(|s| {
-                    !c.read_types.iter().any(|&(point, n)| {
-                        s.offset >= point && (reads[n].any || reads[n].offsets.contains(&(s.offset - point)))
+        // Each candidate on its own (on the pool's threads), then put
+        // together in order.
+        let found: Vec<Vec<u64>> = candidates
+            .par_iter()
+            .map(|c| {
+                if !c.node.is_some_and(|n| live.has(n)) {
+                    return Vec::new();
+                }
+                let vt = link.vtable(c.vtable);
+                let direct = direct.get(&c.key);
+                vt.slots
+                    .iter()
+                    .filter(|s| s.kind == SlotKind::Function)
+                    .filter(|s| !member_pointer_target(link, c.vtable.module, s.function.as_deref(), &called_as))
+                    .filter(|s| direct.is_none_or(|d| !d.any && !d.offsets.contains(&s.offset)))
+                    .filter(|s| {
+                        !c.read_types.iter().any(|&(point, n)| {
+                            s.offset >= point && (reads[n].any || reads[n].offsets.contains(&(s.offset - point)))
+                        })
                     })
-                })
-                .map(|s| s.offset)
-                .collect();
+                    .map(|s| s.offset)
+                    .collect()
+            })
+            .collect();
+        for (c, offsets) in candidates.iter().zip(found) {
             if !offsets.is_empty() {
                 dead.insert((c.key, c.vtable), offsets);
             }
@@ -259,24 +265,33 @@ fn rewritten_refs<'a>(link: &Hierarchy<'a>, plan: &'a Plan, calls: &ProgramCalls
         }
     }
     let key = |name: &'a str| promoted.get(name).copied().unwrap_or(SymKey { module: None, name });
+    // Slot by slot on the pool's threads: the names and the functions
+    // holding the calls; then added in slot order.
+    let slots: Vec<(&SlotCalls<'a>, &SlotDecision)> = decided_slots(calls, plan).collect();
+    let edges: Vec<(Vec<RefNode>, Vec<RefNode>)> = slots
+        .par_iter()
+        .map(|&(slot, d)| {
+            let mut names: Vec<SymKey<'a>> = Vec::new();
+            names.extend(d.target.as_deref().map(key));
+            names.extend(d.speculative.iter().map(|t| key(t)));
+            for case in &d.closed_set {
+                names.push(key(&case.target));
+                names.extend(case.vtables.iter().map(|v| key(&v.symbol)));
+            }
+            names.extend(d.by_args.iter().filter_map(|a| a.member_symbol.as_deref()).map(key));
+            // A name no summary defines or references has no body to keep.
+            let to: Vec<RefNode> = names.into_iter().filter_map(|n| graph.get(n)).collect();
+            if to.is_empty() {
+                return (Vec::new(), to);
+            }
+            let mut from: Vec<RefNode> = slot.holders.clone();
+            from.sort_unstable();
+            from.dedup();
+            (from, to)
+        })
+        .collect();
     let mut out = RefEdges::default();
-    for (slot, d) in decided_slots(calls, plan) {
-        let mut names: Vec<SymKey<'a>> = Vec::new();
-        names.extend(d.target.as_deref().map(key));
-        names.extend(d.speculative.iter().map(|t| key(t)));
-        for case in &d.closed_set {
-            names.push(key(&case.target));
-            names.extend(case.vtables.iter().map(|v| key(&v.symbol)));
-        }
-        names.extend(d.by_args.iter().filter_map(|a| a.member_symbol.as_deref()).map(key));
-        // A name no summary defines or references has no body to keep.
-        let to: Vec<RefNode> = names.into_iter().filter_map(|n| graph.get(n)).collect();
-        if to.is_empty() {
-            continue;
-        }
-        let mut from: Vec<RefNode> = slot.holders.clone();
-        from.sort_unstable();
-        from.dedup();
+    for (from, to) in edges {
         for f in from {
             out.entry(f).or_default().extend(&to);
         }
@@ -387,13 +402,25 @@ impl<'a> ReadSites<'a> {
                 holders.push(h);
             }
         };
-        // The program's calls that still load their slot under the plan.
-        for (slot, d) in decided_slots(calls, plan) {
-            let read = (number(slot.type_id), Some(slot.offset));
-            for (c, &h) in slot.sites.iter().zip(&slot.holders) {
-                if Outcome::may_load_slot_under(Some(d), c, policy) {
-                    add(read, h);
+        // The program's calls that still load their slot under the plan
+        // (found slot by slot on the pool's threads, added in slot order).
+        let slots: Vec<(&SlotCalls<'a>, &SlotDecision)> = decided_slots(calls, plan).collect();
+        let loading: Vec<Vec<RefNode>> = slots
+            .par_iter()
+            .map(|&(slot, d)| {
+                let mut holders: Vec<RefNode> = Vec::new();
+                for (c, &h) in slot.sites.iter().zip(&slot.holders) {
+                    if Outcome::may_load_slot_under(Some(d), c, policy) && holders.last() != Some(&h) {
+                        holders.push(h);
+                    }
                 }
+                holders
+            })
+            .collect();
+        for ((slot, _), holders) in slots.into_iter().zip(loading) {
+            let read = (number(slot.type_id), Some(slot.offset));
+            for h in holders {
+                add(read, h);
             }
         }
         for &(h, t) in &calls.untargeted {
