@@ -102,7 +102,7 @@ enum Command {
         /// Keep every vtable slot (no dead-slot elimination).
         #[arg(long)]
         no_dead_slots: bool,
-        /// Worker threads for reading summaries.
+        /// Worker threads for reading, merging and deciding (the plan is the same whatever the count).
         #[arg(short = 'j', long = "jobs")]
         jobs: Option<usize>,
         /// Print one remark per devirtualized call.

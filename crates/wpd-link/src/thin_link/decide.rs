@@ -926,9 +926,9 @@ struct ModuleCalls<'a> {
     /// The module's slots in the order its calls first load them, each
     /// with the range of `calls` that loads it.
     slots: Vec<(SlotKey<'a>, std::ops::Range<usize>)>,
-    /// The module's calls of slots with their holders, by slot (in the
-    /// order of `slots`), each slot's in the module's order.
-    calls: Vec<(&'a CallSite, RefNode)>,
+    /// The module's calls of slots with their holders, by slot (its
+    /// number in `slots`), each slot's in the module's order.
+    calls: Vec<(u32, RefNode, &'a CallSite)>,
     untargeted: Vec<(RefNode, &'a TypeId)>,
     outside_program: BTreeSet<&'a str>,
 }
@@ -939,7 +939,7 @@ impl<'a> ModuleCalls<'a> {
         let mut untargeted = Vec::new();
         let mut outside_program = BTreeSet::new();
         // Each call of a slot with the number of its slot among `keys`.
-        let mut numbered: Vec<(usize, &'a CallSite, RefNode)> = Vec::with_capacity(s.call_sites.len());
+        let mut calls: Vec<(u32, RefNode, &'a CallSite)> = Vec::with_capacity(s.call_sites.len());
         let mut program_node = link.program_nodes(m);
         // By the address of the type id's text: a summary read from a file
         // shares one allocation per distinct name, so a call's text is
@@ -960,22 +960,21 @@ impl<'a> ModuleCalls<'a> {
                             keys.len() - 1
                         })
                     });
-                    numbered.push((k, c, h));
+                    calls.push((u32::try_from(k).expect("fewer than 2^32 slots"), h, c));
                 }
                 (Some(h), None) => untargeted.push((h, &c.type_id)),
             }
         }
         // In slot order (a stable sort: each slot's calls keep the
         // module's order).
-        numbered.sort_by_key(|&(k, _, _)| k);
+        calls.sort_by_key(|&(k, _, _)| k);
         let mut slots = Vec::with_capacity(keys.len());
         let mut at = 0;
         for (k, key) in keys.into_iter().enumerate() {
-            let len = numbered[at..].iter().take_while(|e| e.0 == k).count();
+            let len = calls[at..].iter().take_while(|e| e.0 as usize == k).count();
             slots.push((key, at..at + len));
             at += len;
         }
-        let calls = numbered.into_iter().map(|(_, c, h)| (c, h)).collect();
         ModuleCalls { slots, calls, untargeted, outside_program }
     }
 }
@@ -1018,7 +1017,7 @@ impl<'a> ProgramCalls<'a> {
                 let len = from.iter().map(|p| range(p).len()).sum();
                 let (mut sites, mut holders) = (Vec::with_capacity(len), Vec::with_capacity(len));
                 for p in &from {
-                    for &(c, h) in range(p) {
+                    for &(_, h, c) in range(p) {
                         sites.push(c);
                         holders.push(h);
                     }
