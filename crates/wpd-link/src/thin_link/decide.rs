@@ -567,11 +567,15 @@ impl<'a> Decider<'_, 'a> {
         let cold = |k: SymKey<'a>| {
             link.unknown_body(k).is_none() && (link.bitcode_facts(k).is_some_and(|f| f.cold) || never_returns(link, k))
         };
-        let mut cases: Vec<(SymKey<'a>, Vec<&SlotMember<'a>>)> = by_target.into_iter().collect();
-        cases.sort_by(|a, b| cold(a.0).cmp(&cold(b.0)).then(b.1.len().cmp(&a.1.len())).then(a.0.cmp(&b.0)));
-        if cases.len() < 2 {
+        if by_target.len() < 2 {
             return;
         }
+        if by_target.len() > limit {
+            add_reason(d, format!("closed set of {} targets, more than {limit}", by_target.len()));
+            return;
+        }
+        let mut cases: Vec<(SymKey<'a>, Vec<&SlotMember<'a>>)> = by_target.into_iter().collect();
+        cases.sort_by_cached_key(|(k, v)| (cold(*k), std::cmp::Reverse(v.len()), *k));
         // The target called without a test: the first cold one (a cold
         // target is never tested before a warm one), else the one with the
         // most vtables (the fewest comparisons).
@@ -579,9 +583,7 @@ impl<'a> Decider<'_, 'a> {
         let untested = cases.remove(last);
         cases.push(untested);
         let mut index = None;
-        let note = if cases.len() > limit {
-            Some(format!("closed set of {} targets, more than {limit}", cases.len()))
-        } else if let Some(why) = cases.iter().find_map(|(k, _)| link.unknown_body(*k)) {
+        let note = if let Some(why) = cases.iter().find_map(|(k, _)| link.unknown_body(*k)) {
             Some(format!("no closed-set dispatch: the body of a target is not known: {why}"))
         } else {
             // Comparing the vtable pointer costs one comparison per tested
