@@ -512,7 +512,7 @@ impl<'a> Decider<'_, 'a> {
         if let (Ok(members), Some(calls)) = (&work.members, calls) {
             self.dispatch(d, work, members, calls);
         }
-        self.speculate(d, work.slot.0, work.slot.1, work.sites);
+        self.speculate(d, work);
     }
 
     /// Closed-set dispatch for the calls of `d` no other rewrite resolves:
@@ -663,9 +663,18 @@ impl<'a> Decider<'_, 'a> {
     }
 
     /// Guarded speculation for the calls of `d` left indirect.
-    fn speculate(&mut self, d: &mut SlotDecision, type_id: &TypeId, offset: u64, sites: &[&CallSite]) {
+    fn speculate(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>) {
+        let ((type_id, offset), sites) = (work.slot, work.sites);
         let limit = usize::from(self.policy.speculate);
         if limit == 0 || d.resolution == Resolution::SingleImpl && d.devirtualized == d.call_sites {
+            return;
+        }
+        // Complete members are the slot's functions whatever the
+        // visibility ([`visible_targets`]): too many of them, and nothing
+        // is guarded.
+        if let Ok(members) = &work.members
+            && members.iter().map(|m| m.function).collect::<BTreeSet<_>>().len() > limit
+        {
             return;
         }
         let left = count(
