@@ -420,6 +420,47 @@ struct SlotWork<'s, 'a> {
     slot: (&'a TypeId, u64),
     sites: &'s [&'a CallSite],
     members: Result<Vec<SlotMember<'a>>, String>,
+    /// What the unguarded rules ask of each call, asked once.
+    calls: SiteFacts<'a>,
+    /// How many live vtables carry the type id.
+    live_vtables: usize,
+}
+
+/// A slot's calls as the unguarded rules see them ([`Decider::resolve`]),
+/// found with its members (on the pool's threads: each call's summary is
+/// read here, not again on the thread that decides the slots in order).
+struct SiteFacts<'a> {
+    /// The calls no policy rule blocks.
+    open: Vec<&'a CallSite>,
+    /// Why one call is blocked, if one is.
+    blocked: Option<&'static str>,
+    /// The open calls with all-constant integer arguments and an integer
+    /// result, by argument values: (argument widths, result width, calls).
+    by_args: BTreeMap<Vec<u64>, (Vec<u32>, u32, u32)>,
+    /// The open calls of any other shape.
+    shapeless: u32,
+}
+
+impl<'a> SiteFacts<'a> {
+    fn of(sites: &[&'a CallSite], policy: &Policy) -> SiteFacts<'a> {
+        let mut facts = SiteFacts { open: Vec::new(), blocked: None, by_args: BTreeMap::new(), shapeless: 0 };
+        for &c in sites {
+            if let Some(why) = policy.call_site_blocker(c) {
+                facts.blocked.get_or_insert(why);
+                continue;
+            }
+            facts.open.push(c);
+            match (&c.const_args, c.ret) {
+                (Some(args), RetKind::Int) if c.ret_width <= 64 => {
+                    let key: Vec<u64> = args.iter().map(|a| a.value).collect();
+                    let widths: Vec<u32> = args.iter().map(|a| a.width).collect();
+                    facts.by_args.entry(key).or_insert((widths, c.ret_width, 0)).2 += 1;
+                }
+                _ => facts.shapeless += 1,
+            }
+        }
+        facts
+    }
 }
 
 /// Adds `note` to why some of `d`'s calls stay indirect.
@@ -476,11 +517,7 @@ impl<'a> Decider<'_, 'a> {
     /// ([`decide`]).
     fn resolved(&mut self, work: &SlotWork<'_, 'a>) -> SlotDecision {
         let ((type_id, offset), sites) = (work.slot, work.sites);
-        let link = self.link;
-        let vtables = link
-            .by_type_id
-            .get(type_id)
-            .map_or(0, |m| m.iter().filter(|(r, _)| link.is_live(link.key(r.module, &link.vtable(*r).symbol))).count());
+        let vtables = work.live_vtables;
         let mut d = SlotDecision {
             type_id: type_id.clone(),
             offset,
@@ -500,7 +537,7 @@ impl<'a> Decider<'_, 'a> {
             not_dispatched_in: Vec::new(),
         };
         match &work.members {
-            Ok(members) => self.resolve(&mut d, members, sites),
+            Ok(members) => self.resolve(&mut d, members, sites, &work.calls),
             Err(reason) => d.reason = Some(reason.clone()),
         }
         d
@@ -709,13 +746,17 @@ impl<'a> Decider<'_, 'a> {
     }
 
     /// The unguarded rules for a slot whose members are `members`.
-    fn resolve(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite]) {
+    fn resolve(
+        &mut self,
+        d: &mut SlotDecision,
+        members: &[SlotMember<'a>],
+        sites: &[&CallSite],
+        calls: &SiteFacts<'_>,
+    ) {
         let link = self.link;
         let functions: BTreeSet<SymKey<'a>> = members.iter().map(|m| m.function).collect();
         d.targets = functions.iter().map(|k| k.name.to_string()).collect();
-        let open: Vec<&CallSite> =
-            sites.iter().copied().filter(|c| self.policy.call_site_blocker(c).is_none()).collect();
-        let blocked = sites.iter().find_map(|c| self.policy.call_site_blocker(c));
+        let (open, blocked) = (&calls.open, calls.blocked);
         if functions.is_empty() {
             d.reason = Some("no callable target (only pure virtual or unreachable functions)".into());
             return;
@@ -746,7 +787,7 @@ impl<'a> Decider<'_, 'a> {
         if let Some(b) = blocked {
             reasons.push(format!("{} call site(s): {b}", sites.len() - open.len()));
         }
-        self.by_args(d, members, &open, &mut reasons);
+        self.by_args(d, members, calls, &mut reasons);
         let mut per_resolution: BTreeMap<Resolution, u32> = BTreeMap::new();
         for a in &d.by_args {
             if a.resolution != Resolution::None {
@@ -767,30 +808,18 @@ impl<'a> Decider<'_, 'a> {
         &mut self,
         d: &mut SlotDecision,
         members: &[SlotMember<'a>],
-        open: &[&CallSite],
+        calls: &SiteFacts<'_>,
         reasons: &mut Vec<String>,
     ) {
         let link = self.link;
         // Calls eligible by their own shape, grouped by argument values.
-        let mut groups: BTreeMap<Vec<u64>, (Vec<u32>, u32, u32)> = BTreeMap::new();
-        let mut shapeless = 0u32;
-        for c in open {
-            match (&c.const_args, c.ret) {
-                (Some(args), RetKind::Int) if c.ret_width <= 64 => {
-                    let key: Vec<u64> = args.iter().map(|a| a.value).collect();
-                    let widths: Vec<u32> = args.iter().map(|a| a.width).collect();
-                    let g = groups.entry(key).or_insert((widths, c.ret_width, 0));
-                    g.2 += 1;
-                }
-                _ => shapeless += 1,
-            }
-        }
+        let shapeless = calls.shapeless;
         if shapeless > 0 {
             reasons
                 .push(format!("{shapeless} call site(s) without all-constant integer arguments and an integer result"));
         }
         let facts: Vec<Option<&FunctionFacts>> = members.iter().map(|m| link.function_facts(m.function)).collect();
-        for (args, (widths, ret_width, count)) in groups {
+        for (args, &(ref widths, ret_width, count)) in &calls.by_args {
             let mut a = ArgDecision {
                 args: args.clone(),
                 resolution: Resolution::None,
@@ -805,7 +834,7 @@ impl<'a> Decider<'_, 'a> {
             };
             if let Some(why) = members.iter().zip(&facts).find_map(|(m, f)| match link.unknown_body(m.function) {
                 Some(unknown) => Some(format!("the body of a target is not known: {unknown}")),
-                None => not_evaluable(*f, m.function.name, ret_width, &widths),
+                None => not_evaluable(*f, m.function.name, ret_width, widths),
             }) {
                 a.reason = Some(why);
                 reasons.push(format!("arguments {args:?}: {}", a.reason.as_deref().unwrap_or_default()));
@@ -1079,6 +1108,10 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             slot: (slot.type_id, slot.offset),
             sites: &slot.sites,
             members: members(link, policy, &decider.open, slot.type_id, slot.offset),
+            calls: SiteFacts::of(&slot.sites, policy),
+            live_vtables: link.by_type_id.get(slot.type_id).map_or(0, |m| {
+                m.iter().filter(|(r, _)| link.is_live(link.key(r.module, &link.vtable(*r).symbol))).count()
+            }),
         })
         .collect();
     // Every slot's unguarded rules first: the dispatch budget counts only
