@@ -12,7 +12,8 @@ under bench-out/scale/N/ and reused when the generator's parameters did not
 change).
 
 Then, on the same objects, it measures wall time and peak memory (RSS, from
-/usr/bin/time) of:
+/usr/bin/time), in RUNS rounds (default 3; each step's best wall time and
+largest peak are reported, with every round's time), of:
   wpd summarize -j J       every object -> .wpds
   wpd thin-link -j J       every summary -> plan (the thin link itself)
   ld.lld-19 --thinlto-index-only --lto-whole-program-visibility
@@ -28,7 +29,7 @@ exponent of the number of objects (1.0: linear) and its time and memory
 projected to 50,001 objects.
 
 Env: N (objects, default 1000), CALLS (per object, default 100), JOBS
-(default 2), WPD_BIN, WPD_LD_BIN, BACKENDS (default 0).
+(default 2), RUNS (default 3), WPD_BIN, WPD_LD_BIN, BACKENDS (default 0).
 """
 
 import json
@@ -47,6 +48,8 @@ JOBS = int(os.environ.get('JOBS', '2'))
 WPD = os.environ.get('WPD_BIN', os.path.join(ROOT, 'target/release/wpd'))
 WPD_LD = os.environ.get('WPD_LD_BIN', os.path.join(ROOT, 'target/release/wpd-ld'))
 BACKENDS = os.environ.get('BACKENDS', '0') == '1'
+RUNS = max(1, int(os.environ.get('RUNS', '3')))
+STEPS = ['wpd summarize', 'wpd thin-link', 'ld.lld-19 --thinlto-index-only']
 FLAGS = ['-O2', '-flto=thin', '-fwhole-program-vtables']
 METHODS = 4
 # TUs per family: each family's hierarchy spans this many objects.
@@ -199,30 +202,33 @@ def main():
     generate(src)
     objs = [os.path.join(src, 'main.o')] + [os.path.join(src, f'tu{i}.o') for i in range(N)]
     sums = os.path.join(out, 'wpds')
-    shutil.rmtree(sums, ignore_errors=True)
-    os.makedirs(sums)
-    rows = []
-
-    wall, peak, p = timed([WPD, 'summarize', '-j', str(JOBS), '-o', sums, '--time'] + objs)
-    rows.append(('wpd summarize', wall, peak))
     summaries = [os.path.join(sums, os.path.basename(o) + '.wpds') for o in objs]
     plan = os.path.join(out, 'plan.wpdp')
-    wall, peak, p = timed([WPD, 'thin-link', '-j', str(JOBS), '--whole-program-visibility', '--time', '-o', plan]
-                          + summaries)
-    rows.append(('wpd thin-link', wall, peak))
-    thin_link_phases = p.stderr.strip().splitlines()
-    dump = subprocess.run([WPD, 'dump', plan], capture_output=True, text=True, check=True)
-    stats = json.loads(dump.stdout).get('stats', {})
-
     # lld's thin link on the same objects: index files only (a distributed
     # build's thin link), into a copy so the objects' folder stays clean.
     idx = os.path.join(out, 'lld-index')
-    shutil.rmtree(idx, ignore_errors=True)
-    os.makedirs(idx)
     lld_cmd = ['ld.lld-19', '--thinlto-index-only', '--lto-whole-program-visibility', f'--thinlto-jobs={JOBS}',
                f'--thinlto-prefix-replace={src}/;{idx}/', '-o', os.path.join(idx, 'a.out')] + objs
-    wall, peak, _ = timed(lld_cmd)
-    rows.append(('ld.lld-19 --thinlto-index-only', wall, peak))
+    # RUNS rounds of the three steps in turn: this machine's speed drifts
+    # by half from one minute to the next, so each step reports its best
+    # wall time (and the others), and its largest peak.
+    runs = {name: [] for name in STEPS}
+    thin_link_phases = None
+    for _ in range(RUNS):
+        shutil.rmtree(sums, ignore_errors=True)
+        os.makedirs(sums)
+        runs['wpd summarize'].append(timed([WPD, 'summarize', '-j', str(JOBS), '-o', sums, '--time'] + objs)[:2])
+        wall, peak, p = timed([WPD, 'thin-link', '-j', str(JOBS), '--whole-program-visibility', '--time', '-o', plan]
+                              + summaries)
+        if not runs['wpd thin-link'] or wall < min(w for w, _ in runs['wpd thin-link']):
+            thin_link_phases = p.stderr.strip().splitlines()
+        runs['wpd thin-link'].append((wall, peak))
+        shutil.rmtree(idx, ignore_errors=True)
+        os.makedirs(idx)
+        runs['ld.lld-19 --thinlto-index-only'].append(timed(lld_cmd)[:2])
+    rows = [(name, min(w for w, _ in r), max(p for _, p in r)) for name, r in runs.items()]
+    dump = subprocess.run([WPD, 'dump', plan], capture_output=True, text=True, check=True)
+    stats = json.loads(dump.stdout).get('stats', {})
 
     if BACKENDS:
         cache = os.path.join(out, 'cache')
@@ -238,8 +244,11 @@ def main():
     lines = [head, f'{"step":40} {"wall s":>8} {"peak MiB":>9}']
     for name, wall, peak in rows:
         lines.append(f'{name:40} {wall:8.2f} {peak / 1024:9.1f}')
+    lines.append(f'wall s of each of the {RUNS} rounds:')
+    for name, r in runs.items():
+        lines.append(f'  {name:38} ' + ' '.join(f'{w:.2f}' for w, _ in r))
     lines.append('plan stats: ' + json.dumps(stats, sort_keys=True))
-    lines.append('wpd thin-link phases (stderr of --time):')
+    lines.append('wpd thin-link phases of its best round (stderr of --time):')
     lines += ['  ' + l for l in thin_link_phases]
     text = '\n'.join(lines) + '\n'
     with open(os.path.join(ROOT, 'bench-out', f'scale-{N}.txt'), 'w') as f:
