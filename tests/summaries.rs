@@ -11,10 +11,11 @@ use libtest_mimic::{Arguments, Trial};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use wpd_tests::disasm::{self, Disasm, TypeRef};
 use wpd_tests::{
     Built, Check, Fixture, array, compile, dump, expected_summaries, file_name, fixtures, list_dir, mkdir, normalize,
-    object_for_summary, read, short_diff, string, summarize, temp_dir, to_golden, uint, write,
+    object_for_summary, read, run, short_diff, string, summarize, temp_dir, to_golden, uint, wpd_bin, write,
 };
 
 /// The fixture built twice for the split/unsplit comparison.
@@ -359,6 +360,45 @@ fn jobs_determinism(fxs: &[Fixture]) -> Check {
             if x != y {
                 return Err(format!("{n}: {base_label} and {label} outputs differ"));
             }
+        }
+    }
+    thin_link_jobs_determinism(&tmp.path().join("j1"), &base.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>())
+}
+
+/// `wpd thin-link` over every fixture's summaries at once (many modules,
+/// so its work is split over the threads: the hierarchy's walks, the
+/// calls gathered module by module, each slot's members and dispatch
+/// counts, the dead-slot reads) writes the same plan with 1, 2 and 3
+/// threads, under two policies.
+fn thin_link_jobs_determinism(dir: &Path, names: &[String]) -> Check {
+    let summaries: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    let policies: [&[&str]; 2] =
+        [&["--whole-program-visibility", "--speculate", "2", "--closed-set", "5"], &["--speculate", "1"]];
+    for (p, policy) in policies.iter().enumerate() {
+        let mut plans: Vec<(String, Vec<u8>)> = Vec::new();
+        for jobs in ["1", "2", "3"] {
+            let plan = dir.join(format!("plan-{p}-j{jobs}.wpdp"));
+            run(Command::new(wpd_bin()?)
+                .arg("thin-link")
+                .args(&summaries)
+                .arg("-o")
+                .arg(&plan)
+                .args(["-j", jobs])
+                .args(*policy))?;
+            plans.push((jobs.to_string(), read(&plan)?));
+        }
+        let (j1, base) = &plans[0];
+        for (jobs, plan) in &plans[1..] {
+            if plan != base {
+                return Err(format!("thin-link {policy:?}: the plans of -j {j1} and -j {jobs} differ"));
+            }
+        }
+        // Not a trivially equal pair: the plan decides call sites.
+        let v = dump(&dir.join(format!("plan-{p}-j1.wpdp")))?;
+        let decided =
+            v["stats"]["call_sites"].as_u64().unwrap_or(0) - v["stats"]["not_devirtualized"].as_u64().unwrap_or(0);
+        if decided == 0 {
+            return Err(format!("thin-link {policy:?}: the plan devirtualizes nothing, so it shows nothing"));
         }
     }
     Ok(())
