@@ -79,21 +79,41 @@ fn config() -> impl bincode::config::Config {
 /// Encodes `value` as a complete file image (header + body). The error
 /// names no file ([`Error::msg`]): the caller knows which.
 pub fn encode<T: Encode>(kind: Kind, value: &T) -> Result<Vec<u8>, Error> {
+    let parts = encode_parts(kind, value)?;
+    let mut out = Vec::with_capacity(HEADER_LEN + parts.table.len() + parts.value.len());
+    out.extend_from_slice(&parts.header);
+    out.extend_from_slice(&parts.table);
+    out.extend_from_slice(&parts.value);
+    Ok(out)
+}
+
+/// A file image in the three parts it is made of: the header, then the
+/// body, which is the file's names, then the value naming them by index.
+/// Written part by part ([`write_file_atomic`]), a large plan is never
+/// copied into one buffer.
+struct Encoded {
+    header: [u8; HEADER_LEN],
+    table: Vec<u8>,
+    value: Vec<u8>,
+}
+
+fn encode_parts<T: Encode>(kind: Kind, value: &T) -> Result<Encoded, Error> {
     let bincode_error = |e: bincode::error::EncodeError| Error::msg(e.to_string());
-    // The body: the file's names, then the value naming them by index.
     let (value, names) = NameTable::writing(|| bincode::encode_to_vec(value, config()));
     let value = value.map_err(bincode_error)?;
-    let table: Vec<&str> = names.iter().map(Name::as_str).collect();
-    let mut body = bincode::encode_to_vec(&table, config()).map_err(bincode_error)?;
-    body.extend_from_slice(&value);
-    let mut out = Vec::with_capacity(HEADER_LEN + body.len());
-    out.extend_from_slice(&kind.magic());
-    out.extend_from_slice(&kind.version().to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
-    out.extend_from_slice(&body);
-    Ok(out)
+    let names: Vec<&str> = names.iter().map(Name::as_str).collect();
+    let table = bincode::encode_to_vec(&names, config()).map_err(bincode_error)?;
+    // The checksum of the body, as one piece (the streaming hash gives
+    // what `xxh3_128` of the concatenation gives).
+    let mut sum = xxhash_rust::xxh3::Xxh3::new();
+    sum.update(&table);
+    sum.update(&value);
+    let mut header = [0u8; HEADER_LEN];
+    header[..8].copy_from_slice(&kind.magic());
+    header[8..12].copy_from_slice(&kind.version().to_le_bytes());
+    header[16..24].copy_from_slice(&((table.len() + value.len()) as u64).to_le_bytes());
+    header[24..40].copy_from_slice(&sum.digest128().to_le_bytes());
+    Ok(Encoded { header, table, value })
 }
 
 /// Decodes a complete file image and validates the value; `path` is only
@@ -299,8 +319,8 @@ pub fn read_file<T: Decode<()> + Validate>(kind: Kind, path: &Path) -> Result<T,
 /// Writes `value` to `path` atomically: a temporary file in the same folder,
 /// renamed over `path` once complete. A failure leaves nothing behind.
 pub fn write_file_atomic<T: Encode>(kind: Kind, value: &T, path: &Path) -> Result<(), FormatError> {
-    let bytes = encode(kind, value).map_err(|e| err(path, e.message))?;
-    write_bytes_atomic(&bytes, path)
+    let parts = encode_parts(kind, value).map_err(|e| err(path, e.message))?;
+    stage_parts(&[&parts.header, &parts.table, &parts.value], path)?.commit()
 }
 
 /// Writes raw bytes to `path` through a temporary file and a rename.
@@ -334,6 +354,11 @@ impl Staged {
 /// Writes `bytes` to a temporary file in `path`'s folder, to be renamed
 /// over `path` by [`Staged::commit`].
 pub fn stage_bytes(bytes: &[u8], path: &Path) -> Result<Staged, FormatError> {
+    stage_parts(&[bytes], path)
+}
+
+/// [`stage_bytes`] of the concatenation of `parts`.
+fn stage_parts(parts: &[&[u8]], path: &Path) -> Result<Staged, FormatError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -342,7 +367,9 @@ pub fn stage_bytes(bytes: &[u8], path: &Path) -> Result<Staged, FormatError> {
         .prefix(".wpd-tmp-")
         .tempfile_in(dir)
         .map_err(|e| err(path, format!("cannot create a temporary file: {e}")))?;
-    tmp.write_all(bytes).map_err(|e| err(path, e.to_string()))?;
+    for bytes in parts {
+        tmp.write_all(bytes).map_err(|e| err(path, e.to_string()))?;
+    }
     // Temporary files are created 0600; outputs get the usual 0644.
     #[cfg(unix)]
     {
