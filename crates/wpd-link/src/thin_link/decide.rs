@@ -421,7 +421,7 @@ struct SlotWork<'s, 'a> {
     sites: &'s [&'a CallSite],
     members: Result<Vec<SlotMember<'a>>, String>,
     /// What the unguarded rules ask of each call, asked once.
-    calls: SiteFacts<'a>,
+    calls: SiteFacts,
     /// How many live vtables carry the type id.
     live_vtables: usize,
 }
@@ -429,9 +429,9 @@ struct SlotWork<'s, 'a> {
 /// A slot's calls as the unguarded rules see them ([`Decider::resolve`]),
 /// found with its members (on the pool's threads: each call's summary is
 /// read here, not again on the thread that decides the slots in order).
-struct SiteFacts<'a> {
-    /// The calls no policy rule blocks.
-    open: Vec<&'a CallSite>,
+struct SiteFacts {
+    /// How many calls no policy rule blocks.
+    open: usize,
     /// Why one call is blocked, if one is.
     blocked: Option<&'static str>,
     /// The open calls with all-constant integer arguments and an integer
@@ -441,15 +441,15 @@ struct SiteFacts<'a> {
     shapeless: u32,
 }
 
-impl<'a> SiteFacts<'a> {
-    fn of(sites: &[&'a CallSite], policy: &Policy) -> SiteFacts<'a> {
-        let mut facts = SiteFacts { open: Vec::new(), blocked: None, by_args: BTreeMap::new(), shapeless: 0 };
+impl SiteFacts {
+    fn of(sites: &[&CallSite], policy: &Policy) -> SiteFacts {
+        let mut facts = SiteFacts { open: 0, blocked: None, by_args: BTreeMap::new(), shapeless: 0 };
         for &c in sites {
             if let Some(why) = policy.call_site_blocker(c) {
                 facts.blocked.get_or_insert(why);
                 continue;
             }
-            facts.open.push(c);
+            facts.open += 1;
             match (&c.const_args, c.ret) {
                 (Some(args), RetKind::Int) if c.ret_width <= 64 => {
                     let key: Vec<u64> = args.iter().map(|a| a.value).collect();
@@ -746,17 +746,11 @@ impl<'a> Decider<'_, 'a> {
     }
 
     /// The unguarded rules for a slot whose members are `members`.
-    fn resolve(
-        &mut self,
-        d: &mut SlotDecision,
-        members: &[SlotMember<'a>],
-        sites: &[&CallSite],
-        calls: &SiteFacts<'_>,
-    ) {
+    fn resolve(&mut self, d: &mut SlotDecision, members: &[SlotMember<'a>], sites: &[&CallSite], calls: &SiteFacts) {
         let link = self.link;
         let functions: BTreeSet<SymKey<'a>> = members.iter().map(|m| m.function).collect();
         d.targets = functions.iter().map(|k| k.name.to_string()).collect();
-        let (open, blocked) = (&calls.open, calls.blocked);
+        let (open, blocked) = (calls.open, calls.blocked);
         if functions.is_empty() {
             d.reason = Some("no callable target (only pure virtual or unreachable functions)".into());
             return;
@@ -767,9 +761,9 @@ impl<'a> Decider<'_, 'a> {
                 d.reason = Some(format!("its only target's body is not known: {why}"));
                 return;
             }
-            if !open.is_empty() {
+            if open > 0 {
                 d.resolution = Resolution::SingleImpl;
-                d.devirtualized = count(open.len());
+                d.devirtualized = count(open);
                 d.target = Some(self.export_local(only, false));
                 self.stats.single_impl += d.devirtualized;
             }
@@ -785,7 +779,7 @@ impl<'a> Decider<'_, 'a> {
         let mut reasons = vec![format!("{} targets: {}", functions.len(), names.join(", "))];
         reasons.extend(never_returns_note(link, &functions));
         if let Some(b) = blocked {
-            reasons.push(format!("{} call site(s): {b}", sites.len() - open.len()));
+            reasons.push(format!("{} call site(s): {b}", sites.len() - open));
         }
         self.by_args(d, members, calls, &mut reasons);
         let mut per_resolution: BTreeMap<Resolution, u32> = BTreeMap::new();
@@ -808,7 +802,7 @@ impl<'a> Decider<'_, 'a> {
         &mut self,
         d: &mut SlotDecision,
         members: &[SlotMember<'a>],
-        calls: &SiteFacts<'_>,
+        calls: &SiteFacts,
         reasons: &mut Vec<String>,
     ) {
         let link = self.link;
