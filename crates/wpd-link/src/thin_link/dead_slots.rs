@@ -195,11 +195,9 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
             let slots = &link.vtable(c.vtable).slots;
             let is_dead = |i: usize| offsets.binary_search(&slots[i].offset).is_ok();
             let named = |to: RefNode| (0..slots.len()).any(|j| !is_dead(j) && c.slot_refs[j].contains(&Some(to)));
-            for (_, refs) in c.slot_refs.iter().enumerate().filter(|&(i, _)| is_dead(i)) {
-                for &to in refs.iter().flatten() {
-                    if !named(to) {
-                        next.insert((from, to));
-                    }
+            for (i, refs) in c.slot_refs.iter().enumerate() {
+                if is_dead(i) {
+                    next.extend(refs.iter().flatten().filter(|&&to| !named(to)).map(|&to| (from, to)));
                 }
             }
         }

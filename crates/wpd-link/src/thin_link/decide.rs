@@ -571,10 +571,9 @@ impl<'a> Decider<'_, 'a> {
         members: &[SlotMember<'a>],
         (wrappers, left): &(BTreeSet<&str>, u32),
     ) {
+        // (Only for a slot `all_dispatch_calls` counted: closed sets on, no
+        // single implementation.)
         let limit = usize::from(self.policy.closed_set);
-        if limit < 2 || d.resolution == Resolution::SingleImpl {
-            return;
-        }
         let left = *left;
         let wrapper_note = (!wrappers.is_empty()).then(|| {
             let mut names: Vec<&str> = wrappers.iter().copied().take(REASON_TARGETS).collect();
@@ -707,11 +706,9 @@ impl<'a> Decider<'_, 'a> {
             return;
         }
         // Complete members are the slot's functions whatever the
-        // visibility ([`visible_targets`]): too many of them, and nothing
-        // is guarded.
-        if let Ok(members) = &work.members
-            && members.iter().map(|m| m.function).collect::<BTreeSet<_>>().len() > limit
-        {
+        // visibility ([`visible_targets`]), and `d.targets` names each
+        // once: too many of them, and nothing is guarded.
+        if work.members.is_ok() && d.targets.len() > limit {
             return;
         }
         let left = count(

@@ -109,7 +109,7 @@ pub struct Hierarchy<'a> {
     unknown_bodies: HashMap<&'a str, UnknownBody<'a>>,
     /// Live symbols, as nodes of `graph`.
     live: Live,
-    /// The reference graph liveness walked ([`Hierarchy::ref_graph`]).
+    /// The reference graph liveness walked (`Scope::ref_graph`).
     pub graph: RefGraph<'a>,
     /// For each non-local name, the module (and linkage) of the copy the
     /// link keeps (see [`Hierarchy::kept_copy`]).
@@ -123,70 +123,27 @@ impl<'a> Hierarchy<'a> {
             .iter()
             .map(|s| s.globals.iter().filter(|g| g.linkage.is_local()).map(|g| g.name.as_str()).collect())
             .collect();
-        let mut link = Hierarchy {
-            summaries,
-            locals,
-            vtables: Vec::new(),
-            by_type_id: HashMap::default(),
-            facts: HashMap::default(),
-            live: Live(Vec::new()),
-            graph: RefGraph::default(),
-            kept: HashMap::default(),
-            unknown_bodies: HashMap::default(),
-        };
         // Three independent walks over every summary, on the pool's
         // threads: the reference graph; the vtables; the kept copies, then
-        // what depends on them. Each is made as one thread would make it.
-        let base = &link;
+        // what depends on them. Each is made as one thread would make it,
+        // from the summaries and the modules' local names only (`Scope`).
+        let scope = Scope { summaries, locals: &locals };
         let (graph, ((vtables, by_type_id), (kept, function_facts, unknown_bodies))) = rayon::join(
-            || base.ref_graph(facts),
+            || scope.ref_graph(facts),
             || {
                 rayon::join(
-                    || base.index_vtables(),
+                    || scope.index_vtables(),
                     || {
-                        let kept = base.kept_copies();
-                        let function_facts = base.function_facts_of(&kept);
-                        let unknown_bodies = base.unknown_bodies(facts, &kept);
+                        let kept = scope.kept_copies();
+                        let function_facts = scope.function_facts(&kept);
+                        let unknown_bodies = scope.unknown_bodies(facts, &kept);
                         (kept, function_facts, unknown_bodies)
                     },
                 )
             },
         );
-        link.live = graph.live_without(&HashSet::default(), &RefEdges::default());
-        link.graph = graph;
-        link.vtables = vtables;
-        link.by_type_id = by_type_id;
-        link.kept = kept;
-        link.facts = function_facts;
-        link.unknown_bodies = unknown_bodies;
-        link
-    }
-
-    /// Each function's facts: of the copy the link keeps (`kept`, see
-    /// [`Hierarchy::kept_copy`]); without one (only `available_externally`
-    /// copies), the first real one.
-    fn function_facts_of(
-        &self,
-        kept: &HashMap<&'a str, (ModuleIdx, Linkage)>,
-    ) -> HashMap<SymKey<'a>, &'a FunctionFacts> {
-        let mut out: HashMap<SymKey<'a>, &'a FunctionFacts> = HashMap::default();
-        for (m, s) in self.modules() {
-            for f in &s.functions {
-                let key = self.key(m, &f.name);
-                let is_kept = key.module.is_none() && kept.get(f.name.as_str()).is_some_and(|&(k, _)| k == m);
-                let better = match out.get(&key) {
-                    None => true,
-                    Some(old) => {
-                        is_kept
-                            || old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
-                    }
-                };
-                if better {
-                    out.insert(key, f);
-                }
-            }
-        }
-        out
+        let live = graph.live_without(&HashSet::default(), &RefEdges::default());
+        Hierarchy { summaries, locals, vtables, by_type_id, facts: function_facts, unknown_bodies, live, graph, kept }
     }
 
     /// Why the program may run another body than the bitcode's for the
@@ -203,43 +160,9 @@ impl<'a> Hierarchy<'a> {
         self.unknown_bodies.get(key.name).copied()
     }
 
-    fn unknown_bodies(
-        &self,
-        facts: &'a LinkFacts,
-        kept: &HashMap<&'a str, (ModuleIdx, Linkage)>,
-    ) -> HashMap<&'a str, UnknownBody<'a>> {
-        let mut out = HashMap::default();
-        for f in self.summaries.iter().flat_map(|s| &s.functions).filter(|f| !f.linkage.is_local()) {
-            let name = f.name.as_str();
-            // ODR copies (inline functions, templates) are the same
-            // function wherever they come from, native or preempting.
-            let odr = kept.get(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
-            if odr || out.contains_key(name) {
-                continue;
-            }
-            let why = if let Some((name, keeper)) = facts.kept_elsewhere.get_key_value(name) {
-                Some(UnknownBody::KeptElsewhere { name, keeper })
-            } else {
-                let preemptible = match &facts.preemptible {
-                    Some(set) => set.contains(name),
-                    None => facts.shared && f.visibility == Visibility::Default && facts.exports(name, f.visibility),
-                };
-                preemptible.then_some(UnknownBody::Preemptible { name })
-            };
-            if let Some(why) = why {
-                out.insert(name, why);
-            }
-        }
-        out
-    }
-
     /// The key of `name` as module `module` sees it.
     pub fn key(&self, module: ModuleIdx, name: &'a str) -> SymKey<'a> {
-        if self.locals[module].contains(name) {
-            SymKey { module: Some(module), name }
-        } else {
-            SymKey { module: None, name }
-        }
+        Scope { summaries: self.summaries, locals: &self.locals }.key(module, name)
     }
 
     /// The summary of module `m`.
@@ -336,6 +259,87 @@ impl<'a> Hierarchy<'a> {
     pub fn slot(&self, v: VtableId, offset: u64) -> Option<&'a Slot> {
         let slots = &self.vtable(v).slots;
         slots.binary_search_by_key(&offset, |s| s.offset).ok().map(|i| &slots[i])
+    }
+}
+
+/// What the walks that build a [`Hierarchy`] read: the summaries and the
+/// names local to each module. They run side by side before the hierarchy
+/// exists, so none of them can ask it for what another one makes.
+struct Scope<'s, 'a> {
+    summaries: &'a [ModuleSummary],
+    locals: &'s PerModule<HashSet<&'a str>>,
+}
+
+impl<'a> Scope<'_, 'a> {
+    /// The key of `name` as module `module` sees it.
+    fn key(&self, module: ModuleIdx, name: &'a str) -> SymKey<'a> {
+        if self.locals[module].contains(name) {
+            SymKey { module: Some(module), name }
+        } else {
+            SymKey { module: None, name }
+        }
+    }
+
+    fn modules(&self) -> impl Iterator<Item = (ModuleIdx, &'a ModuleSummary)> + use<'a> {
+        modules(self.summaries)
+    }
+
+    fn vtable(&self, v: VtableId) -> &'a Vtable {
+        &self.summaries[v.module.index()].vtables[v.index.index()]
+    }
+
+    /// Each function's facts: of the copy the link keeps (`kept`, see
+    /// [`Hierarchy::kept_copy`]); without one (only `available_externally`
+    /// copies), the first real one.
+    fn function_facts(&self, kept: &HashMap<&'a str, (ModuleIdx, Linkage)>) -> HashMap<SymKey<'a>, &'a FunctionFacts> {
+        let mut out: HashMap<SymKey<'a>, &'a FunctionFacts> = HashMap::default();
+        for (m, s) in self.modules() {
+            for f in &s.functions {
+                let key = self.key(m, &f.name);
+                let is_kept = key.module.is_none() && kept.get(f.name.as_str()).is_some_and(|&(k, _)| k == m);
+                let better = match out.get(&key) {
+                    None => true,
+                    Some(old) => {
+                        is_kept
+                            || old.linkage == Linkage::AvailableExternally && f.linkage != Linkage::AvailableExternally
+                    }
+                };
+                if better {
+                    out.insert(key, f);
+                }
+            }
+        }
+        out
+    }
+
+    fn unknown_bodies(
+        &self,
+        facts: &'a LinkFacts,
+        kept: &HashMap<&'a str, (ModuleIdx, Linkage)>,
+    ) -> HashMap<&'a str, UnknownBody<'a>> {
+        let mut out = HashMap::default();
+        for f in self.summaries.iter().flat_map(|s| &s.functions).filter(|f| !f.linkage.is_local()) {
+            let name = f.name.as_str();
+            // ODR copies (inline functions, templates) are the same
+            // function wherever they come from, native or preempting.
+            let odr = kept.get(name).is_some_and(|(_, l)| matches!(l, Linkage::LinkonceOdr | Linkage::WeakOdr));
+            if odr || out.contains_key(name) {
+                continue;
+            }
+            let why = if let Some((name, keeper)) = facts.kept_elsewhere.get_key_value(name) {
+                Some(UnknownBody::KeptElsewhere { name, keeper })
+            } else {
+                let preemptible = match &facts.preemptible {
+                    Some(set) => set.contains(name),
+                    None => facts.shared && f.visibility == Visibility::Default && facts.exports(name, f.visibility),
+                };
+                preemptible.then_some(UnknownBody::Preemptible { name })
+            };
+            if let Some(why) = why {
+                out.insert(name, why);
+            }
+        }
+        out
     }
 
     /// One representative definition per vtable symbol, and the index
@@ -448,7 +452,7 @@ impl RefNode {
     }
 }
 
-/// The reference graph of a link's bitcode (see [`Hierarchy::ref_graph`]):
+/// The reference graph of a link's bitcode (made by `Scope::ref_graph`):
 /// symbol keys numbered once, so that walking it again without some
 /// references compares numbers, not names.
 #[derive(Default)]
