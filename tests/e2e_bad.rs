@@ -10,7 +10,10 @@
 //! debug info is stripped with one warning naming the module. A module
 //! whose IR the verifier rejects fails the link with one error naming it:
 //! wpd-ld verifies each backend's module once, before optimization, in
-//! place of LLVM's two verifier runs around the pipeline.
+//! place of LLVM's two verifier runs around the pipeline. Two bitcode
+//! objects defining one virtual function fail as lld fails them
+//! (`duplicate symbol`), and link as it links them under `-z muldefs` and
+//! `--noinhibit-exec` (the first definition runs).
 
 use libtest_mimic::{Arguments, Trial};
 use std::ffi::OsString;
@@ -76,6 +79,7 @@ fn main() {
         ("real_linker_failure", real_linker_failure),
         ("invalid_debug_info_is_stripped", invalid_debug_info_is_stripped),
         ("invalid_ir_is_refused", invalid_ir_is_refused),
+        ("duplicate_definition", duplicate_definition),
     ];
     let trials = tests
         .iter()
@@ -323,4 +327,77 @@ fn invalid_ir_is_refused(shared: &Shared) -> Check {
     run(std::process::Command::new("llvm-as-19").arg("-disable-verify").arg(&ll).arg("-o").arg(&bad))?;
     // The one error line names the module and is the verifier's.
     expect_failure(&c, &[bad.into_os_string()], &[], "bad.o: invalid module")
+}
+
+/// Two bitcode objects define `Shape::sides()` (3 and 4): lld refuses the
+/// link ("duplicate symbol"), and so must wpd-ld, although the thin link
+/// compiles only the first copy (the final link never sees the other).
+/// With `-z muldefs` (and, with a warning, `--noinhibit-exec`) the first
+/// definition wins: the program must print what its -O0 build linked the
+/// same way prints, the call devirtualized or not.
+fn duplicate_definition(_shared: &Shared) -> Check {
+    let c = case(_shared, "duplicate-definition")?;
+    let sources: [(&str, &[u8]); 3] = [
+        (
+            "shape.h",
+            b"struct Shape { virtual int sides() const; virtual ~Shape() {} };\n\
+              Shape *make();\n",
+        ),
+        (
+            "three.cpp",
+            b"#include \"shape.h\"\nint Shape::sides() const { return 3; }\nShape *make() { return new Shape; }\n",
+        ),
+        ("four.cpp", b"#include \"shape.h\"\nint Shape::sides() const { return 4; }\n"),
+    ];
+    for (name, text) in sources {
+        write(&c.input.join(name), text)?;
+    }
+    write(
+        &c.input.join("main.cpp"),
+        b"#include <cstdio>\n#include \"shape.h\"\n\
+          int main() { Shape *s = make(); std::printf(\"%d\\n\", s->sides()); delete s; }\n",
+    )?;
+    let units = ["main", "three", "four"];
+    let mut bitcode = Vec::new();
+    for u in units {
+        let (src, obj) = (c.input.join(format!("{u}.cpp")), c.input.join(format!("{u}.o")));
+        run(std::process::Command::new("clang++-19")
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj))?;
+        bitcode.push(obj.into_os_string());
+    }
+    expect_failure(&c, &bitcode, &[], "duplicate symbol: Shape::sides() const")?;
+    // The -O0 reference, linked with -z muldefs: three.cpp's 3 wins.
+    let ref_dir = c.input.join("ref");
+    mkdir(&ref_dir)?;
+    let reference = ref_dir.join("prog");
+    let mut cmd = std::process::Command::new("clang++-19");
+    cmd.current_dir(&c.input).arg("-O0").args(units.map(|u| format!("{u}.cpp")));
+    run(cmd.arg("-fuse-ld=lld").arg("-Wl,-z,muldefs").arg("-o").arg(&reference))?;
+    let want = wpd_tests::link::run_program(&reference, &ref_dir)?;
+    if want.stdout != "3\n" {
+        return Err(format!("the -O0 reference with -z muldefs printed {:?}, expected \"3\\n\"", want.stdout));
+    }
+    for (flag, warns) in
+        [("-Wl,-z,muldefs", false), ("-Wl,--allow-multiple-definition", false), ("-Wl,--noinhibit-exec", true)]
+    {
+        let dir = c.input.join(flag.trim_start_matches("-Wl,").replace([',', '-'], ""));
+        mkdir(&dir)?;
+        let exe = dir.join("prog");
+        let mut cmd = wpd_ld_command(&c.input, &bitcode, &exe, true, &[flag.to_string()], &c.tmp)?;
+        let shown = show_cmd(&cmd);
+        let o = run_raw(&mut cmd)?;
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        if !o.status.success() {
+            return Err(format!("`{shown}` failed:\n{stderr}"));
+        }
+        let warned = stderr.lines().any(|l| l.starts_with("wpd-ld: warning: duplicate symbol: Shape::sides() const"));
+        if warned != warns {
+            return Err(format!("`{shown}`: a duplicate-symbol warning expected: {warns}, stderr:\n{stderr}"));
+        }
+        wpd_tests::link::same_run(&shown, &want, &wpd_tests::link::run_program(&exe, &dir)?)?;
+    }
+    Ok(())
 }

@@ -10,7 +10,7 @@
 use crate::options::{self, Action, Arity, Spec};
 use std::path::PathBuf;
 use wpd::error::{Error, Result};
-use wpd_link::resolve::{StateChange, StateStack};
+use wpd_link::resolve::{Duplicates, StateChange, StateStack};
 use wpd_link::{Item as LineItem, LinkLine};
 
 /// One command-line item, in order.
@@ -87,6 +87,11 @@ pub struct LinkArgs {
     pub relocatable: bool,
     /// `-pie`: a position-independent executable.
     pub pie: bool,
+    /// `--allow-multiple-definition` / `-z muldefs` (the last of them and
+    /// `--no-allow-multiple-definition` wins).
+    pub allow_multiple_definition: bool,
+    /// `--noinhibit-exec`.
+    pub noinhibit_exec: bool,
     pub export_dynamic: bool,
     /// `--dynamic-list`, `--export-dynamic-symbol(-list)` (and, outside
     /// `-shared`, `--version-script`): some symbols are exported; wpd
@@ -395,7 +400,12 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                 if options::z_keyword(&v).is_none() {
                     unknown.push(shown.clone());
                 }
+                if v == "muldefs" {
+                    out.allow_multiple_definition = true;
+                }
             }
+            Action::MultipleDefinitions(on) => out.allow_multiple_definition = on,
+            Action::NoInhibitExec => out.noinhibit_exec = true,
             Action::Plugin => pass = false,
             Action::PluginOpt => {
                 out.settings.plugin_opt(&v)?;
@@ -598,6 +608,11 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
     out.line.exports.shared = out.shared;
     out.line.exports.export_dynamic = out.export_dynamic;
     out.line.relocatable = out.relocatable;
+    out.line.duplicates = match (out.allow_multiple_definition, out.noinhibit_exec) {
+        (true, _) => Duplicates::Allow,
+        (false, true) => Duplicates::Warn,
+        (false, false) => Duplicates::Error,
+    };
     Ok(out)
 }
 
@@ -899,6 +914,17 @@ mod tests {
         let text = response_file_text(&args);
         assert_eq!(split_response(&text), args);
         assert!(text.starts_with("\"-L/a b\"\nx.o\n"));
+    }
+
+    #[test]
+    fn duplicate_definitions_policy() {
+        assert_eq!(p(&["a.o"]).line.duplicates, Duplicates::Error);
+        assert_eq!(p(&["-z", "muldefs", "a.o"]).line.duplicates, Duplicates::Allow);
+        assert_eq!(p(&["--allow-multiple-definition", "a.o"]).line.duplicates, Duplicates::Allow);
+        let undone = p(&["--allow-multiple-definition", "--no-allow-multiple-definition", "a.o"]);
+        assert_eq!(undone.line.duplicates, Duplicates::Error);
+        assert_eq!(p(&["--noinhibit-exec", "a.o"]).line.duplicates, Duplicates::Warn);
+        assert_eq!(p(&["--noinhibit-exec", "-zmuldefs", "a.o"]).line.duplicates, Duplicates::Allow);
     }
 
     #[test]

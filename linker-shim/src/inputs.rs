@@ -73,6 +73,9 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>> {
         .with_demangler(wpd_llvm::demangle)
         .with_fat_lto(fat);
     let model = wpd_link::resolve(&args.line, &mut source)?;
+    for w in &model.warnings {
+        eprintln!("wpd-ld: warning: {w}");
+    }
     // A fat LTO object loaded as native code, not asked for: clang does not
     // pass -ffat-lto-objects on through --ld-path, so wpd-ld cannot tell
     // which half the user meant (lld takes the native code unless told,

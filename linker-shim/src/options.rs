@@ -110,6 +110,11 @@ pub enum Action {
     Refuse(&'static str),
     /// `-z KEYWORD`: see [`Z_KEYWORDS`].
     Z,
+    /// `--allow-multiple-definition` (`true`, as `-z muldefs`) and
+    /// `--no-allow-multiple-definition`.
+    MultipleDefinitions(bool),
+    /// `--noinhibit-exec`: errors such as duplicate symbols are warnings.
+    NoInhibitExec,
     Plugin,
     PluginOpt,
     Mllvm,
@@ -270,8 +275,9 @@ pub const OPTIONS: &[Spec] = &[
     o(&["exclude-libs"], Value, Symbols, A::ExcludeLibs),
     o(&["retain-symbols-file"], Value, Symbols, A::Pass),
     o(&["default-symver", "default-imported-symver"], Flag, Symbols, A::Pass),
-    // The first definition wins, as resolution assumes anyway.
-    o(&["allow-multiple-definition", "no-allow-multiple-definition"], Flag, Symbols, A::Pass),
+    // Two strong definitions: the first wins, without an error.
+    o(&["allow-multiple-definition"], Flag, Symbols, A::MultipleDefinitions(true)),
+    o(&["no-allow-multiple-definition"], Flag, Symbols, A::MultipleDefinitions(false)),
     o(&["no-fortran-common"], Flag, Symbols, A::Pass),
     o(
         &["fortran-common"],
@@ -377,7 +383,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["unresolved-symbols"], Value, Harmless, A::Pass),
     o(&["allow-shlib-undefined", "no-allow-shlib-undefined"], Flag, Harmless, A::Pass),
     o(&["undefined-version", "no-undefined-version"], Flag, Harmless, A::Pass),
-    o(&["noinhibit-exec"], Flag, Harmless, A::Pass),
+    o(&["noinhibit-exec"], Flag, Symbols, A::NoInhibitExec),
     o(&["error-limit", "error-handling-script"], Value, Harmless, A::Pass),
     o(&["color-diagnostics"], Optional, Harmless, A::Pass),
     o(&["no-color-diagnostics", "vs-diagnostics"], Flag, Harmless, A::Pass),
@@ -531,7 +537,8 @@ pub const Z_KEYWORDS: &[(&str, Effect)] = &[
     ("report-relative-reloc", Harmless),
     ("defs", Harmless),
     ("undefs", Harmless),
-    // The first definition wins, as resolution assumes anyway.
+    // Two strong definitions: the first wins, without an error
+    // (`--allow-multiple-definition`).
     ("muldefs", Symbols),
 ];
 

@@ -213,6 +213,7 @@ mod tests {
             preemptible: BTreeSet::new(),
             defined_by_command_line: BTreeSet::new(),
             notes: Vec::new(),
+            warnings: Vec::new(),
             movable: Vec::new(),
         }
     }

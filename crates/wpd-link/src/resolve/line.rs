@@ -181,6 +181,19 @@ impl Symbolic {
     }
 }
 
+/// What the linker does with two strong definitions of one name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Duplicates {
+    /// An error (`duplicate symbol`, `multiple definition of`).
+    #[default]
+    Error,
+    /// A warning, the first definition kept (`--noinhibit-exec`).
+    Warn,
+    /// The first definition kept, silently (`-z muldefs`,
+    /// `--allow-multiple-definition`).
+    Allow,
+}
+
 /// The whole link line.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkLine {
@@ -207,6 +220,9 @@ pub struct LinkLine {
     pub exports: Exports,
     /// `-r`: the output is linked again later.
     pub relocatable: bool,
+    /// Two strong definitions of one name: an error unless the line says
+    /// otherwise.
+    pub duplicates: Duplicates,
     /// Set by the caller when it knows the outside references cannot be
     /// known (an option it passes on without modelling it).
     pub unknown: Option<String>,

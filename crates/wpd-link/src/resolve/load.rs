@@ -17,7 +17,7 @@
 //!   member whose strong definition would replace a common symbol.
 
 use super::exports;
-use super::line::{Flavor, InputState, Item, LinkLine};
+use super::line::{Duplicates, Flavor, InputState, Item, LinkLine};
 use super::model::{
     Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, MovableGroup, OutsideRefs, Refs,
 };
@@ -25,7 +25,7 @@ use super::script::{self, Command, Entry};
 use super::search::Search;
 use super::source::{Content, MemberKind, Source};
 use super::symbols::{Definition, SymbolTable, Visibility};
-use super::symtab::{Effect, State, Symtab, UnitId};
+use super::symtab::{Effect, State, SymId, Symtab, UnitId};
 use super::{Error, glob_match};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -77,6 +77,11 @@ pub struct Loader<'a> {
     in_lib: bool,
     exported: BTreeSet<String>,
     preemptible: BTreeSet<String>,
+    /// Strong definitions met after another strong one of the same name:
+    /// (name, the unit whose definition stays, the later unit).
+    duplicates: Vec<(SymId, UnitId, UnitId)>,
+    /// What the linker will warn of, for the front end to say too.
+    warnings: Vec<String>,
 }
 
 impl<'a> Loader<'a> {
@@ -98,6 +103,8 @@ impl<'a> Loader<'a> {
             in_lib: false,
             exported: BTreeSet::new(),
             preemptible: BTreeSet::new(),
+            duplicates: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -369,7 +376,9 @@ impl<'a> Loader<'a> {
                         _ => None,
                     };
                     let id = self.symtab.id(&s.name);
-                    self.symtab.define(id, u, s.weak, common);
+                    if let Some(first) = self.symtab.define(id, u, s.weak, common) {
+                        self.duplicates.push((id, first, u));
+                    }
                 }
                 for s in table.symbols.iter().filter(|s| s.is_undefined()) {
                     let name = self.referenced_name(&s.name, kind).into_owned();
@@ -599,6 +608,43 @@ impl<'a> Loader<'a> {
         }
     }
 
+    /// Two strong definitions of one name, one of them bitcode: the real
+    /// linker's `duplicate symbol` error (or its warning under
+    /// `--noinhibit-exec`). It must be found here: the link compiles only
+    /// the prevailing copy of a bitcode definition, so the final link would
+    /// never see the other one and would link a program lld refuses.
+    /// Duplicates among native objects are left to the final link, which
+    /// sees them all.
+    pub fn check_duplicates(&mut self) -> Result<(), Error> {
+        if self.line.duplicates == Duplicates::Allow {
+            return Ok(());
+        }
+        let bitcode = |u: UnitId| self.units[u.0 as usize].kind == LoadedKind::Bitcode;
+        let found: Vec<String> = self
+            .duplicates
+            .iter()
+            .filter(|&&(_, first, later)| bitcode(first) || bitcode(later))
+            .map(|&(id, first, later)| {
+                let name = &self.symtab.names[id.0 as usize];
+                let shown = match self.source.demangle(name) {
+                    Some(d) if d != **name => format!("{d} ({name})"),
+                    _ => name.to_string(),
+                };
+                let unit = |u: UnitId| self.units[u.0 as usize].name.as_str();
+                format!("duplicate symbol: {shown}, defined in {} and in {}", unit(first), unit(later))
+            })
+            .collect();
+        let Some(first) = found.first() else { return Ok(()) };
+        if self.line.duplicates == Duplicates::Warn {
+            self.warnings.extend(found);
+            return Ok(());
+        }
+        Err(Error::msg(match found.len() {
+            1 => first.clone(),
+            n => format!("{first} (and {} more duplicate symbols)", n - 1),
+        }))
+    }
+
     // ---- exports -------------------------------------------------------
 
     /// Reads a version script or dynamic list; `None` (and a note) when it
@@ -728,6 +774,7 @@ impl<'a> Loader<'a> {
             preemptible: self.preemptible,
             defined_by_command_line,
             notes: self.notes,
+            warnings: self.warnings,
             movable,
         }
     }

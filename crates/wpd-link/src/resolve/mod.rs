@@ -33,7 +33,7 @@ mod tests;
 
 pub use elf::fat_lto_bitcode;
 pub(crate) use elf::needed;
-pub use line::{Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
+pub use line::{Duplicates, Exports, Flavor, InputState, Item, LinkLine, StateChange, StateStack, Symbolic};
 pub use load::expression_symbols;
 pub use model::{
     Input, InputId, InputKind, LinkModel, Loaded, LoadedKind, Member, MemberId, MovableGroup, OutsideRefs, Refs,
@@ -49,6 +49,7 @@ pub fn resolve(line: &LinkLine, source: &mut dyn Source) -> Result<LinkModel, Er
     let mut loader = load::Loader::new(line, source);
     loader.open()?;
     loader.run();
+    loader.check_duplicates()?;
     loader.exports();
     Ok(loader.finish())
 }

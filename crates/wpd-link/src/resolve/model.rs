@@ -170,6 +170,9 @@ pub struct LinkModel {
     pub defined_by_command_line: BTreeSet<String>,
     /// Things that are not errors but may matter (a library not found).
     pub notes: Vec<String>,
+    /// What the real linker warns of that the front end should say too
+    /// (duplicate symbols under `--noinhibit-exec`).
+    pub warnings: Vec<String>,
     /// Comdat groups whose copy the link may take from any of several
     /// bitcode modules without changing what it links ([`MovableGroup`]).
     /// Empty where the model cannot tell (the linker plugin's model, a

@@ -112,7 +112,9 @@ impl Symtab {
     }
 
     /// A definition in a loaded unit (`common`: a common symbol's size).
-    pub fn define(&mut self, id: SymId, unit: UnitId, weak: bool, common: Option<u64>) {
+    /// Returns the unit of the strong definition already there when this
+    /// one is strong too: a duplicate, which the first wins.
+    pub fn define(&mut self, id: SymId, unit: UnitId, weak: bool, common: Option<u64>) -> Option<UnitId> {
         let new = match common {
             Some(size) => State::Common { unit, size },
             None => State::Defined { unit, weak },
@@ -130,6 +132,10 @@ impl Symtab {
         };
         if replace {
             self.set(id, new);
+        }
+        match self.state(id) {
+            Some(State::Defined { unit: first, weak: false }) if !replace && !weak && common.is_none() => Some(first),
+            _ => None,
         }
     }
 
