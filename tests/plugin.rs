@@ -2,14 +2,18 @@
 //! GNU ld, gold and mold leaves no temporary file and writes a report with
 //! the output's sizes; a broken bitcode file and an unknown plugin option
 //! fail the link with one line naming them, through the linker's message
-//! callback. (`tests/e2e.rs` links every fixture through the plugin;
+//! callback. A program sharing names with libstdc++.so (a `<sstream>`
+//! VTT, an `int` exception's typeinfo, template instantiations GNU ld
+//! exports for the runtime) still has dead slots through the plugin, as
+//! through wpd-ld. A link given `-flto`, where clang loads LLVMgold.so
+//! ahead of wpd (so LLVM's LTO takes every bitcode file), says so. (`tests/e2e.rs` links every fixture through the plugin;
 //! `tests/link_model.rs` the link-model cases; `tests/realworld.rs`
 //! leveldb.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::{wpd_ld_bin, wpd_plugin_so};
-use wpd_tests::{CLANGXX, Check, demo_objects, demo_reference, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, TempDir, demo_objects, demo_reference, repo_root, run, run_raw, temp_dir};
 
 const LINKERS: [&str; 3] = ["bfd", "gold", "mold"];
 
@@ -24,6 +28,15 @@ fn plugin_link(linker: &str, tmp: &Path, extra: &[&str], inputs: &[&Path], out: 
             .arg("-o")
             .arg(out),
     )
+}
+
+/// A scratch folder with the demo's bitcode objects and what its -O0
+/// build prints.
+fn demo(label: &str) -> Check<(TempDir, Vec<PathBuf>, Vec<u8>)> {
+    let t = temp_dir(label)?;
+    let objects = demo_objects(t.path())?;
+    let want = demo_reference(t.path())?;
+    Ok((t, objects, want))
 }
 
 /// Links `inputs` through the plugin with `extra` and a report, checks
@@ -50,10 +63,8 @@ fn checked_link(
 }
 
 fn clean_links() -> Check {
-    let t = temp_dir("plugin-clean")?;
-    let objects = demo_objects(t.path())?;
-    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_reference(t.path())?;
+    let (t, objects, want) = demo("plugin-clean")?;
+    let inputs: Vec<&Path> = objects.iter().map(PathBuf::as_path).collect();
     for linker in LINKERS {
         let scratch = t.path().join(format!("tmp-{linker}"));
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
@@ -126,10 +137,8 @@ fn split_units_kept_in_two() -> Check {
 /// to LLVM's parser, which knows the flags LLVM's tools register, as
 /// LLVMgold's does).
 fn code_generation_flags() -> Check {
-    let t = temp_dir("plugin-codegen-flags")?;
-    let objects = demo_objects(t.path())?;
-    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_reference(t.path())?;
+    let (t, objects, want) = demo("plugin-codegen-flags")?;
+    let inputs: Vec<&Path> = objects.iter().map(PathBuf::as_path).collect();
     let text = |r: &serde_json::Value| r["size"]["output"]["sections"][".text"].as_u64().unwrap_or(0);
     for linker in LINKERS {
         let plain = checked_link(linker, t.path(), &[], &inputs, &t.path().join(format!("plain-{linker}")), &want)?;
@@ -148,10 +157,8 @@ fn code_generation_flags() -> Check {
 /// (`save-temps`) have a `.text.<function>` section per function outside a
 /// comdat group by default, and none with the option.
 fn section_options() -> Check {
-    let t = temp_dir("plugin-sections")?;
-    let objects = demo_objects(t.path())?;
-    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_reference(t.path())?;
+    let (t, objects, want) = demo("plugin-sections")?;
+    let inputs: Vec<&Path> = objects.iter().map(PathBuf::as_path).collect();
     // The `.text.<name>` sections of the objects the link kept, counted.
     let function_sections = |extra: &[&str], label: &str| -> Check<usize> {
         let prog = t.path().join(label);
@@ -206,10 +213,8 @@ fn section_options() -> Check {
 /// settings in both reports, and a link whose programs print what -O0
 /// prints.
 fn same_settings() -> Check {
-    let t = temp_dir("plugin-same-settings")?;
-    let objects = demo_objects(t.path())?;
-    let inputs: Vec<&Path> = objects.iter().map(|p| p.as_path()).collect();
-    let want = demo_reference(t.path())?;
+    let (t, objects, want) = demo("plugin-same-settings")?;
+    let inputs: Vec<&Path> = objects.iter().map(PathBuf::as_path).collect();
     let opts = [
         "O1",
         "mcpu=x86-64-v2",
@@ -288,6 +293,108 @@ fn refused() -> Check {
     Ok(())
 }
 
+/// A program whose only shared library is the C++ runtime, sharing names
+/// with it the way real programs do: `std::stringstream` (its VTT and
+/// construction vtables are libstdc++.so's, and GNU ld exports the
+/// program's copies of the instantiations libstdc++.so also defines), an
+/// `int` thrown and caught (its typeinfo is the runtime's). No call loads
+/// `describe`, so its entries must be dead through the plugin of GNU ld
+/// and gold as through wpd-ld (mold shows the plugin no native file, so
+/// it keeps every slot), and the program must print what its -O0 build
+/// prints.
+fn dead_slots_beside_the_runtime() -> Check {
+    let t = temp_dir("plugin-runtime-names")?;
+    let src = t.path().join("prog.cpp");
+    wpd_tests::write(
+        &src,
+        br#"#include <cstdio>
+#include <sstream>
+#include <string>
+struct Shape {
+  virtual ~Shape() {}
+  virtual int area() const = 0;
+  virtual std::string describe() const = 0;
+};
+struct Square : Shape {
+  int s;
+  explicit Square(int s) : s(s) {}
+  int area() const override { return s * s; }
+  std::string describe() const override { std::ostringstream o; o << "square " << s; return o.str(); }
+};
+struct Circle : Shape {
+  int r;
+  explicit Circle(int r) : r(r) {}
+  int area() const override { return 3 * r * r; }
+  std::string describe() const override { std::ostringstream o; o << "circle " << r; return o.str(); }
+};
+__attribute__((noinline)) Shape *make(int i) { if (i > 2) return new Circle(i); return new Square(i); }
+int main(int argc, char **) {
+  std::stringstream total;
+  for (int i = 0; i < 4; i++) {
+    Shape *s = make(i + argc);
+    total << s->area() << ' ';
+    delete s;
+  }
+  try { throw argc; } catch (int n) { total << "caught " << n; }
+  std::printf("%s\n", total.str().c_str());
+}
+"#,
+    )?;
+    let obj = t.path().join("prog.o");
+    run(Command::new(CLANGXX)
+        .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj))?;
+    let reference = t.path().join("ref");
+    run(Command::new(CLANGXX).arg("-O0").arg(&src).arg("-o").arg(&reference))?;
+    let want = run(&mut Command::new(&reference))?.stdout;
+    for linker in ["bfd", "gold"] {
+        let scratch = t.path().join(format!("tmp-{linker}"));
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let prog = t.path().join(format!("prog-{linker}"));
+        let r = checked_link(linker, &scratch, &["-Wl,-plugin-opt=whole-program-visibility"], &[&obj], &prog, &want)?;
+        let dead = &r["dead_slots"];
+        if dead["slots"].as_u64().unwrap_or(0) == 0 {
+            return Err(format!("[{linker}] no dead slot beside the C++ runtime: {dead}"));
+        }
+    }
+    Ok(())
+}
+
+/// `-flto=thin` on a GNU ld or gold link line makes clang load LLVMgold.so
+/// before any `-Wl,-plugin`: LLVM's plugin claims every bitcode file and
+/// wpd's never sees one. The program is still right (LLVM's LTO built
+/// it), but wpd did nothing, which the link must say.
+fn llvm_plugin_first_is_said() -> Check {
+    let (t, objects, want) = demo("plugin-llvmgold-first")?;
+    let inputs: Vec<&Path> = objects.iter().map(PathBuf::as_path).collect();
+    for linker in ["bfd", "gold"] {
+        let prog = t.path().join(format!("prog-{linker}"));
+        let o =
+            plugin_link(linker, t.path(), &["-flto=thin", "-Wl,-plugin-opt=whole-program-visibility"], &inputs, &prog)?;
+        // GNU ld prints a plugin's warnings on stdout, gold on stderr.
+        let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        if !o.status.success() {
+            return Err(format!("[{linker}] link failed: {said}"));
+        }
+        if !said.contains("wpd plugin: LLVM's own LTO plugin") || !said.contains("LLVMgold") {
+            return Err(format!("[{linker}] nothing says LLVMgold.so took the bitcode; the link printed:\n{said}"));
+        }
+        if run(&mut Command::new(&prog))?.stdout != want {
+            return Err(format!("[{linker}] the program's output differs from -O0"));
+        }
+    }
+    // Without -flto, no such line.
+    let prog = t.path().join("prog-plain");
+    let o = plugin_link("bfd", t.path(), &["-Wl,-plugin-opt=whole-program-visibility"], &inputs, &prog)?;
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    if !o.status.success() || said.contains("LLVM's own LTO plugin") {
+        return Err(format!("a link without -flto failed or warned of LLVMgold.so: {said}"));
+    }
+    Ok(())
+}
+
 fn main() {
     let args = libtest_mimic::Arguments::from_args();
     let trials = vec![
@@ -297,6 +404,10 @@ fn main() {
         libtest_mimic::Trial::test("section_options", || section_options().map_err(Into::into)),
         libtest_mimic::Trial::test("same_settings", || same_settings().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
+        libtest_mimic::Trial::test("llvm_plugin_first_is_said", || llvm_plugin_first_is_said().map_err(Into::into)),
+        libtest_mimic::Trial::test("dead_slots_beside_the_runtime", || {
+            dead_slots_beside_the_runtime().map_err(Into::into)
+        }),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -111,6 +111,17 @@ fn say(message: Option<api::Message>, level: c_int, text: &str) {
     }
 }
 
+/// The path of LLVM's gold plugin (`LLVMgold.so`) when this process has
+/// loaded it: the linker loads plugins in the order of the command line,
+/// and clang's driver puts it first whenever it links with `-flto`.
+fn llvm_lto_plugin_loaded() -> Option<String> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|path| path.rsplit('/').next().is_some_and(|f| f.starts_with("LLVMgold") && f.contains(".so")))
+        .map(str::to_string)
+}
+
 /// The plugin's entry point: reads the transfer vector, registers the
 /// hooks and takes the options.
 ///
@@ -204,6 +215,20 @@ pub unsafe extern "C" fn onload(tv: *const api::Tv) -> api::Status {
     if let Some(e) = errors.first() {
         say(message, api::level::FATAL, &e.to_string());
         return api::LDPS_ERR;
+    }
+    if let Some(other) = llvm_lto_plugin_loaded() {
+        say(
+            message,
+            api::level::WARNING,
+            &format!(
+                concat!(
+                    "LLVM's own LTO plugin {} is loaded too (clang adds it to a GNU ld or gold link given -flto): ",
+                    "the linker offers each file to it first, so it takes every bitcode file and wpd devirtualizes ",
+                    "nothing; link without -flto"
+                ),
+                other
+            ),
+        );
     }
     let get_symbols = match (get_v3, get_v2, get_v1) {
         (Some(f), _, _) => GetSymbols::V3(f),

@@ -37,6 +37,7 @@
 
 use crate::decide::{ProgramCalls, SlotCalls};
 use crate::hierarchy::{Hierarchy, Live, RefEdges, RefNode, SymKey, VtableId};
+use crate::native::runtime_symbol;
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use rayon::prelude::*;
@@ -94,9 +95,15 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // rename them in).
     let facts = &policy.facts;
     // The plugin learns of dynamic exports from the resolutions only: a
-    // name exported that nothing outside the bitcode references.
+    // name exported that nothing outside the bitcode references. A name of
+    // the C++ runtime does not count: GNU ld and gold export the program's
+    // copy of a template instantiation libstdc++.so also defines
+    // (`std::basic_stringbuf<char>::~basic_stringbuf()`), for the runtime's
+    // own calls.
     let resolved_exports = facts.exported.as_ref().is_some_and(|exported| {
-        exported.iter().any(|n| facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n)))
+        exported
+            .iter()
+            .any(|n| !runtime_symbol(n) && facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n)))
     });
     let exports = facts.shared || facts.export_dynamic || resolved_exports;
     let candidates: Vec<_> = link

@@ -81,8 +81,34 @@ const RUNTIME: &[&str] = &[
 /// C++ code of the program by the other names it shares with the bitcode.
 pub fn runtime_symbol(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("_Z") else { return false };
-    // Special names: typeinfo, vtable, typeinfo name, guard variables.
-    let rest = ["TI", "TV", "TS", "GV", "TH", "TW"].iter().find_map(|p| rest.strip_prefix(p)).unwrap_or(rest);
+    // Special names: typeinfo, vtable, VTT, construction vtable (named by
+    // its complete class first), typeinfo name, guard variables, TLS
+    // wrappers; thunks (`Th` with one call offset, `Tv` with two, each
+    // `[n]<number>_`) are named by the function they reach.
+    // The typeinfo (and its name) of a fundamental type, or of a pointer
+    // to one: the ABI library defines them all (`__fundamental_type_info`).
+    if let Some(t) = rest.strip_prefix("TI").or_else(|| rest.strip_prefix("TS")) {
+        let t = t.trim_start_matches(['P', 'K']);
+        let builtin = matches!(t.len(), 1 if "vwbcahstijlmxynofdegz".contains(t))
+            || matches!(t, "Dd" | "De" | "Df" | "Dh" | "Di" | "Ds" | "Du" | "Dn");
+        if builtin {
+            return true;
+        }
+    }
+    let rest =
+        ["TI", "TV", "TT", "TC", "TS", "GV", "TH", "TW"].iter().find_map(|p| rest.strip_prefix(p)).unwrap_or(rest);
+    let call_offset = |r: &str| -> Option<usize> {
+        let digits = r.strip_prefix('n').unwrap_or(r);
+        let end = digits.find('_')?;
+        (end > 0 && digits[..end].bytes().all(|b| b.is_ascii_digit())).then(|| r.len() - digits.len() + end + 1)
+    };
+    let rest = if let Some(r) = rest.strip_prefix("Th") {
+        call_offset(r).map_or(rest, |n| &r[n..])
+    } else if let Some(r) = rest.strip_prefix("Tv") {
+        call_offset(r).and_then(|n| call_offset(&r[n..]).map(|m| &r[n + m..])).unwrap_or(rest)
+    } else {
+        rest
+    };
     let rest = rest.strip_prefix('N').map(|r| r.trim_start_matches(['K', 'V', 'r'])).unwrap_or(rest);
     ["St", "Sa", "Sb", "Ss", "Si", "So", "Sd", "9__gnu_cxx", "10__cxxabiv1", "nw", "na", "dl", "da"]
         .iter()
@@ -322,12 +348,39 @@ mod tests {
 
     #[test]
     fn runtime_names_and_files() {
-        for n in
-            ["_ZNSo5flushEv", "_ZSt4cout", "_ZNKSt5ctypeIcE13_M_widen_initEv", "_Znwm", "_ZdlPvm", "_ZTISt9exception"]
-        {
+        for n in [
+            "_ZNSo5flushEv",
+            "_ZSt4cout",
+            "_ZNKSt5ctypeIcE13_M_widen_initEv",
+            "_Znwm",
+            "_ZdlPvm",
+            "_ZTISt9exception",
+            // <sstream>'s VTT and construction vtable, which inline code
+            // of the program references (libstdc++.so defines them).
+            "_ZTTNSt7__cxx1118basic_stringstreamIcSt11char_traitsIcESaIcEEE",
+            "_ZTCNSt7__cxx1118basic_stringstreamIcSt11char_traitsIcESaIcEEE0_Si",
+            "_ZThn16_NSt7__cxx1118basic_stringstreamIcSt11char_traitsIcESaIcEED1Ev",
+            "_ZTv0_n24_NSt7__cxx1118basic_stringstreamIcSt11char_traitsIcESaIcEED0Ev",
+            // Fundamental types' typeinfo (an exception of type int).
+            "_ZTIi",
+            "_ZTIPKc",
+            "_ZTSDn",
+        ] {
             assert!(runtime_symbol(n), "{n}");
         }
-        for n in ["_Z9introduceRK6Animal", "_ZN4Base1fEv", "_ZTV6Animal", "main", "_ZNK3Fox4nameEv"] {
+        for n in [
+            "_Z9introduceRK6Animal",
+            "_ZN4Base1fEv",
+            "_ZTV6Animal",
+            "main",
+            "_ZNK3Fox4nameEv",
+            "_ZTT6Stream",
+            "_ZThn8_N3Fox4nameEv",
+            "_ZTv0_n24_N3FoxD1Ev",
+            "_ZTI3Fox",
+            "_ZTIP3Fox",
+            "_ZTIii",
+        ] {
             assert!(!runtime_symbol(n), "{n}");
         }
         assert!(is_runtime("/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.so"));
