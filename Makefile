@@ -28,9 +28,10 @@ toolchain:
 	[ -f /usr/lib/llvm-19/lib/liblldELF.a ] || missing="$$missing liblld-19-dev"; \
 	[ -f /usr/lib/llvm-19/lib/libPolly.a ] || missing="$$missing libpolly-19-dev"; \
 	[ -x /usr/lib/llvm-19/bin/llvm-bolt ] || missing="$$missing bolt-19"; \
+	[ -f /usr/include/spdlog/spdlog.h ] || missing="$$missing libspdlog-dev"; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold libspdlog-dev"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold libspdlog-dev; \
 	fi
 
 # wpd-ld is laid out by profile after every build (linker-shim/bolt.sh; a
