@@ -64,8 +64,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::oracle::{self, Flavor};
 use wpd_tests::link::{
-    llvm_command, llvm_yaml_devirtualized, read_report, report_devirtualized, run_program, same_run, wpd_ld_bin,
-    wpd_ld_command, wpd_plugin_so,
+    DevirtualizedSites, llvm_command, llvm_yaml_devirtualized, read_report, report_devirtualized, run_program,
+    same_run, wpd_ld_bin, wpd_ld_command, wpd_plugin_so,
 };
 use wpd_tests::{CLANG, CLANGXX, Check, LLVM_AR, list_dir, mkdir, read, repo_root, run, temp_dir, write};
 
@@ -412,27 +412,9 @@ fn libzmq() -> Check {
     }
     compare("wpd-ld (archive)", &work.join("zmq.wpd2"))?;
     let report = read_report(&work.join("zmq.wpd2.json"))?;
-    // LLVM's own devirtualization of the same link, its remarks as YAML
-    // (they name the calling function; these objects have no debug lines).
-    let remarks = work.join("remarks.yaml");
-    let yaml = format!("-Wl,--opt-remarks-filename,{}", remarks.display());
-    run(&mut llvm_command(
-        work,
-        &archive_inputs,
-        &work.join("zmq.lld"),
-        true,
-        &[&yaml, "-Wl,--opt-remarks-passes,wholeprogramdevirt"],
-    ))?;
+    let theirs = llvm_devirtualized(work, &archive_inputs, &work.join("zmq.lld"))?;
     compare("lld", &work.join("zmq.lld"))?;
-    let remark_files: Vec<PathBuf> =
-        list_dir(work)?.into_iter().filter(|n| n.starts_with("remarks.yaml")).map(|n| work.join(n)).collect();
-    let theirs = llvm_yaml_devirtualized(&remark_files)?;
-    let ours = report_devirtualized(&report);
-    let missed: Vec<String> = theirs
-        .iter()
-        .filter(|(site, n)| ours.get(*site).copied().unwrap_or(0) < **n)
-        .map(|((caller, kind, target), n)| format!("{caller} {kind} {target} x{n}"))
-        .collect();
+    let missed = missed_by_wpd(&theirs, &report, |_| false);
 
     // 2. gold and the plugin, every third library object a native -O0 one,
     //    no whole-program visibility.
@@ -493,6 +475,33 @@ fn libzmq() -> Check {
     if failures.is_empty() { Ok(()) } else { Err(failures.join("\n\n")) }
 }
 
+/// LLVM's own devirtualization of `inputs` (lld's ThinLTO with
+/// whole-program visibility, linked into `program`), from its remarks as
+/// YAML: they name the calling function, which objects without debug
+/// lines still have.
+fn llvm_devirtualized(work: &Path, inputs: &[OsString], program: &Path) -> Check<DevirtualizedSites> {
+    let yaml = format!("-Wl,--opt-remarks-filename,{}", work.join("remarks.yaml").display());
+    run(&mut llvm_command(work, inputs, program, true, &[&yaml, "-Wl,--opt-remarks-passes,wholeprogramdevirt"]))?;
+    let remark_files: Vec<PathBuf> =
+        list_dir(work)?.into_iter().filter(|n| n.starts_with("remarks.yaml")).map(|n| work.join(n)).collect();
+    llvm_yaml_devirtualized(&remark_files)
+}
+
+/// The call sites LLVM devirtualized (`theirs`) that wpd's `report` did
+/// not, by caller, kind and target, except in the callers `excused` names.
+fn missed_by_wpd(
+    theirs: &DevirtualizedSites,
+    report: &serde_json::Value,
+    excused: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let ours = report_devirtualized(report);
+    theirs
+        .iter()
+        .filter(|(site, n)| ours.get(*site).copied().unwrap_or(0) < **n && !excused(&site.0))
+        .map(|((caller, kind, target), n)| format!("{caller} {kind} {target} x{n}"))
+        .collect()
+}
+
 fn spdlog() -> Check {
     let src = repo_root().join("fixtures/realworld/spdlog");
     if !Path::new("/usr/include/spdlog/spdlog.h").is_file() {
@@ -531,15 +540,9 @@ fn spdlog() -> Check {
     run(&mut wpd_ld_command(work, &lto, &prog, true, &[format!("-Wl,--wpd-report={}", report.display())], &tmp)?)?;
     same_run("spdlog (wpd-ld)", &want, &run_program(&prog, work)?)?;
     let ours_report = read_report(&report)?;
-    let remarks = work.join("remarks.yaml");
-    let yaml = format!("-Wl,--opt-remarks-filename,{}", remarks.display());
     let lld_prog = work.join("log.lld");
-    run(&mut llvm_command(work, &lto, &lld_prog, true, &[&yaml, "-Wl,--opt-remarks-passes,wholeprogramdevirt"]))?;
+    let theirs = llvm_devirtualized(work, &lto, &lld_prog)?;
     same_run("spdlog (lld)", &want, &run_program(&lld_prog, work)?)?;
-    let remark_files: Vec<PathBuf> =
-        list_dir(work)?.into_iter().filter(|n| n.starts_with("remarks.yaml")).map(|n| work.join(n)).collect();
-    let theirs = llvm_yaml_devirtualized(&remark_files)?;
-    let ours = report_devirtualized(&ours_report);
     // LLVM also folds `catch (const std::exception &e) { e.what(); }` into
     // `std::runtime_error::what()`, the one override among the bitcode's
     // vtables, though libstdc++.so throws its own `std::exception`
@@ -554,11 +557,7 @@ fn spdlog() -> Check {
                 c["function"].as_str() == Some(caller) && c["type_id"].as_str().is_some_and(|t| open.contains(&t))
             })
         };
-    let missed: Vec<String> = theirs
-        .iter()
-        .filter(|(site, n)| ours.get(*site).copied().unwrap_or(0) < **n && !open_call_in(&site.0))
-        .map(|((caller, kind, target), n)| format!("{caller} {kind} {target} x{n}"))
-        .collect();
+    let missed = missed_by_wpd(&theirs, &ours_report, open_call_in);
     if theirs.is_empty() || !missed.is_empty() {
         return Err(format!("LLVM devirtualized {} call sites; wpd missed: {missed:?}", theirs.len()));
     }

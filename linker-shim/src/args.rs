@@ -87,11 +87,6 @@ pub struct LinkArgs {
     pub relocatable: bool,
     /// `-pie`: a position-independent executable.
     pub pie: bool,
-    /// `--allow-multiple-definition` / `-z muldefs` (the last of them and
-    /// `--no-allow-multiple-definition` wins).
-    pub allow_multiple_definition: bool,
-    /// `--noinhibit-exec`.
-    pub noinhibit_exec: bool,
     pub export_dynamic: bool,
     /// `--dynamic-list`, `--export-dynamic-symbol(-list)` (and, outside
     /// `-shared`, `--version-script`): some symbols are exported; wpd
@@ -297,6 +292,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
     let mut out = LinkArgs::default();
     let mut state = StateStack::default();
     let mut unknown: Vec<String> = Vec::new();
+    // `--allow-multiple-definition` / `-z muldefs` (the last of them and
+    // `--no-allow-multiple-definition` wins), `--noinhibit-exec`: what the
+    // line does with duplicate symbols (`LinkLine::duplicates`).
+    let (mut allow_multiple_definition, mut noinhibit_exec) = (false, false);
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -401,11 +400,11 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                     unknown.push(shown.clone());
                 }
                 if v == "muldefs" {
-                    out.allow_multiple_definition = true;
+                    allow_multiple_definition = true;
                 }
             }
-            Action::MultipleDefinitions(on) => out.allow_multiple_definition = on,
-            Action::NoInhibitExec => out.noinhibit_exec = true,
+            Action::MultipleDefinitions(on) => allow_multiple_definition = on,
+            Action::NoInhibitExec => noinhibit_exec = true,
             Action::Plugin => pass = false,
             Action::PluginOpt => {
                 out.settings.plugin_opt(&v)?;
@@ -608,7 +607,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
     out.line.exports.shared = out.shared;
     out.line.exports.export_dynamic = out.export_dynamic;
     out.line.relocatable = out.relocatable;
-    out.line.duplicates = match (out.allow_multiple_definition, out.noinhibit_exec) {
+    out.line.duplicates = match (allow_multiple_definition, noinhibit_exec) {
         (true, _) => Duplicates::Allow,
         (false, true) => Duplicates::Warn,
         (false, false) => Duplicates::Error,

@@ -81,10 +81,6 @@ const RUNTIME: &[&str] = &[
 /// C++ code of the program by the other names it shares with the bitcode.
 pub fn runtime_symbol(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("_Z") else { return false };
-    // Special names: typeinfo, vtable, VTT, construction vtable (named by
-    // its complete class first), typeinfo name, guard variables, TLS
-    // wrappers; thunks (`Th` with one call offset, `Tv` with two, each
-    // `[n]<number>_`) are named by the function they reach.
     // The typeinfo (and its name) of a fundamental type, or of a pointer
     // to one: the ABI library defines them all (`__fundamental_type_info`).
     if let Some(t) = rest.strip_prefix("TI").or_else(|| rest.strip_prefix("TS")) {
@@ -95,6 +91,10 @@ pub fn runtime_symbol(name: &str) -> bool {
             return true;
         }
     }
+    // Special names: typeinfo, vtable, VTT, construction vtable (named by
+    // its complete class first), typeinfo name, guard variables, TLS
+    // wrappers; thunks (`Th` with one call offset, `Tv` with two, each
+    // `[n]<number>_`) are named by the function they reach.
     let rest =
         ["TI", "TV", "TT", "TC", "TS", "GV", "TH", "TW"].iter().find_map(|p| rest.strip_prefix(p)).unwrap_or(rest);
     let call_offset = |r: &str| -> Option<usize> {
