@@ -212,7 +212,6 @@ mod tests {
             exported: set(&["api"]),
             preemptible: BTreeSet::new(),
             defined_by_command_line: BTreeSet::new(),
-            notes: Vec::new(),
             warnings: Vec::new(),
             movable: Vec::new(),
         }

@@ -170,7 +170,6 @@ pub fn from_linker(
         exported,
         preemptible,
         defined_by_command_line: BTreeSet::new(),
-        notes: Vec::new(),
         warnings: Vec::new(),
         // The linker (gold, GNU ld) keeps its own choice of copy: wpd
         // moves none.

@@ -72,7 +72,6 @@ pub struct Loader<'a> {
     sonames: HashSet<String>,
     /// Reasons the outside references are unknown (the first is reported).
     unknown: Vec<String>,
-    notes: Vec<String>,
     script_entry: Option<String>,
     in_lib: bool,
     exported: BTreeSet<String>,
@@ -98,7 +97,6 @@ impl<'a> Loader<'a> {
             comdats: HashSet::new(),
             sonames: HashSet::new(),
             unknown: line.unknown.iter().cloned().collect(),
-            notes: Vec::new(),
             script_entry: None,
             in_lib: false,
             exported: BTreeSet::new(),
@@ -146,7 +144,6 @@ impl<'a> Loader<'a> {
                 // The real linker reports it; what it would define or
                 // reference is unknown here.
                 self.unknown.push(format!("-l{spec} (not found in the -L paths)"));
-                self.notes.push(format!("cannot find -l{spec}"));
                 Ok(())
             }
         }
@@ -282,7 +279,6 @@ impl<'a> Loader<'a> {
                     Some(p) if self.source.is_file(&p) => self.open_file(&p, st, item, true, depth + 1),
                     _ => {
                         self.unknown.push(format!("{name} (named by linker script {shown}, not found)"));
-                        self.notes.push(format!("cannot find {name} named by {shown}"));
                         Ok(())
                     }
                 }
@@ -647,15 +643,15 @@ impl<'a> Loader<'a> {
 
     // ---- exports -------------------------------------------------------
 
-    /// Reads a version script or dynamic list; `None` (and a note) when it
-    /// cannot be read, which the caller treats conservatively.
+    /// Reads a version script or dynamic list; `None` when it cannot be
+    /// read or parsed, which the caller treats conservatively (a version
+    /// script that hides nothing, a dynamic list that lists everything).
+    /// The real linker reports a file it cannot read itself.
     fn pattern_list(&mut self, path: &str) -> Option<exports::PatternList> {
-        let parsed = match self.source.load(Path::new(path), false) {
-            Ok(Content::Script(text)) => exports::parse(&text).map_err(|e| e.to_string()),
-            Ok(_) => Err("not a text file".to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        parsed.map_err(|e| self.notes.push(format!("{path}: {e}; its patterns are ignored"))).ok()
+        match self.source.load(Path::new(path), false) {
+            Ok(Content::Script(text)) => exports::parse(&text).ok(),
+            _ => None,
+        }
     }
 
     /// The bitcode definitions the output exports dynamically.
@@ -773,7 +769,6 @@ impl<'a> Loader<'a> {
             exported: self.exported,
             preemptible: self.preemptible,
             defined_by_command_line,
-            notes: self.notes,
             warnings: self.warnings,
             movable,
         }

@@ -168,8 +168,6 @@ pub struct LinkModel {
     /// Symbols the command line defines (`--defsym`): no bitcode copy of
     /// them prevails.
     pub defined_by_command_line: BTreeSet<String>,
-    /// Things that are not errors but may matter (a library not found).
-    pub notes: Vec<String>,
     /// What the real linker warns of that the front end should say too
     /// (duplicate symbols under `--noinhibit-exec`).
     pub warnings: Vec<String>,
