@@ -29,9 +29,10 @@ toolchain:
 	[ -f /usr/lib/llvm-19/lib/libPolly.a ] || missing="$$missing libpolly-19-dev"; \
 	[ -x /usr/lib/llvm-19/bin/llvm-bolt ] || missing="$$missing bolt-19"; \
 	[ -f /usr/include/spdlog/spdlog.h ] || missing="$$missing libspdlog-dev"; \
+	[ -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.asan-x86_64.a ] || missing="$$missing libclang-rt-19-dev"; \
 	if [ -n "$$missing" ]; then \
-	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold libspdlog-dev"; \
-	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold libspdlog-dev; \
+	  echo "missing:$$missing; installing clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold libspdlog-dev libclang-rt-19-dev"; \
+	  $(SUDO) apt-get update && $(SUDO) apt-get install -y clang-19 lld-19 llvm-19-dev liblld-19-dev libpolly-19-dev bolt-19 chromium cmake ninja-build mold libspdlog-dev libclang-rt-19-dev; \
 	fi
 
 # wpd-ld is laid out by profile after every build (linker-shim/bolt.sh; a

@@ -229,6 +229,29 @@ pub fn reference_result(fx: &Fixture, r: RunResult) -> Check<RunResult> {
     Ok(r)
 }
 
+/// Links `objects` in `dir` with clang++ and `flags` (a wpd-ld link when
+/// `label` is `wpd-ld`, else a plugin link) into the program `dir/label`
+/// with its report `dir/label.json`, runs it, and checks that it prints
+/// what `want` printed; returns the report.
+pub fn link_run_report(
+    dir: &Path,
+    label: &str,
+    flags: &[String],
+    objects: &[OsString],
+    want: &RunResult,
+) -> Check<Value> {
+    let prog = dir.join(label);
+    let report_path = dir.join(format!("{label}.json"));
+    let report_flag = if label == "wpd-ld" {
+        format!("-Wl,--wpd-report={}", report_path.display())
+    } else {
+        format!("-Wl,-plugin-opt=wpd-report={}", report_path.display())
+    };
+    crate::run(Command::new(CLANGXX).current_dir(dir).args(flags).arg(report_flag).args(objects).arg("-o").arg(&prog))?;
+    same_run(label, want, &run_program(&prog, dir)?)?;
+    read_report(&report_path)
+}
+
 /// Requires `got` to equal the -O0 reference, naming `what` otherwise.
 pub fn same_run(what: &str, reference: &RunResult, got: &RunResult) -> Check {
     if reference == got {

@@ -14,7 +14,7 @@ use libtest_mimic::{Arguments, Trial};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use wpd_tests::link::{RunResult, read_report, run_program, same_run, wpd_ld_bin, wpd_plugin_so};
+use wpd_tests::link::{RunResult, link_run_report, run_program, wpd_ld_bin, wpd_plugin_so};
 use wpd_tests::{CLANG, CLANGXX, Check, run, temp_dir};
 
 /// How the native side is built.
@@ -154,16 +154,7 @@ fn link_and_check(
     objects: &[OsString],
     want: &RunResult,
 ) -> Check {
-    let prog = dir.join(label);
-    let report_path = dir.join(format!("{label}.json"));
-    let report_flag = if label == "wpd-ld" {
-        format!("-Wl,--wpd-report={}", report_path.display())
-    } else {
-        format!("-Wl,-plugin-opt=wpd-report={}", report_path.display())
-    };
-    run(Command::new(CLANGXX).current_dir(dir).args(flags).arg(report_flag).args(objects).arg("-o").arg(&prog))?;
-    same_run(label, want, &run_program(&prog, dir)?)?;
-    let report = read_report(&report_path)?;
+    let report = link_run_report(dir, label, flags, objects, want)?;
     let dead = &report["dead_slots"];
     let off = dead["off"].as_str();
     let functions = dead["functions"].as_u64().unwrap_or(0);

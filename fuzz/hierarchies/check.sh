@@ -9,6 +9,8 @@
 #   LLD=0 ./repro.sh      # skip the informational lld ThinLTO link
 #   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
 #   BAZEL=1 ./repro.sh    # also the Bazel-style sequence (--thinlto-index-only, clang backends)
+#   SANITIZE=address,undefined ./repro.sh   # every build (the -O0 reference's
+#                         # too) compiled and linked with -fsanitize=...
 #
 # Reads config.sh (TUS="mode:file ...", mode lto, native, shared or untyped:
 # bitcode without type metadata, -emit-llvm -fno-rtti without -flto; patch: a
@@ -52,6 +54,11 @@ VIS=()   # flags of every non-reference compile
 [ "${NORTTI:-0}" = 1 ] && VIS+=(-fno-rtti)
 [ "${RELATIVE:-0}" = 1 ] && VIS+=(-fexperimental-relative-c++-abi-vtables)
 LINKX=() # flags of every link (the reference's too)
+if [ -n "${SANITIZE:-}" ]; then
+    VIS+=("-fsanitize=$SANITIZE")
+    LINKX+=("-fsanitize=$SANITIZE")
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
+fi
 [ "${MULDEFS:-0}" = 1 ] && LINKX+=(-Wl,-z,muldefs)
 for s in ${IPEXPORT:-}; do LINKX+=("-Wl,--export-dynamic-symbol=$s"); done
 for s in ${DLEXPORT:-}; do LINKX+=("-Wl,--export-dynamic-symbol=$s"); done

@@ -278,6 +278,51 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
   return mine.size();
 }
 
+// Whether the integer `p2i` (a vtable pointer or slot address) is only
+// AddressSanitizer's check of the address before a load: shifted right
+// (`lshr` by 3 or more) and offset into the shadow memory, which is loaded
+// and compared; masked and compared for a partial granule; passed to the
+// runtime's `__asan_report_*` (or, outlined, `__asan_load*`), which prints
+// or checks the address and reads nothing through it. No pointer made from
+// it reaches anything but a load of shadow memory.
+static bool asan_address_check(PtrToIntInst *p2i) {
+  std::vector<std::pair<Value *, bool>> work{{p2i, false}};  // value, shifted
+  SmallPtrSet<Value *, 16> seen;
+  while (!work.empty()) {
+    auto [v, shifted] = work.back();
+    work.pop_back();
+    if (!seen.insert(v).second) continue;
+    for (User *u : v->users()) {
+      if (isa<ICmpInst>(u)) continue;
+      if (auto *call = dyn_cast<CallBase>(u)) {
+        Function *callee = call->getCalledFunction();
+        if (callee && callee->getName().starts_with("__asan_") && call->getCalledOperand() != v) continue;
+        return false;
+      }
+      if (auto *bin = dyn_cast<BinaryOperator>(u)) {
+        auto *amount = dyn_cast<ConstantInt>(bin->getOperand(1));
+        bool shift = bin->getOpcode() == Instruction::LShr && bin->getOperand(0) == v && amount &&
+                     amount->getZExtValue() >= 3;
+        work.push_back({bin, shifted || shift});
+        continue;
+      }
+      if (isa<TruncInst>(u) || isa<ZExtInst>(u) || isa<SExtInst>(u)) {
+        work.push_back({u, shifted});
+        continue;
+      }
+      if (auto *i2p = dyn_cast<IntToPtrInst>(u); i2p && shifted) {
+        for (User *w : i2p->users()) {
+          auto *load = dyn_cast<LoadInst>(w);
+          if (!load || load->getPointerOperand() != i2p) return false;
+        }
+        continue;
+      }
+      return false;
+    }
+  }
+  return true;
+}
+
 // Every way the pointer an llvm.(public.)type.test or llvm.type.checked.load
 // tests may read a vtable slot, for dead-slot elimination. Walks the
 // pointer's uses through casts and constant-offset GEPs (and phis and
@@ -287,9 +332,10 @@ size_t wpd_devirt_calls(LLVMValueRef intrinsic_call, void *dt, LLVMValueRef **ca
 // (a non-constant GEP, a store, a call argument, ...) gives (-1, null). A
 // load at a negative offset reads offset-to-top, typeinfo or a virtual base
 // offset, never a function slot, and comparisons and stores of the pointer
-// read nothing. For a
-// checked load, its own loaded pointer is a load at its offset argument (an
-// offset that is not constant reads anything). Returns the count; *offsets
+// read nothing, nor does AddressSanitizer's check of the address
+// (asan_address_check). For a checked load, its own loaded pointer is a
+// load at its offset argument (an offset that is not constant reads
+// anything). Returns the count; *offsets
 // and *calls are malloc'd arrays (free with wpd_free).
 size_t wpd_test_slot_reads(LLVMValueRef intrinsic_call, int64_t **offsets, LLVMValueRef **calls) {
   *offsets = nullptr;
@@ -350,6 +396,7 @@ size_t wpd_test_slot_reads(LLVMValueRef intrinsic_call, int64_t **offsets, LLVMV
         if (id == Intrinsic::type_checked_load && ii->getArgOperand(0) == v) continue;
       }
       if (isa<ICmpInst>(u)) continue;
+      if (auto *p2i = dyn_cast<PtrToIntInst>(u); p2i && asan_address_check(p2i)) continue;
       if (auto *gep = dyn_cast<GEPOperator>(u)) {
         APInt off(dl.getIndexTypeSizeInBits(gep->getType()), 0);
         if (gep->getPointerOperand() == v && gep->accumulateConstantOffset(dl, off))
@@ -458,6 +505,15 @@ size_t wpd_untested_slot_loads(LLVMValueRef fn, LLVMTypeRef **types) {
         break;
     }
     if (!isa<LoadInst>(p) && !isa<PHINode>(p) && !isa<SelectInst>(p)) continue;
+    // UBSan's dynamic type check (-fsanitize=vptr) loads the object's
+    // vtable pointer `!nosanitize` too, only to hash it as an integer (its
+    // type cache, `__ubsan_handle_dynamic_type_cache_miss`, which reads the
+    // typeinfo before the address point): a load used by `ptrtoint` alone
+    // reads no slot. Clang puts `!nosanitize` on its own checks only.
+    bool hashed_only = !load->use_empty() && std::all_of(load->user_begin(), load->user_end(), [](User *u) {
+      return isa<PtrToIntInst>(u);
+    });
+    if (hashed_only) continue;
     std::vector<Value *> work{load};
     SmallPtrSet<Value *, 8> seen;
     size_t before = out.size();

@@ -37,7 +37,7 @@
 
 use crate::decide::{ProgramCalls, SlotCalls};
 use crate::hierarchy::{Hierarchy, Live, RefEdges, RefNode, SymKey, VtableId};
-use crate::native::runtime_symbol;
+use crate::native::{runtime_symbol, sanitizer_metadata};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use rayon::prelude::*;
@@ -100,10 +100,14 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // copy of a template instantiation libstdc++.so also defines
     // (`std::basic_stringbuf<char>::~basic_stringbuf()`), for the runtime's
     // own calls.
+    // Nor does AddressSanitizer's descriptor of a global
+    // ([`sanitizer_metadata`]).
     let resolved_exports = facts.exported.as_ref().is_some_and(|exported| {
-        exported
-            .iter()
-            .any(|n| !runtime_symbol(n) && facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n)))
+        exported.iter().any(|n| {
+            !runtime_symbol(n)
+                && !sanitizer_metadata(n)
+                && facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n))
+        })
     });
     let exports = facts.shared || facts.export_dynamic || resolved_exports;
     let candidates: Vec<_> = link

@@ -115,6 +115,15 @@ pub fn runtime_symbol(name: &str) -> bool {
         .any(|p| rest.starts_with(p))
 }
 
+/// Whether `name` is AddressSanitizer's descriptor of an instrumented
+/// global (`__asan_global_<name>`), which the runtime's dynamic list
+/// exports (`__asan_*`) so that the runtime can poison the global's
+/// redzone: data that holds a global's (a vtable's) address, never called
+/// through. Exporting it exports none of the program's code.
+pub fn sanitizer_metadata(name: &str) -> bool {
+    name.starts_with("__asan_global_")
+}
+
 /// The startup objects the compiler driver adds to every link (glibc's
 /// `crt1.o` family, GCC's `crtbegin.o` family, compiler-rt's), by exact
 /// file name: they hold no C++ code.
@@ -148,6 +157,20 @@ fn is_runtime(name: &str) -> bool {
     let file = name.split('(').next().unwrap_or(name);
     let base = file.rsplit('/').next().unwrap_or(file);
     RUNTIME.iter().any(|r| base.starts_with(r)) || (!name.contains('(') && STARTUP.contains(&base))
+}
+
+/// Whether the native input `name` is one of the compiler's own runtime
+/// libraries (compiler-rt's `libclang_rt.*`: the sanitizers, profiling,
+/// XRay, libFuzzer), which every `-fsanitize=` link has. They are built
+/// with `-fno-rtti`, so their vtables have no typeinfo, but from
+/// compiler-rt's sources alone, without the program's headers and without
+/// the C++ standard library's classes (the sanitizers use none; libFuzzer
+/// its own private copy): their classes derive only from their own, and no
+/// call of the program can reach them. Their vtables do not leave the
+/// link's hierarchies unchecked as a program's `-fno-rtti` object does.
+fn is_compiler_runtime(name: &str) -> bool {
+    let file = name.split('(').next().unwrap_or(name);
+    file.rsplit('/').next().unwrap_or(file).starts_with("libclang_rt.")
 }
 
 /// Why a native input (not of the runtime) may hold C++ code that calls
@@ -289,7 +312,7 @@ impl NativeScan {
             };
             self.see(class, s);
             if is_vtable {
-                if !undefined {
+                if !undefined && !is_compiler_runtime(name) {
                     self.vtables.entry(class.to_string()).or_insert_with(|| name.to_string());
                 }
             } else {
