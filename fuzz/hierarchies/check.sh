@@ -57,6 +57,9 @@ LINKX=() # flags of every link (the reference's too)
 if [ -n "${SANITIZE:-}" ]; then
     VIS+=("-fsanitize=$SANITIZE")
     LINKX+=("-fsanitize=$SANITIZE")
+    # UBSan's dynamic type check reads the Itanium layout (libstdc++'s
+    # __dynamic_cast): relative vtables fail it with or without wpd.
+    [ "${RELATIVE:-0}" = 1 ] && LINKX+=(-fno-sanitize=vptr) && VIS+=(-fno-sanitize=vptr)
     export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 fi
 [ "${MULDEFS:-0}" = 1 ] && LINKX+=(-Wl,-z,muldefs)
