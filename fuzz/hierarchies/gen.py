@@ -470,6 +470,8 @@ class Gen:
         self.speculate = cr.choices(['', '2', 'off'], [6, 3, 1])[0]
         if a.opt:
             self.opt = a.opt
+        if a.rtti is not None:
+            self.nortti = not a.rtti
         # shapes, from their own generator (a seed without any keeps the
         # program it had before shapes existed)
         sr = random.Random(self.seed * 104729 + 3)
@@ -2160,6 +2162,11 @@ def main():
     g.add_argument('--archive', dest='archive', action='store_const', const=True,
                    help='put the non-main TUs (bitcode and native) into a static archive libfzar.a')
     g.add_argument('--no-archive', dest='archive', action='store_const', const=False)
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument('--rtti', dest='rtti', action='store_const', const=True,
+                   help='RTTI in every TU but the untyped one (default: -fno-rtti in one seed of ten)')
+    g.add_argument('--no-rtti', dest='rtti', action='store_const', const=False,
+                   help='-fno-rtti in every TU (NORTTI=1)')
     ap.add_argument('--no-always-throw', action='store_true',
                     help='make every throw depend on an argument (same program otherwise): '
                          'works around bugs/02 (an always-throwing override is not a target)')

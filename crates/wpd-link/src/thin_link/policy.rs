@@ -7,7 +7,8 @@
 //! vtable `_ZTV<X>` is defined or referenced by a native object or shared
 //! library (a library deriving from it references the base typeinfo), a
 //! native typeinfo names it as a base, its vtable is exported dynamically,
-//! or its bitcode vtable has no typeinfo to check against. An open class
+//! or its bitcode vtable has no typeinfo to check against while native C++
+//! code other than the runtime is in the link. An open class
 //! opens its own type id, its member-function-pointer type ids, and every
 //! type id its vtable carries (its bases': a class deriving from it derives
 //! from them too).
@@ -207,9 +208,17 @@ impl Policy {
                 .slots
                 .iter()
                 .any(|s| s.kind == SlotKind::Global && s.symbol.as_deref().is_some_and(|n| n.starts_with("_ZTI")));
-            if !has_typeinfo {
+            // Without typeinfo, a subclass in a shared library would leave
+            // no trace (it references its base's typeinfo only with RTTI);
+            // where no native input may hold C++ code but the runtime's, no
+            // such subclass can be linked, and the class is as closed as
+            // one with typeinfo.
+            if let (false, Some(native)) = (has_typeinfo, &v.native_cxx) {
                 classes.entry(class.to_string()).or_insert_with(|| {
-                    format!("{} has no typeinfo to check against (-fno-rtti); as lld, wpd does not trust whole-program visibility for it", vt.symbol)
+                    format!(
+                        "{} has no typeinfo to check against (-fno-rtti), and native C++ code is in the link, where a subclass would leave no trace: {native}",
+                        vt.symbol
+                    )
                 });
             }
         }
