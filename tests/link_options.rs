@@ -45,6 +45,7 @@ fn main() {
         ("cs_profile_generate_and_use", cs_profile_generate_and_use),
         ("refused_plugin_options", refused_plugin_options),
         ("llvm_code_generation_flags", llvm_code_generation_flags),
+        ("codegen_level", codegen_level),
         ("allocator_serves_llvm", allocator_serves_llvm),
         ("optimized_layout_same_output", optimized_layout_same_output),
     ];
@@ -581,6 +582,32 @@ fn llvm_code_generation_flags() -> Check {
     }
     expect_one_error(&c, &[&obj], &["-Wl,-mllvm,-no-such-llvm-flag"], "unknown LLVM option '-no-such-llvm-flag'")?;
     expect_one_error(&c, &[&obj], &["-Wl,-mllvm,-mcpu="], "-mllvm -mcpu= needs a value")
+}
+
+/// lld's `--lto-CGO<n>` sets code generation's level apart from the
+/// optimization level: at 0 LLVM selects instructions the fast way, which
+/// makes more code; each program prints what -O0 prints. A level LLVM does
+/// not have is one error line.
+fn codegen_level() -> Check {
+    let c = Case::new("codegen-level", "profile")?;
+    let want = c.reference(&["main.cpp"])?;
+    let obj = c.bitcode("main.cpp", "main.o", &[])?;
+    let (plain, got) = c.link_and_run(&[&obj], "plain", &[])?;
+    same_run("wpd-ld", &want, &got)?;
+    let (cgo0, got) = c.link_and_run(&[&obj], "cgo0", &["-Wl,--lto-CGO0"])?;
+    same_run("wpd-ld --lto-CGO0", &want, &got)?;
+    let (cgo3, got) = c.link_and_run(&[&obj], "cgo3", &["-Wl,--lto-CGO3"])?;
+    same_run("wpd-ld --lto-CGO3", &want, &got)?;
+    let (before, fast, aggressive) = (text_size(&plain)?, text_size(&cgo0)?, text_size(&cgo3)?);
+    if fast <= before {
+        return Err(format!(
+            "--lto-CGO0: .text {fast} bytes, at the default level {before}: the level was not applied"
+        ));
+    }
+    if aggressive >= fast {
+        return Err(format!("--lto-CGO3: .text {aggressive} bytes, not less than --lto-CGO0's {fast}"));
+    }
+    expect_one_error(&c, &[&obj], &["-Wl,--lto-CGO4"], "invalid codegen optimization level --lto-CGO4")
 }
 
 // --- the process ----------------------------------------------------------

@@ -420,6 +420,13 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                     v.parse::<u8>().map_err(|_| Error::msg(format!("invalid optimization level {shown}")))?.min(3);
                 pass = false;
             }
+            Action::LtoCgo => {
+                let level = v.parse::<u8>().ok().filter(|&l| l <= 3);
+                out.settings.cg_opt_level = Some(
+                    level.ok_or_else(|| Error::msg(format!("invalid codegen optimization level {shown} (0 to 3)")))?,
+                );
+                pass = false;
+            }
             Action::LtoWholeProgramVisibility(on) => {
                 out.settings.whole_program_visibility = on;
                 pass = false;
@@ -683,6 +690,9 @@ mod tests {
     fn lld_style_and_wpd_options() {
         let a = p(&["--lto-O1", "--thinlto-jobs=3", "--wpd-report=r.json", "--wpd-remarks", "--wpd-linker", "ld.bfd"]);
         assert_eq!(a.settings.opt_level, 1);
+        assert_eq!(a.settings.cg_opt_level, None);
+        assert_eq!(p(&["--lto-CGO0"]).settings.cg_opt_level, Some(0));
+        assert!(parse(&["--lto-CGO4".to_string()]).unwrap_err().to_string().contains("--lto-CGO4"));
         assert_eq!(a.settings.jobs, Some(3));
         assert_eq!(a.settings.report, Some(PathBuf::from("r.json")));
         assert_eq!(a.settings.remarks, wpd::report::Remarks::Passed);

@@ -109,6 +109,7 @@ using wpd_shim::dup_bytes;
 // LtoOptions has the same layout).
 struct WpdLtoOptions {
   unsigned opt_level;
+  unsigned cg_opt_level;  // code generation: 0 None, 1 Less, 2 Default, 3 Aggressive
   const char *cpu;        // "" : the modules' own target-cpu
   int reloc;              // 0 static, 1 PIC, 2 the modules' own (relocatable output)
   int function_sections;
@@ -668,8 +669,10 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
                                                         : std::nullopt);
   c.CodeModel = codegen::getExplicitCodeModel();
   c.OptLevel = o->opt_level > 3 ? 3 : o->opt_level;
-  // lld: code generation at -O2 unless the link optimizes at -O3.
-  c.CGOptLevel = c.OptLevel >= 3 ? CodeGenOptLevel::Aggressive : CodeGenOptLevel::Default;
+  c.CGOptLevel = o->cg_opt_level == 0   ? CodeGenOptLevel::None
+                 : o->cg_opt_level == 1 ? CodeGenOptLevel::Less
+                 : o->cg_opt_level == 2 ? CodeGenOptLevel::Default
+                                        : CodeGenOptLevel::Aggressive;
   c.CPU = wpd_shim::target_cpu(o->cpu ? o->cpu : "", c.MAttrs);
   c.PTO.LoopVectorization = c.OptLevel > 1;
   c.PTO.SLPVectorization = c.OptLevel > 1;

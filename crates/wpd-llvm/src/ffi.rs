@@ -371,6 +371,7 @@ unsafe extern "C" {
 #[repr(C)]
 pub struct LtoOptionsRaw {
     pub opt_level: u32,
+    pub cg_opt_level: u32,
     pub cpu: *const c_char,
     pub reloc: c_int,
     pub function_sections: c_int,

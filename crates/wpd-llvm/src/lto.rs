@@ -134,6 +134,8 @@ pub enum LtoReloc {
 #[derive(Clone, Debug)]
 pub struct LtoOptions<'a> {
     pub opt_level: u8,
+    /// Code generation's level, 0 to 3 (lld's `--lto-CGO`).
+    pub cg_opt_level: u8,
     /// Empty: the modules' own `target-cpu`.
     pub cpu: &'a str,
     pub reloc: LtoReloc,
@@ -322,6 +324,7 @@ impl RawOptions {
         };
         let raw = ffi::LtoOptionsRaw {
             opt_level: o.opt_level as u32,
+            cg_opt_level: o.cg_opt_level.min(3) as u32,
             cpu: cpu.as_ptr(),
             reloc: match o.reloc {
                 LtoReloc::Static => 0,

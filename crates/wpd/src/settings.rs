@@ -24,6 +24,9 @@ use wpd_link::{LinkModel, OutsideRefs};
 pub struct LinkSettings {
     /// Backend optimization level, 0 to 3.
     pub opt_level: u8,
+    /// Code generation's level, 0 to 3 (lld's `--lto-CGO<n>`); `None`:
+    /// lld's default for `opt_level`.
+    pub cg_opt_level: Option<u8>,
     pub cpu: String,
     /// Backend worker threads (`None`: one per core).
     pub jobs: Option<usize>,
@@ -83,6 +86,7 @@ impl Default for LinkSettings {
     fn default() -> Self {
         LinkSettings {
             opt_level: 2,
+            cg_opt_level: None,
             cpu: "x86-64".into(),
             jobs: None,
             whole_program_visibility: false,
@@ -278,6 +282,7 @@ impl LinkSettings {
     pub fn codegen(&self, output: &Output) -> CodegenOptions {
         CodegenOptions {
             opt_level: self.opt_level,
+            cg_opt_level: self.cg_opt_level,
             cpu: self.cpu.clone(),
             verify: false,
             lto_verify: !self.disable_verify,

@@ -12,6 +12,9 @@ use wpd_llvm::{Module, Reloc, Sections, TargetMachine};
 pub struct CodegenOptions {
     /// 0 to 3.
     pub opt_level: u8,
+    /// Code generation's own level (lld's `--lto-CGO<n>`); `None`: as lld,
+    /// 3 when `opt_level` is 3, else 2 ([`CodegenOptions::codegen_level`]).
+    pub cg_opt_level: Option<u8>,
     pub cpu: String,
     /// Run the LLVM verifier on each rewritten module before it is written
     /// or optimized (debug builds, `wpd backend --verify`).
@@ -36,10 +39,20 @@ pub struct CodegenOptions {
     pub reloc: wpd_llvm::LtoReloc,
 }
 
+impl CodegenOptions {
+    /// The level code generation runs at, 0 to 3: `cg_opt_level`, else
+    /// lld's default (3 for an `-O3` link, else 2, whatever the lower
+    /// optimization level).
+    pub fn codegen_level(&self) -> u8 {
+        self.cg_opt_level.unwrap_or(if self.opt_level >= 3 { 3 } else { 2 }).min(3)
+    }
+}
+
 impl Default for CodegenOptions {
     fn default() -> Self {
         CodegenOptions {
             opt_level: 2,
+            cg_opt_level: None,
             cpu: "x86-64".into(),
             verify: cfg!(debug_assertions),
             lto_verify: true,
@@ -132,7 +145,7 @@ pub fn emit(module: &Module<'_>, opts: &CodegenOptions) -> Result<Vec<u8>> {
     // clang's default is PIE (PIC level 2); a module without the flag was
     // built for static code.
     let reloc = if module.flag_int("PIC Level").unwrap_or(0) > 0 { Reloc::Pic } else { Reloc::Static };
-    let mut machine = TargetMachine::new(&module.triple(), &opts.cpu, "", opts.opt_level, reloc, opts.sections)?;
+    let mut machine = TargetMachine::new(&module.triple(), &opts.cpu, "", opts.codegen_level(), reloc, opts.sections)?;
     let flags = &opts.machine;
     if let Some(tuning) = flags.debugger_tuning {
         machine.set_debugger_tuning(tuning.llvm_name())?;

@@ -50,6 +50,8 @@ pub const JOBS_FORMAT: &str = "wpd-jobs-1";
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BackendOptions {
     pub opt_level: u8,
+    /// Code generation's level, 0 to 3 ([`CodegenOptions::codegen_level`]).
+    pub cg_opt_level: u8,
     pub cpu: String,
     /// `static`, `pic` or `module` (each module's own, `-r`).
     pub reloc: String,
@@ -75,6 +77,7 @@ impl BackendOptions {
         let m = &opts.machine;
         BackendOptions {
             opt_level: opts.opt_level,
+            cg_opt_level: opts.codegen_level(),
             cpu: opts.cpu.clone(),
             reloc: match opts.reloc {
                 LtoReloc::Static => "static",
@@ -115,11 +118,15 @@ impl BackendOptions {
                     .ok_or_else(|| Error::at(file, format!("unknown debugger tuning '{t}'")))?,
             ),
         };
-        if self.opt_level > 3 {
-            return Err(Error::at(file, format!("optimization level {} is not 0 to 3", self.opt_level)));
+        if self.opt_level > 3 || self.cg_opt_level > 3 {
+            return Err(Error::at(
+                file,
+                format!("optimization levels {} and {} are not 0 to 3", self.opt_level, self.cg_opt_level),
+            ));
         }
         Ok(CodegenOptions {
             opt_level: self.opt_level,
+            cg_opt_level: Some(self.cg_opt_level),
             cpu: self.cpu.clone(),
             verify: false,
             lto_verify: self.verify,
@@ -394,18 +401,23 @@ mod tests {
         opts.machine.debugger_tuning = Some(DebuggerTuning::Lldb);
         opts.profile.sample = Some("/p/sample.prof".into());
         opts.dwo_dir = Some("/d".into());
+        let cgo0 = BackendOptions::new(&CodegenOptions { cg_opt_level: Some(0), ..opts.clone() }, &[]);
+        assert_eq!(cgo0.codegen("f").unwrap().codegen_level(), 0);
         let b = BackendOptions::new(&opts, &["-x86-asm-syntax=intel".into()]);
         let text = serde_json::to_string(&b).unwrap();
         let back: BackendOptions = serde_json::from_str(&text).unwrap();
         assert_eq!(back, b);
         let c = back.codegen("f").unwrap();
         assert_eq!(
-            (c.opt_level, c.reloc, c.machine, c.profile, c.dwo_dir),
-            (3, LtoReloc::Static, opts.machine, opts.profile, opts.dwo_dir)
+            (c.opt_level, c.codegen_level(), c.reloc, c.machine, c.profile, c.dwo_dir),
+            (3, 3, LtoReloc::Static, opts.machine, opts.profile, opts.dwo_dir)
         );
+
         let bad = BackendOptions { reloc: "ropi".into(), ..b.clone() };
         assert!(bad.codegen("f").unwrap_err().to_string().contains("ropi"));
-        let bad = BackendOptions { opt_level: 9, ..b };
+        let bad = BackendOptions { opt_level: 9, ..b.clone() };
+        assert!(bad.codegen("f").is_err());
+        let bad = BackendOptions { cg_opt_level: 4, ..b };
         assert!(bad.codegen("f").is_err());
     }
 }

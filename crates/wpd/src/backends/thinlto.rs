@@ -24,6 +24,7 @@ pub fn lto_options(opts: &CodegenOptions, jobs: Option<usize>) -> LtoOptions<'_>
     let machine = &opts.machine;
     LtoOptions {
         opt_level: opts.opt_level,
+        cg_opt_level: opts.codegen_level(),
         cpu: &opts.cpu,
         reloc: opts.reloc,
         sections: opts.sections,
