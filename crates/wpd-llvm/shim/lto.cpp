@@ -669,10 +669,7 @@ static lto::Config make_config(const WpdLtoOptions *o, WpdLto *state, bool post_
                                                         : std::nullopt);
   c.CodeModel = codegen::getExplicitCodeModel();
   c.OptLevel = o->opt_level > 3 ? 3 : o->opt_level;
-  c.CGOptLevel = o->cg_opt_level == 0   ? CodeGenOptLevel::None
-                 : o->cg_opt_level == 1 ? CodeGenOptLevel::Less
-                 : o->cg_opt_level == 2 ? CodeGenOptLevel::Default
-                                        : CodeGenOptLevel::Aggressive;
+  c.CGOptLevel = CodeGenOpt::getLevel(std::min(o->cg_opt_level, 3u)).value_or(CodeGenOptLevel::Default);
   c.CPU = wpd_shim::target_cpu(o->cpu ? o->cpu : "", c.MAttrs);
   c.PTO.LoopVectorization = c.OptLevel > 1;
   c.PTO.SLPVectorization = c.OptLevel > 1;

@@ -1224,10 +1224,7 @@ LLVMTargetMachineRef wpd_create_target_machine(const char *triple, const char *c
   // as clang and lld emit them (crt files and lld do not run .ctors): the
   // flags' default unless -use-ctors, which lld honours too.
   TargetOptions opts = wpd_shim::link_target_options(function_sections != 0, data_sections != 0);
-  CodeGenOptLevel level = opt_level <= 0   ? CodeGenOptLevel::None
-                          : opt_level == 1 ? CodeGenOptLevel::Less
-                          : opt_level == 2 ? CodeGenOptLevel::Default
-                                           : CodeGenOptLevel::Aggressive;
+  CodeGenOptLevel level = CodeGenOpt::getLevel(std::clamp(opt_level, 0, 3)).value_or(CodeGenOptLevel::Default);
   std::vector<std::string> flag_features;
   std::string machine_cpu = wpd_shim::target_cpu(cpu, flag_features);
   SubtargetFeatures all(features);

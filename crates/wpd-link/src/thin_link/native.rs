@@ -154,8 +154,7 @@ const STARTUP: &[&str] = &[
 /// Whether the native input `name` (`path` or `archive(member)`) is part
 /// of the C or C++ runtime, or a startup object.
 fn is_runtime(name: &str) -> bool {
-    let file = name.split('(').next().unwrap_or(name);
-    let base = file.rsplit('/').next().unwrap_or(file);
+    let base = file_name(name);
     RUNTIME.iter().any(|r| base.starts_with(r)) || (!name.contains('(') && STARTUP.contains(&base))
 }
 
@@ -169,8 +168,14 @@ fn is_runtime(name: &str) -> bool {
 /// call of the program can reach them. Their vtables do not leave the
 /// link's hierarchies unchecked as a program's `-fno-rtti` object does.
 fn is_compiler_runtime(name: &str) -> bool {
+    file_name(name).starts_with("libclang_rt.")
+}
+
+/// The file name of a native input (`path` or `archive(member)`: the
+/// archive's).
+fn file_name(name: &str) -> &str {
     let file = name.split('(').next().unwrap_or(name);
-    file.rsplit('/').next().unwrap_or(file).starts_with("libclang_rt.")
+    file.rsplit('/').next().unwrap_or(file)
 }
 
 /// Why a native input (not of the runtime) may hold C++ code that calls
