@@ -14,7 +14,7 @@ use crate::report::Remarks;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use wpd_link::hierarchy::LinkFacts;
-use wpd_link::native::{NativeScan, sanitizer_metadata};
+use wpd_link::native::NativeScan;
 use wpd_link::policy::{Policy, Validation};
 use wpd_link::{LinkModel, OutsideRefs};
 
@@ -309,14 +309,10 @@ impl LinkSettings {
             OutsideRefs::Known(_) => None,
             OutsideRefs::Unknown(reason) => Some(reason.clone()),
         };
-        // A dynamic list or `--export-dynamic-symbol` counts as exporting
-        // (conservative, for dead slots) when it exports a definition of
-        // the program; AddressSanitizer's runtime lists its descriptors of
-        // the program's globals, which are none (`sanitizer_metadata`).
-        let partial = output.partial_export && model.exported.iter().any(|n| !sanitizer_metadata(n));
         let facts = LinkFacts {
             shared: output.shared,
-            export_dynamic: output.export_dynamic || partial,
+            export_dynamic: output.export_dynamic,
+            partial_export: output.partial_export,
             exported: Some(model.exported.clone()),
             external_refs: model.outside_refs.known().cloned(),
             preemptible: Some(model.preemptible.clone()),
@@ -338,7 +334,8 @@ impl LinkSettings {
     ) -> Policy {
         let facts = LinkFacts {
             shared: output.shared,
-            export_dynamic: output.export_dynamic || output.partial_export,
+            export_dynamic: output.export_dynamic,
+            partial_export: output.partial_export,
             exported: None,
             external_refs: outside_refs,
             preemptible: None,

@@ -94,22 +94,27 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // local to one module (anonymous namespaces, in a unit clang could not
     // rename them in).
     let facts = &policy.facts;
-    // The plugin learns of dynamic exports from the resolutions only: a
-    // name exported that nothing outside the bitcode references. A name of
-    // the C++ runtime does not count: GNU ld and gold export the program's
-    // copy of a template instantiation libstdc++.so also defines
-    // (`std::basic_stringbuf<char>::~basic_stringbuf()`), for the runtime's
-    // own calls.
-    // Nor does AddressSanitizer's descriptor of a global
-    // ([`sanitizer_metadata`]).
-    let resolved_exports = facts.exported.as_ref().is_some_and(|exported| {
-        exported.iter().any(|n| {
-            !runtime_symbol(n)
-                && !sanitizer_metadata(n)
-                && facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n))
-        })
-    });
-    let exports = facts.shared || facts.export_dynamic || resolved_exports;
+    // A name exported counts unless it is the C++ runtime's (GNU ld and
+    // gold export the program's copy of a template instantiation
+    // libstdc++.so also defines, `std::basic_stringbuf<char>::
+    // ~basic_stringbuf()`, for the runtime's own calls) or
+    // AddressSanitizer's descriptor of a global, which its runtime's
+    // dynamic list exports ([`sanitizer_metadata`]).
+    let program = |n: &String| !runtime_symbol(n) && !sanitizer_metadata(n);
+    let exports = facts.shared
+        || facts.export_dynamic
+        || match &facts.exported {
+            // Exported by name (a dynamic list, `--export-dynamic-symbol`):
+            // the names wpd-ld's link model lists.
+            Some(exported) if facts.partial_export => exported.iter().any(program),
+            None => facts.partial_export,
+            // The plugin learns of dynamic exports from the resolutions
+            // only: a name exported that nothing outside the bitcode
+            // references.
+            Some(exported) => exported
+                .iter()
+                .any(|n| program(n) && facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n))),
+        };
     let candidates: Vec<_> = link
         .vtables
         .iter()

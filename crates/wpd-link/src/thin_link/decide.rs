@@ -1136,7 +1136,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         options: PlanOptions {
             whole_program_visibility: policy.whole_program_visibility,
             shared: policy.facts.shared,
-            export_dynamic: policy.facts.export_dynamic,
+            export_dynamic: policy.facts.export_dynamic || policy.facts.partial_export,
             external_refs_known: policy.facts.external_refs.is_some(),
             validated: policy.validation.enabled,
             speculate: policy.speculate,

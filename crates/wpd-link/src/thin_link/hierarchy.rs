@@ -31,10 +31,13 @@ pub struct LinkFacts {
     pub shared: bool,
     /// `--export-dynamic`.
     pub export_dynamic: bool,
+    /// Some symbols are exported by name (`--dynamic-list`,
+    /// `--export-dynamic-symbol`); `exported` says which when it is known.
+    pub partial_export: bool,
     /// The symbols the output exports to the dynamic linker, when the link
     /// model knows them exactly (version scripts, dynamic lists,
     /// `--exclude-libs`). `None`: every default-visibility symbol is
-    /// exported when `shared` or `export_dynamic`.
+    /// exported when `shared`, `export_dynamic` or `partial_export`.
     pub exported: Option<BTreeSet<String>>,
     /// Symbols referenced from native objects, shared libraries or the
     /// command line (`-u`, `-e`). `None` when unknown: then every externally
@@ -58,7 +61,7 @@ impl LinkFacts {
     pub fn exports(&self, name: &str, visibility: Visibility) -> bool {
         match &self.exported {
             Some(set) => set.contains(name),
-            None => (self.shared || self.export_dynamic) && visibility != Visibility::Hidden,
+            None => (self.shared || self.export_dynamic || self.partial_export) && visibility != Visibility::Hidden,
         }
     }
 }
