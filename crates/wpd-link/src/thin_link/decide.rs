@@ -161,6 +161,18 @@ fn is_deleting_destructor(name: &str) -> bool {
     name.starts_with("_Z") && name.ends_with("D0Ev")
 }
 
+/// Why no vtable of the link carries `type_id`: none in the bitcode, and
+/// where a native input defines or sees the class (a standard library
+/// class whose vtable an explicit instantiation put in `libstdc++.so`),
+/// that input.
+fn no_vtable(policy: &Policy, type_id: &TypeId) -> String {
+    let native = type_id.as_str().strip_prefix("_ZTS").and_then(|class| policy.validation.native_classes.get(class));
+    match native {
+        Some(why) => format!("no vtable carries this type id in the bitcode: {why}"),
+        None => "no vtable carries this type id".into(),
+    }
+}
+
 /// The members of a slot for unguarded devirtualization, LLVM's rules: the
 /// type id is not open, and no live vtable carrying it is public after the
 /// policy (see [`slot_members`] for the rest).
@@ -171,7 +183,10 @@ fn members<'a>(
     type_id: &TypeId,
     offset: u64,
 ) -> Result<Vec<SlotMember<'a>>, String> {
-    if let Some(why) = open.get(type_id).filter(|_| link.by_type_id.contains_key(type_id)) {
+    if !link.by_type_id.contains_key(type_id) {
+        return Err(no_vtable(policy, type_id));
+    }
+    if let Some(why) = open.get(type_id) {
         return Err(format!("open hierarchy: {why}"));
     }
     slot_members(link, type_id, offset, |vt| {
