@@ -62,6 +62,10 @@ and a driver:
              derived from one Compiler class) and
              benches/parity/spirv_cross_main.cpp, which cross-compiles the
              crate's 13 test shaders to GLSL, HLSL, MSL, C++ and JSON
+  glslang    glslang (glslang-sys crate 0.9.2: 49 objects, the GLSL and HLSL
+             front ends and the SPIR-V back end) and
+             benches/parity/glslang_main.cpp, which compiles 160 of
+             glslang's own test shaders to SPIR-V (AST dump, disassembly)
 
 For each it reports, as wpd / lld ratios (at most 1.00: wpd-ld is at
 least as good): the program's run time (CPU time, the two programs run in
@@ -100,7 +104,8 @@ Results: stdout, bench-out/parity.txt and bench-out/parity.json.
 Env: WPD_LD_BIN (default target/release/wpd-ld), RUNS (default 3),
 JOBS (default 2), LAYOUTS (default 3), PROGRAMS (default "hotloop templates demo alternating big box2d
 interp richards";
-also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb, wabt, spirv_cross),
+also closedset, fixtures/e2e/closed_set, and libzmq, leveldb, libsass, protobuf, rocksdb, wabt, spirv_cross,
+glslang),
 DEBUG_INFO=1 (objects built with -g; results in parity-g.txt/.json),
 PROFILE=1 (profile-guided: each program is first built instrumented,
 clang++-19 -O2 -fprofile-generate=DIR without LTO, run once with its
@@ -427,6 +432,29 @@ def spirv_cross():
                 cxxflags=['-std=c++14', '-w', '-I' + root], main_stem='spirv_cross_main', args=shaders)
 
 
+def glslang():
+    """glslang (glslang-sys crate 0.9.2: the GLSL and HLSL front ends, the
+    generic code generator, resource limits and the SPIR-V back end, 49
+    objects) and benches/parity/glslang_main.cpp, which parses, links and
+    translates to SPIR-V glslang's own first 100 spv.*.frag and 60 hlsl.*.frag
+    test shaders, three rounds each, with the AST dump and the disassembly
+    of the first."""
+    native = os.path.join(crate_dir('glslang-sys', '0.9.2+e1b562a'), 'native')
+    root = os.path.join(native, 'glslang')
+    lib = []
+    for sub in ('glslang/MachineIndependent', 'glslang/MachineIndependent/preprocessor', 'glslang/HLSL',
+                'glslang/GenericCodeGen', 'glslang/ResourceLimits', 'SPIRV'):
+        lib += sorted(glob.glob(os.path.join(root, sub, '*.cpp')))
+    lib.append(os.path.join(root, 'glslang/OSDependent/Unix/ossource.cpp'))
+    test = os.path.join(root, 'Test')
+    shaders = (sorted(glob.glob(os.path.join(test, 'spv.*.frag')))[:100]
+               + sorted(glob.glob(os.path.join(test, 'hlsl.*.frag')))[:60])
+    flags = ['-std=c++17', '-w', '-DENABLE_HLSL=1', '-DENABLE_SPIRV=1', '-DENABLE_OPT=0', '-I' + root,
+             '-I' + os.path.join(native, 'build_info')]
+    return Spec(lib + [os.path.join(ROOT, 'benches/parity/glslang_main.cpp')], cxxflags=flags,
+                main_stem='glslang_main', libs=['-lpthread'], args=shaders)
+
+
 def sources(program, src_dir):
     """Writes or finds the program's sources; returns its Spec."""
     if program == 'hotloop':
@@ -464,6 +492,8 @@ def sources(program, src_dir):
         return wabt(src_dir)
     elif program == 'spirv_cross':
         return spirv_cross()
+    elif program == 'glslang':
+        return glslang()
     else:
         sys.exit(f'thinlto_parity: unknown program {program}')
     return Spec(sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith('.cpp')))
