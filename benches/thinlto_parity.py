@@ -62,7 +62,7 @@ and a driver:
              derived from one Compiler class) and
              benches/parity/spirv_cross_main.cpp, which cross-compiles the
              crate's 13 test shaders to GLSL, HLSL, MSL, C++ and JSON
-  glslang    glslang (glslang-sys crate 0.9.2: 49 objects, the GLSL and HLSL
+  glslang    glslang (glslang-sys crate 0.9.2: 48 objects, the GLSL and HLSL
              front ends and the SPIR-V back end) and
              benches/parity/glslang_main.cpp, which compiles 160 of
              glslang's own test shaders to SPIR-V (AST dump, disassembly)
@@ -434,7 +434,7 @@ def spirv_cross():
 
 def glslang():
     """glslang (glslang-sys crate 0.9.2: the GLSL and HLSL front ends, the
-    generic code generator, resource limits and the SPIR-V back end, 49
+    generic code generator, resource limits and the SPIR-V back end, 48
     objects) and benches/parity/glslang_main.cpp, which parses, links and
     translates to SPIR-V glslang's own first 100 spv.*.frag and 60 hlsl.*.frag
     test shaders, three rounds each, with the AST dump and the disassembly
