@@ -134,7 +134,8 @@ pub enum LtoReloc {
 #[derive(Clone, Debug)]
 pub struct LtoOptions<'a> {
     pub opt_level: u8,
-    /// Code generation's level, 0 to 3 (lld's `--lto-CGO`).
+    /// Code generation's level, 0 to 3 (lld's `--lto-CGO`); above 3 is 3, as
+    /// for `opt_level` (the shim clamps both).
     pub cg_opt_level: u8,
     /// Empty: the modules' own `target-cpu`.
     pub cpu: &'a str,
@@ -324,7 +325,7 @@ impl RawOptions {
         };
         let raw = ffi::LtoOptionsRaw {
             opt_level: o.opt_level as u32,
-            cg_opt_level: o.cg_opt_level.min(3) as u32,
+            cg_opt_level: o.cg_opt_level as u32,
             cpu: cpu.as_ptr(),
             reloc: match o.reloc {
                 LtoReloc::Static => 0,
