@@ -131,6 +131,20 @@ impl<'m> Value<'m> {
         unsafe { name_text(p, len) }
     }
 
+    /// Whether the value is named `name` exactly: [`Value::name`] without
+    /// making a `String` (for tests run on every instruction).
+    pub fn has_name(self, name: &str) -> bool {
+        let mut len = 0usize;
+        // SAFETY: returns a pointer/length pair owned by the value.
+        let p = unsafe { c::LLVMGetValueName2(self.raw, &mut len) };
+        if p.is_null() || len != name.len() {
+            return false;
+        }
+        // SAFETY: `p` points to `len` bytes, alive while the value is not
+        // renamed (nothing here renames it).
+        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) == name.as_bytes() }
+    }
+
     /// The value's type.
     pub fn ty(self) -> Type<'m> {
         // SAFETY: every value has a type.

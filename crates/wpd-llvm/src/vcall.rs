@@ -388,12 +388,14 @@ fn test_kind(inst: Value<'_>) -> Option<TestKind> {
     if !inst.is_call() {
         return None;
     }
-    match inst.called_function()?.name().as_str() {
-        "llvm.type.test" => Some(TestKind::TypeTest),
-        "llvm.public.type.test" => Some(TestKind::PublicTypeTest),
-        "llvm.type.checked.load" => Some(TestKind::TypeCheckedLoad),
-        _ => None,
-    }
+    let f = inst.called_function()?;
+    [
+        ("llvm.type.test", TestKind::TypeTest),
+        ("llvm.public.type.test", TestKind::PublicTypeTest),
+        ("llvm.type.checked.load", TestKind::TypeCheckedLoad),
+    ]
+    .into_iter()
+    .find_map(|(name, kind)| f.has_name(name).then_some(kind))
 }
 
 /// The shim's reads of a tested pointer ([`TypeTest::slot_reads`] before

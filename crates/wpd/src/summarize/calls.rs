@@ -19,13 +19,15 @@ pub(super) fn collect<'m>(
     reads: &mut Vec<SlotRead>,
 ) -> Vec<ScannedCall<'m>> {
     let mut out = Vec::new();
-    let mut current: Option<(Value<'m>, u32)> = None;
+    // The function of the previous test, its name (made once per function:
+    // a body holds many tests) and that test's number in it.
+    let mut current: Option<(Value<'m>, wpd_summary::Name, u32)> = None;
     for test in module.type_tests() {
-        let test_index = match current {
-            Some((f, n)) if f == test.function => n + 1,
-            _ => 0,
+        let (function, test_index) = match current.take() {
+            Some((f, name, n)) if f == test.function => (name, n + 1),
+            _ => (test.function.name().into(), 0),
         };
-        current = Some((test.function, test_index));
+        current = Some((test.function, function.clone(), test_index));
         let kind = test.kind;
         let args = test.inst.call_args();
         let id_arg = if kind == TestKind::TypeCheckedLoad { 2 } else { 1 };
@@ -37,7 +39,6 @@ pub(super) fn collect<'m>(
             TestKind::TypeCheckedLoad => !test.non_call_uses && !test.checked,
             _ => test.feeds_assume,
         };
-        let function: wpd_summary::Name = test.function.name().into();
         reads.extend(test.slot_reads.iter().map(|&offset| SlotRead {
             function: function.clone(),
             type_id: type_id.clone(),
