@@ -17,7 +17,7 @@
 //! silently wrong summary.
 
 use crate::error::Error;
-use crate::ids::{Name, NameTable};
+use crate::ids::{FileNames, Name, NameTable};
 use crate::validate::Validate;
 use bincode::{Decode, Encode};
 use std::io::Write;
@@ -118,7 +118,7 @@ fn encode_parts<T: Encode>(kind: Kind, value: &T) -> Result<Encoded, Error> {
 
 /// Decodes a complete file image and validates the value; `path` is only
 /// used in error messages.
-pub fn decode<T: Decode<()> + Validate>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+pub fn decode<T: Decode<FileNames> + Validate>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
     let value: T = decode_unchecked(kind, bytes, path)?;
     value.validate().map_err(|e| err(path, format!("inconsistent {}: {}", kind.name(), e.message)))?;
     Ok(value)
@@ -126,7 +126,7 @@ pub fn decode<T: Decode<()> + Validate>(kind: Kind, bytes: &[u8], path: &Path) -
 
 /// Decodes a complete file image without validating the value (for tests
 /// of the container itself; readers use [`decode`]).
-pub fn decode_unchecked<T: Decode<()>>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
+pub fn decode_unchecked<T: Decode<FileNames>>(kind: Kind, bytes: &[u8], path: &Path) -> Result<T, FormatError> {
     if bytes.len() < 8 || bytes[..4] != kind.magic()[..4] {
         return Err(err(path, "not a wpd file (bad magic)"));
     }
@@ -169,7 +169,7 @@ pub fn decode_unchecked<T: Decode<()>>(kind: Kind, bytes: &[u8], path: &Path) ->
     let (table, used): (Vec<&str>, usize) = bincode::borrow_decode_from_slice(body, config()).map_err(corrupt)?;
     let names: Vec<Name> = table.into_iter().map(Name::from).collect();
     let body = &body[used..];
-    let (value, used) = NameTable::reading(names, || bincode::decode_from_slice(body, config())).map_err(corrupt)?;
+    let (value, used) = bincode::decode_from_slice_with_context(body, config(), FileNames(names)).map_err(corrupt)?;
     if used != body.len() {
         return Err(err(path, format!("corrupt {}: trailing bytes in body", kind.name())));
     }
@@ -308,7 +308,7 @@ impl std::fmt::Debug for SharedBytes {
 /// anyway, and a thin link reads thousands of small summaries on several
 /// threads, where unmapping each one again costs every thread a TLB
 /// shootdown (15% of a 10,001-summary thin link when they were mapped).
-pub fn read_file<T: Decode<()> + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
+pub fn read_file<T: Decode<FileNames> + Validate>(kind: Kind, path: &Path) -> Result<T, FormatError> {
     let bytes = std::fs::read(path).map_err(|e| err(path, e.to_string()))?;
     if bytes.is_empty() {
         return Err(err(path, format!("empty file, not a wpd {}", kind.name())));

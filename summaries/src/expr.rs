@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// Integer comparison predicates, as `icmp`.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum CmpPred {
     Eq,
@@ -30,6 +31,7 @@ pub enum CmpPred {
 
 /// Operation of one node (serialized with LLVM's instruction names).
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "lowercase")]
 pub enum ExprOp {
     /// `value` is the constant, zero-extended from `width`.
@@ -69,6 +71,7 @@ pub enum ExprOp {
 
 /// One node; `operands` index earlier nodes only.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Hash)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct ExprNode {
     pub op: ExprOp,
     /// Bit width of the result (1..=64).
@@ -82,6 +85,7 @@ pub struct ExprNode {
 
 /// An expression DAG in topological order; the last node is the result.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Hash)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct Expr {
     pub nodes: Vec<ExprNode>,
 }

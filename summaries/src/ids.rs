@@ -179,88 +179,78 @@ impl bincode::Encode for Name {
     }
 }
 
-impl<Context> bincode::Decode<Context> for Name {
-    fn decode<D: bincode::de::Decoder<Context = Context>>(d: &mut D) -> Result<Name, bincode::error::DecodeError> {
-        // One look at the thread's table per name: a summary has many.
-        TABLE.with(|t| match &*t.borrow() {
-            Some(TableState::Reading(names)) => {
-                let index = u32::decode(d)?;
-                names.get(index as usize).cloned().ok_or_else(|| {
-                    bincode::error::DecodeError::OtherString(format!(
-                        "name {index} is not in the file's table of {} names",
-                        names.len()
-                    ))
-                })
-            }
-            _ => String::decode(d).map(Name::from),
+/// In a file a name is its index in the file's table, which the decoder
+/// carries as its context ([`FileNames`]).
+impl bincode::Decode<FileNames> for Name {
+    fn decode<D: bincode::de::Decoder<Context = FileNames>>(d: &mut D) -> Result<Name, bincode::error::DecodeError> {
+        let index = u32::decode(d)?;
+        let names = &d.context().0;
+        names.get(index as usize).cloned().ok_or_else(|| {
+            bincode::error::DecodeError::OtherString(format!(
+                "name {index} is not in the file's table of {} names",
+                names.len()
+            ))
         })
     }
 }
 
-bincode::impl_borrow_decode!(Name);
+bincode::impl_borrow_decode_with_context!(Name, FileNames);
+
+/// The table of names of the file being decoded: the context every type
+/// holding a [`Name`] decodes with (`#[bincode(decode_context = ...)]`),
+/// so a name is an index into it and nothing else.
+pub struct FileNames(pub Vec<Name>);
 
 /// How a wpd file ([`crate::container`], bincode) holds its names: each
 /// distinct [`Name`] once, in a table ahead of the value, and its index in
 /// that table at every mention. A summary names the same functions and
 /// type ids at each of its call
 /// sites, so the file is smaller, and reading it allocates and checks each
-/// name once. Outside [`NameTable::writing`] and [`NameTable::reading`],
-/// and through serde (JSON), a name is its text.
+/// name once ([`FileNames`]). Outside [`NameTable::writing`], and through
+/// serde (JSON), a name is its text.
 pub struct NameTable;
 
-enum TableState {
-    /// Serializing: the names met so far, in first-use order.
-    Writing { index: FxHashMap<Name, u32>, names: Vec<Name> },
-    /// Deserializing: the file's table.
-    Reading(Vec<Name>),
+/// A file being serialized: the names met so far, in first-use order, and
+/// each one's index. Encoding has no context in bincode, so the table
+/// lives in a thread-local while [`NameTable::writing`] runs.
+struct Writing {
+    index: FxHashMap<Name, u32>,
+    names: Vec<Name>,
 }
 
 thread_local! {
-    static TABLE: std::cell::RefCell<Option<TableState>> = const { std::cell::RefCell::new(None) };
+    static TABLE: std::cell::RefCell<Option<Writing>> = const { std::cell::RefCell::new(None) };
 }
 
 impl NameTable {
     /// Runs `f` (which serializes) with names written as indices; returns
     /// its result and the table the indices refer to, in first-use order.
+    /// What was there before is put back afterwards, also when `f` panics.
     pub fn writing<T>(f: impl FnOnce() -> T) -> (T, Vec<Name>) {
-        let state = TableState::Writing { index: FxHashMap::default(), names: Vec::new() };
-        let (out, state) = NameTable::with_state(state, f);
-        match state {
-            Some(TableState::Writing { names, .. }) => (out, names),
-            _ => unreachable!("the writing state is restored by with_state"),
-        }
-    }
-
-    /// Runs `f` (which deserializes) with names read as indices into `names`.
-    pub fn reading<T>(names: Vec<Name>, f: impl FnOnce() -> T) -> T {
-        NameTable::with_state(TableState::Reading(names), f).0
-    }
-
-    /// Runs `f` with `state` on this thread, then puts back what was there
-    /// (also when `f` panics); returns `f`'s result and `state` as `f` left it.
-    fn with_state<T>(state: TableState, f: impl FnOnce() -> T) -> (T, Option<TableState>) {
-        struct Restore(Option<TableState>);
+        struct Restore(Option<Writing>);
         impl Drop for Restore {
             fn drop(&mut self) {
                 let outer = self.0.take();
                 TABLE.with(|t| *t.borrow_mut() = outer);
             }
         }
-        let restore = Restore(TABLE.with(|t| t.borrow_mut().replace(state)));
+        let ours = Writing { index: FxHashMap::default(), names: Vec::new() };
+        let restore = Restore(TABLE.with(|t| t.borrow_mut().replace(ours)));
         let out = f();
         let ours = TABLE.with(|t| t.borrow_mut().take());
         drop(restore);
-        (out, ours)
+        (out, ours.map(|w| w.names).unwrap_or_default())
     }
 
     /// While writing: `name`'s index, added to the table if new.
     fn index_of(name: &Name) -> Option<u32> {
-        TABLE.with(|t| match t.borrow_mut().as_mut() {
-            Some(TableState::Writing { index, names }) => Some(*index.entry(name.clone()).or_insert_with(|| {
-                names.push(name.clone());
-                u32::try_from(names.len() - 1).expect("a file has fewer than 2^32 names")
-            })),
-            _ => None,
+        TABLE.with(|t| {
+            t.borrow_mut().as_mut().map(|Writing { index, names }| {
+                *index.entry(name.clone()).or_insert_with(|| {
+                    names.push(name.clone());
+                    u32::try_from(names.len() - 1).expect("a file has fewer than 2^32 names")
+                })
+            })
         })
     }
 }
@@ -271,6 +261,7 @@ impl NameTable {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(transparent)]
 pub struct TypeId(Name);
 
@@ -371,6 +362,7 @@ text_impls!(TypeId);
 /// One `T` per module of the link, indexed by [`ModuleIdx`]; serialized as
 /// the plain list.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(transparent)]
 pub struct PerModule<T>(Vec<T>);
 

@@ -11,6 +11,7 @@ pub const PLAN_VERSION: u32 = 10;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct Plan {
     /// The link facts the decisions were made under.
     pub options: PlanOptions,
@@ -39,6 +40,7 @@ pub struct Plan {
 
 /// The dead slots of one vtable.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct DeadSlots {
     pub symbol: String,
     /// For a local vtable: the index of its module in [`Plan::modules`].
@@ -50,6 +52,7 @@ pub struct DeadSlots {
 
 /// A type id whose hierarchy may have members wpd cannot see.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct OpenTypeId {
     pub type_id: TypeId,
     pub reason: String,
@@ -57,6 +60,7 @@ pub struct OpenTypeId {
 
 /// What the thin link was told about the link.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct PlanOptions {
     /// `--lto-whole-program-visibility` or gold's `whole-program-visibility`.
     pub whole_program_visibility: bool,
@@ -77,6 +81,7 @@ pub struct PlanOptions {
 
 /// A module of the link.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct PlanModule {
     /// Display name (`a.o`, `lib.a(m.o)`).
     pub name: String,
@@ -106,6 +111,7 @@ pub struct PlanModule {
 
 /// Bytes placed around one vtable global.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct VtableLayout {
     pub symbol: String,
     /// For a local vtable: the index of its module in [`Plan::modules`].
@@ -119,6 +125,7 @@ pub struct VtableLayout {
 
 /// A local symbol renamed to a unique hidden global.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct Promotion {
     pub symbol: String,
     pub promoted: String,
@@ -128,6 +135,7 @@ pub struct Promotion {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {
     /// Left alone; see the reason.
@@ -163,6 +171,7 @@ impl Resolution {
 
 /// The decision for one slot.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct SlotDecision {
     pub type_id: TypeId,
     /// Byte offset from the address point.
@@ -214,6 +223,7 @@ pub struct SlotDecision {
 
 /// One target of a closed-set dispatch and the vtables that reach it.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct DispatchCase {
     /// The symbol the direct call names (promoted for a local function).
     pub target: String,
@@ -226,6 +236,7 @@ pub struct DispatchCase {
 
 /// A vtable's address point: the value a vtable pointer holds.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct AddressPoint {
     /// The vtable's symbol (a hidden alias for a local vtable).
     pub symbol: String,
@@ -235,6 +246,7 @@ pub struct AddressPoint {
 
 /// The decision for the calls of one slot with one constant argument tuple.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct ArgDecision {
     /// Argument values after `this` (zero-extended), as at the call sites.
     pub args: Vec<u64>,
@@ -260,6 +272,7 @@ pub struct ArgDecision {
 
 /// Totals.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct PlanStats {
     pub modules: u32,
     pub vtables: u32,

@@ -16,6 +16,7 @@ pub const SUMMARY_VERSION: u32 = 10;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct ModuleSummary {
     /// Where the module came from.
     pub module: ModuleInfo,
@@ -45,6 +46,7 @@ pub struct ModuleSummary {
 /// in `call_sites` (each of which loads its slot unless the plan rewrites
 /// it). A slot is dead only when no read of any module can reach it.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct SlotReads {
     /// Built with `-fwhole-program-vtables` (clang's "Virtual Function
     /// Elim" module flag is present). Without it, the module's virtual
@@ -71,6 +73,7 @@ pub struct SlotReads {
 /// A load of the entry at byte `offset` of vtable `vtable` (this module's,
 /// for a local one; any entry when `offset` is `None`) in `function`.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct VtableRead {
     pub function: Name,
     pub vtable: Name,
@@ -80,6 +83,7 @@ pub struct VtableRead {
 /// A slot load without a type test in `function`, whose loaded pointer
 /// is called as `signature` (`None`: used otherwise, so any slot).
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct UntestedRead {
     pub function: Name,
     pub signature: Option<Signature>,
@@ -93,6 +97,7 @@ pub struct UntestedRead {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct Signature {
     pub ret: RetKind,
     pub ret_width: u32,
@@ -109,6 +114,7 @@ impl FunctionFacts {
 /// A read of the slot at `offset` from the address point of any vtable
 /// carrying `type_id` (every slot when `offset` is `None`).
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct SlotRead {
     pub function: Name,
     pub type_id: TypeId,
@@ -117,6 +123,7 @@ pub struct SlotRead {
 
 /// Identity of the module.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct ModuleInfo {
     /// Display name: the input path, or `archive.a(member.o)`.
     pub name: String,
@@ -136,6 +143,7 @@ pub struct ModuleInfo {
 
 /// A type id and whether it is module-local (an internal class).
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct TypeIdInfo {
     /// The id: the metadata string, or for a distinct metadata node a
     /// generated name `local.<n>.<module hash prefix>`.
@@ -148,6 +156,7 @@ pub struct TypeIdInfo {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum Linkage {
     External,
@@ -179,6 +188,7 @@ impl Linkage {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum Visibility {
     Default,
@@ -190,6 +200,7 @@ pub enum Visibility {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum VcallVisibility {
     Public,
@@ -199,6 +210,7 @@ pub enum VcallVisibility {
 
 /// A global with `!type` metadata (normally a vtable or vtable group).
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct Vtable {
     pub symbol: Name,
     pub linkage: Linkage,
@@ -220,6 +232,7 @@ pub struct Vtable {
 
 /// One `!type !{i64 offset, id}` attachment.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct TypeIdEntry {
     /// Byte offset of the address point inside the global.
     pub offset: u64,
@@ -230,6 +243,7 @@ pub struct TypeIdEntry {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum SlotKind {
     /// Null pointer (or integer zero).
@@ -252,6 +266,7 @@ pub enum SlotKind {
 /// vtable (`-fexperimental-relative-c++-abi-vtables`: a 32-bit offset from
 /// a place in the same global to the target).
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct Slot {
     /// Byte offset from the start of the global.
     pub offset: u64,
@@ -273,6 +288,7 @@ pub struct Slot {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum TestKind {
     TypeTest,
@@ -284,6 +300,7 @@ pub enum TestKind {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum CallKind {
     Call,
@@ -294,6 +311,7 @@ pub enum CallKind {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum RetKind {
     Void,
@@ -305,6 +323,7 @@ pub enum RetKind {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct ConstArg {
     /// Bit width of the integer type.
     pub width: u32,
@@ -318,6 +337,7 @@ pub struct ConstArg {
 /// (with `offset`, `call` and `const_args` absent) so the count of records
 /// equals the count of tests whenever each test guards at most one call.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct CallSite {
     /// The function containing the call.
     pub function: Name,
@@ -345,6 +365,7 @@ pub struct CallSite {
 
 /// Facts about a function that a vtable slot points to.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct FunctionFacts {
     pub name: Name,
     pub linkage: Linkage,
@@ -381,6 +402,7 @@ pub struct FunctionFacts {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum Body {
     /// Anything else: the function has behaviour and is a target.
@@ -400,6 +422,7 @@ pub enum Body {
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
 )]
+#[bincode(decode_context = "crate::ids::FileNames")]
 #[serde(rename_all = "snake_case")]
 pub enum GlobalKind {
     Function,
@@ -412,6 +435,7 @@ pub enum GlobalKind {
 /// instructions, constant expressions and initializers). Liveness in the
 /// thin link walks these edges; a missing edge would be a miscompile.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct GlobalRefs {
     pub name: Name,
     pub kind: GlobalKind,
@@ -427,6 +451,7 @@ pub struct GlobalRefs {
 
 /// Globals the module itself keeps alive.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
+#[bincode(decode_context = "crate::ids::FileNames")]
 pub struct SpecialRoots {
     pub used: Vec<Name>,
     pub compiler_used: Vec<Name>,

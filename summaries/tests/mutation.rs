@@ -124,7 +124,7 @@ impl Rng {
 /// Mutates the body of `value`'s file `rounds` times; each mutant must be
 /// refused with one line naming the file, or decode to a value that passes
 /// `check`. Returns (decoded, refused).
-fn mutate<T: bincode::Decode<()> + bincode::Encode + Validate>(
+fn mutate<T: bincode::Decode<wpd_summary::ids::FileNames> + bincode::Encode + Validate>(
     kind: Kind,
     value: &T,
     rounds: usize,
