@@ -183,7 +183,7 @@ impl bincode::Encode for Name {
 /// carries as its context ([`FileNames`]).
 impl bincode::Decode<FileNames> for Name {
     fn decode<D: bincode::de::Decoder<Context = FileNames>>(d: &mut D) -> Result<Name, bincode::error::DecodeError> {
-        let index = u32::decode(d)?;
+        let index = crate::fast_decode::u32(d)?;
         let names = &d.context().0;
         names.get(index as usize).cloned().ok_or_else(|| {
             bincode::error::DecodeError::OtherString(format!(

@@ -9,6 +9,7 @@
 pub mod container;
 pub mod error;
 pub mod expr;
+mod fast_decode;
 pub mod ids;
 pub mod name;
 pub mod plan;

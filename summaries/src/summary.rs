@@ -8,7 +8,7 @@
 //! bincode is not self-describing.
 
 use crate::expr::Expr;
-use crate::ids::{Name, TypeId};
+use crate::ids::{FileNames, Name, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
@@ -173,6 +173,23 @@ pub enum Linkage {
 }
 
 impl Linkage {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [Linkage; 11] = [
+        Linkage::External,
+        Linkage::AvailableExternally,
+        Linkage::LinkonceAny,
+        Linkage::LinkonceOdr,
+        Linkage::WeakAny,
+        Linkage::WeakOdr,
+        Linkage::Appending,
+        Linkage::Internal,
+        Linkage::Private,
+        Linkage::ExternalWeak,
+        Linkage::Common,
+    ];
+}
+
+impl Linkage {
     /// Local to the module (`internal` or `private`).
     pub fn is_local(self) -> bool {
         matches!(self, Linkage::Internal | Linkage::Private)
@@ -194,6 +211,11 @@ pub enum Visibility {
     Default,
     Hidden,
     Protected,
+}
+
+impl Visibility {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [Visibility; 3] = [Visibility::Default, Visibility::Hidden, Visibility::Protected];
 }
 
 /// `!vcall_visibility` of a vtable; absent metadata means `public`.
@@ -262,11 +284,16 @@ pub enum SlotKind {
     Other,
 }
 
+impl SlotKind {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [SlotKind; 6] =
+        [SlotKind::Null, SlotKind::Function, SlotKind::PureVirtual, SlotKind::Global, SlotKind::Int, SlotKind::Other];
+}
+
 /// One slot of a vtable global: a pointer, or an entry of a relative
 /// vtable (`-fexperimental-relative-c++-abi-vtables`: a 32-bit offset from
 /// a place in the same global to the target).
-#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
-#[bincode(decode_context = "crate::ids::FileNames")]
+#[derive(Serialize, Deserialize, bincode::Encode, Debug, Clone, PartialEq, Eq)]
 pub struct Slot {
     /// Byte offset from the start of the global.
     pub offset: u64,
@@ -284,6 +311,23 @@ pub struct Slot {
     pub relative_to: Option<u64>,
 }
 
+/// Decoded as [`CallSite`] is: a thin link decodes one per vtable entry.
+impl bincode::Decode<FileNames> for Slot {
+    fn decode<D: bincode::de::Decoder<Context = FileNames>>(d: &mut D) -> Result<Slot, bincode::error::DecodeError> {
+        use crate::fast_decode as fast;
+        Ok(Slot {
+            offset: fast::u64(d)?,
+            kind: fast::variant(d, &SlotKind::ALL)?,
+            symbol: fast::option(d, Name::decode)?,
+            function: fast::option(d, Name::decode)?,
+            value: fast::i64(d)?,
+            relative_to: fast::option(d, fast::u64)?,
+        })
+    }
+}
+
+bincode::impl_borrow_decode_with_context!(Slot, FileNames);
+
 /// Which intrinsic tests the vtable pointer at a call site.
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
@@ -294,6 +338,11 @@ pub enum TestKind {
     TypeTest,
     PublicTypeTest,
     TypeCheckedLoad,
+}
+
+impl TestKind {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [TestKind; 3] = [TestKind::TypeTest, TestKind::PublicTypeTest, TestKind::TypeCheckedLoad];
 }
 
 /// `call` or `invoke`.
@@ -307,6 +356,11 @@ pub enum CallKind {
     Invoke,
 }
 
+impl CallKind {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [CallKind; 2] = [CallKind::Call, CallKind::Invoke];
+}
+
 /// Kind of a return type.
 #[derive(
     Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash,
@@ -317,6 +371,11 @@ pub enum RetKind {
     Void,
     Int,
     Other,
+}
+
+impl RetKind {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [RetKind; 3] = [RetKind::Void, RetKind::Int, RetKind::Other];
 }
 
 /// An integer constant argument.
@@ -336,8 +395,7 @@ pub struct ConstArg {
 /// vtable pointer. A type test that guards no call still gets one record
 /// (with `offset`, `call` and `const_args` absent) so the count of records
 /// equals the count of tests whenever each test guards at most one call.
-#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
-#[bincode(decode_context = "crate::ids::FileNames")]
+#[derive(Serialize, Deserialize, bincode::Encode, Debug, Clone, PartialEq, Eq)]
 pub struct CallSite {
     /// The function containing the call.
     pub function: Name,
@@ -362,6 +420,33 @@ pub struct CallSite {
     /// the record of a test that guards none).
     pub calls_sharing_test: u32,
 }
+
+/// Decoded field by field in the order `bincode::Encode` writes them, each
+/// small value through [`crate::fast_decode`]: a thin link decodes a
+/// million call sites.
+impl bincode::Decode<FileNames> for CallSite {
+    fn decode<D: bincode::de::Decoder<Context = FileNames>>(
+        d: &mut D,
+    ) -> Result<CallSite, bincode::error::DecodeError> {
+        use crate::fast_decode as fast;
+        Ok(CallSite {
+            function: Name::decode(d)?,
+            test_index: fast::u32(d)?,
+            type_id: TypeId::from(Name::decode(d)?),
+            offset: fast::option(d, fast::u64)?,
+            kind: fast::variant(d, &TestKind::ALL)?,
+            assumed: fast::bool(d)?,
+            call: fast::option(d, |d| fast::variant(d, &CallKind::ALL))?,
+            const_args: Option::<Box<[ConstArg]>>::decode(d)?,
+            ret: fast::variant(d, &RetKind::ALL)?,
+            ret_width: fast::u32(d)?,
+            location: fast::option(d, Name::decode)?,
+            calls_sharing_test: fast::u32(d)?,
+        })
+    }
+}
+
+bincode::impl_borrow_decode_with_context!(CallSite, FileNames);
 
 /// Facts about a function that a vtable slot points to.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
@@ -431,11 +516,15 @@ pub enum GlobalKind {
     Ifunc,
 }
 
+impl GlobalKind {
+    /// Every variant, in declaration (encoding) order.
+    pub const ALL: [GlobalKind; 4] = [GlobalKind::Function, GlobalKind::Variable, GlobalKind::Alias, GlobalKind::Ifunc];
+}
+
 /// A defined global value and the global values it references (through
 /// instructions, constant expressions and initializers). Liveness in the
 /// thin link walks these edges; a missing edge would be a miscompile.
-#[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
-#[bincode(decode_context = "crate::ids::FileNames")]
+#[derive(Serialize, Deserialize, bincode::Encode, Debug, Clone, PartialEq, Eq)]
 pub struct GlobalRefs {
     pub name: Name,
     pub kind: GlobalKind,
@@ -448,6 +537,25 @@ pub struct GlobalRefs {
     /// the thin link's choice of where a prevailing copy goes.
     pub instructions: u32,
 }
+
+/// Decoded as [`CallSite`] is: a thin link decodes one per global.
+impl bincode::Decode<FileNames> for GlobalRefs {
+    fn decode<D: bincode::de::Decoder<Context = FileNames>>(
+        d: &mut D,
+    ) -> Result<GlobalRefs, bincode::error::DecodeError> {
+        use crate::fast_decode as fast;
+        Ok(GlobalRefs {
+            name: Name::decode(d)?,
+            kind: fast::variant(d, &GlobalKind::ALL)?,
+            linkage: fast::variant(d, &Linkage::ALL)?,
+            visibility: fast::variant(d, &Visibility::ALL)?,
+            refs: Vec::<Name>::decode(d)?,
+            instructions: fast::u32(d)?,
+        })
+    }
+}
+
+bincode::impl_borrow_decode_with_context!(GlobalRefs, FileNames);
 
 /// Globals the module itself keeps alive.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
@@ -463,5 +571,30 @@ impl ModuleSummary {
     /// Canonical JSON for `wpd dump`: object keys sorted, lists as stored.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("summary types serialize to JSON")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast decoders (`fast_decode::variant`) read a variant's index
+    /// as the position in its enum's `ALL`: that must be the index bincode
+    /// writes, for every variant.
+    #[test]
+    fn every_variant_table_is_in_encoding_order() {
+        fn check<T: bincode::Encode + std::fmt::Debug>(all: &[T]) {
+            for (i, v) in all.iter().enumerate() {
+                let bytes = bincode::encode_to_vec(v, bincode::config::standard()).unwrap();
+                assert_eq!(bytes, [i as u8], "{v:?} is encoded as {bytes:?}, not as its place {i} in ALL");
+            }
+        }
+        check(&TestKind::ALL);
+        check(&CallKind::ALL);
+        check(&RetKind::ALL);
+        check(&SlotKind::ALL);
+        check(&GlobalKind::ALL);
+        check(&Linkage::ALL);
+        check(&Visibility::ALL);
     }
 }

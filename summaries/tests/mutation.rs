@@ -333,3 +333,74 @@ fn decoded_expressions_evaluate_without_panicking() {
         }
     }
 }
+
+/// Call sites, slots and globals decode through hand-written fast paths
+/// for one-byte numbers, flags and variants (`fast_decode.rs`), with
+/// bincode's own decoding for everything else: every field on both sides
+/// of the one-byte boundary (251), every variant and every `None`/`Some`
+/// must come back as it was written.
+#[test]
+fn records_decode_as_written_on_both_sides_of_one_byte() {
+    let numbers = [0u32, 1, 250, 251, 252, 65_535, 65_536, u32::MAX];
+    let offsets = [None, Some(0u64), Some(250), Some(251), Some(1 << 20), Some(u64::MAX)];
+    let kinds = [TestKind::TypeTest, TestKind::PublicTypeTest, TestKind::TypeCheckedLoad];
+    let mut sites = Vec::new();
+    for (i, &n) in numbers.iter().enumerate() {
+        let offset = offsets[i % offsets.len()];
+        let call = match i % 3 {
+            0 => None,
+            1 => Some(CallKind::Call),
+            _ => Some(CallKind::Invoke),
+        };
+        let ret = [RetKind::Void, RetKind::Int, RetKind::Other][i % 3];
+        sites.push(CallSite {
+            function: format!("f{i}").into(),
+            test_index: n,
+            type_id: if i % 2 == 0 { "_ZTS4Base".into() } else { "_ZTS1B".into() },
+            offset,
+            kind: kinds[i % 3],
+            assumed: i % 2 == 0,
+            call,
+            const_args: (i % 2 == 1).then(|| vec![ConstArg { width: 64, value: u64::from(n) << 3 }].into()),
+            ret,
+            ret_width: n,
+            location: (i % 3 != 2).then(|| format!("a.cpp:{n}:1").into()),
+            calls_sharing_test: n.wrapping_mul(7),
+        });
+    }
+    // Slots and globals decode through the same fast paths: their offsets,
+    // signed values and instruction counts cross the boundary too.
+    let mut base = sample_summary();
+    let values = [0i64, -1, 1, 125, -125, 126, -126, i64::MIN, i64::MAX];
+    base.vtables[0].size = 1 << 40;
+    base.vtables[0].slots = values
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| Slot {
+            offset: [0u64, 250, 251, 1 << 20, 1 << 33][i % 5] + 8 * i as u64,
+            kind: SlotKind::ALL[i % SlotKind::ALL.len()],
+            symbol: (i % 2 == 0).then(|| format!("s{i}").into()),
+            function: (i % 3 == 0).then(|| format!("f{i}").into()),
+            value,
+            relative_to: [None, Some(0), Some(300)][i % 3],
+        })
+        .collect();
+    base.globals = numbers
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| GlobalRefs {
+            name: format!("g{i}").into(),
+            kind: GlobalKind::ALL[i % GlobalKind::ALL.len()],
+            linkage: Linkage::ALL[i % Linkage::ALL.len()],
+            visibility: Visibility::ALL[i % Visibility::ALL.len()],
+            refs: (0..i).map(|k| format!("r{k}").into()).collect(),
+            instructions: n,
+        })
+        .collect();
+    let summary = ModuleSummary { call_sites: sites, ..base };
+    let image = encode(Kind::Summary, &summary).unwrap();
+    let back: ModuleSummary = decode_unchecked(Kind::Summary, &image, Path::new("w.wpds")).unwrap();
+    assert_eq!(back.call_sites, summary.call_sites);
+    assert_eq!(back.vtables, summary.vtables);
+    assert_eq!(back.globals, summary.globals);
+}
