@@ -1011,17 +1011,24 @@ impl<'a> ModuleCalls<'a> {
                 (Some(h), None) => untargeted.push((h, &c.type_id)),
             }
         }
-        // In slot order (a stable sort: each slot's calls keep the
-        // module's order).
-        calls.sort_by_key(|&(k, _, _)| k);
-        let mut slots = Vec::with_capacity(keys.len());
-        let mut at = 0;
-        for (k, key) in keys.into_iter().enumerate() {
-            let len = calls[at..].iter().take_while(|e| e.0 as usize == k).count();
-            slots.push((key, at..at + len));
-            at += len;
+        // In slot order, each slot's calls in the module's order: a
+        // counting sort, slot numbers being dense (0..keys.len()).
+        let mut starts = vec![0usize; keys.len() + 1];
+        for &(k, _, _) in &calls {
+            starts[k as usize + 1] += 1;
         }
-        ModuleCalls { slots, calls, untargeted, outside_program }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let mut next = starts.clone();
+        let mut in_order = calls.clone();
+        for e in calls {
+            let at = &mut next[e.0 as usize];
+            in_order[*at] = e;
+            *at += 1;
+        }
+        let slots = keys.into_iter().enumerate().map(|(k, key)| (key, starts[k]..starts[k + 1])).collect();
+        ModuleCalls { slots, calls: in_order, untargeted, outside_program }
     }
 }
 
