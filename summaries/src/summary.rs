@@ -432,7 +432,7 @@ impl bincode::Decode<FileNames> for CallSite {
         Ok(CallSite {
             function: Name::decode(d)?,
             test_index: fast::u32(d)?,
-            type_id: TypeId::from(Name::decode(d)?),
+            type_id: TypeId::decode(d)?,
             offset: fast::option(d, fast::u64)?,
             kind: fast::variant(d, &TestKind::ALL)?,
             assumed: fast::bool(d)?,
@@ -583,11 +583,16 @@ mod tests {
     /// writes, for every variant.
     #[test]
     fn every_variant_table_is_in_encoding_order() {
-        fn check<T: bincode::Encode + std::fmt::Debug>(all: &[T]) {
+        fn check<T: bincode::Encode + bincode::Decode<FileNames> + std::fmt::Debug>(all: &[T]) {
             for (i, v) in all.iter().enumerate() {
                 let bytes = bincode::encode_to_vec(v, bincode::config::standard()).unwrap();
                 assert_eq!(bytes, [i as u8], "{v:?} is encoded as {bytes:?}, not as its place {i} in ALL");
             }
+            // And ALL has every variant: the next index is none.
+            let next = [all.len() as u8];
+            let decoded: Result<(T, usize), _> =
+                bincode::decode_from_slice_with_context(&next, bincode::config::standard(), FileNames(Vec::new()));
+            assert!(decoded.is_err(), "variant {} exists but is not in ALL", all.len());
         }
         check(&TestKind::ALL);
         check(&CallKind::ALL);

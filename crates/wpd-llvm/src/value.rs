@@ -124,25 +124,29 @@ impl<'m> Value<'m> {
     /// The value's name (empty for unnamed values), in the lossless text
     /// form of `wpd_summary::name`.
     pub fn name(self) -> String {
-        let mut len = 0usize;
-        // SAFETY: returns a pointer/length pair owned by the value.
-        let p = unsafe { c::LLVMGetValueName2(self.raw, &mut len) };
-        // SAFETY: `p` points to `len` bytes.
-        unsafe { name_text(p, len) }
+        wpd_summary::name::from_bytes(self.name_bytes()).into_owned()
     }
 
     /// Whether the value is named `name` exactly: [`Value::name`] without
     /// making a `String` (for tests run on every instruction).
     pub fn has_name(self, name: &str) -> bool {
+        self.name_bytes() == name.as_bytes()
+    }
+
+    /// The bytes of the value's name as LLVM holds them; the borrow ends
+    /// before anything could rename the value.
+    fn name_bytes(&self) -> &[u8] {
         let mut len = 0usize;
         // SAFETY: returns a pointer/length pair owned by the value.
         let p = unsafe { c::LLVMGetValueName2(self.raw, &mut len) };
-        if p.is_null() || len != name.len() {
-            return false;
+        if p.is_null() || len == 0 {
+            return &[];
         }
-        // SAFETY: `p` points to `len` bytes, alive while the value is not
-        // renamed (nothing here renames it).
-        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) == name.as_bytes() }
+        // SAFETY: `p` points to `len` bytes, which live as long as the
+        // value keeps its name; the slice borrows `self`, and nothing
+        // renames a value while a caller holds it (both callers above use
+        // it at once).
+        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
     }
 
     /// The value's type.

@@ -1021,6 +1021,7 @@ impl<'a> ModuleCalls<'a> {
             starts[i] += starts[i - 1];
         }
         let mut next = starts.clone();
+        // (Copied only to have a buffer of the right length to write into.)
         let mut in_order = calls.clone();
         for e in calls {
             let at = &mut next[e.0 as usize];
