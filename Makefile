@@ -8,6 +8,7 @@
 #   make bench-scale  benches/scale.py: thin link of N generated objects (N=1000, N=10000) vs lld --thinlto-index-only (bench-out/scale-N.txt)
 #   make bench-rerun  benches/parity_rerun.py: run times of the last bench-parity programs again, ROUNDS=11 rounds (bench-out/parity-rerun.txt)
 #   make bench-instructions  benches/link_instructions.py: Box2D's link, wpd-ld vs lld ThinLTO, in instructions by phase (needs valgrind and a bench-parity run)
+#   make bench-return-shapes  benches/return_shapes.py: what the targets of pointer-returning slots return, over the last bench-parity run's split programs (bench-out/return-shapes.txt)
 #   make fmt    rustfmt check;  make lint  clippy with warnings as errors
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -18,7 +19,7 @@ WPD_LD := $(abspath target/release/wpd-ld)
 DEMO_DIR := target/demo
 LTO_FLAGS := -O2 -flto=thin -fwhole-program-vtables
 
-.PHONY: test demo bench bench-link bench-parity bench-rerun bench-instructions bench-runtime bench-scale bench-speculate fmt lint build toolchain
+.PHONY: test demo bench bench-link bench-parity bench-rerun bench-instructions bench-runtime bench-scale bench-speculate bench-return-shapes fmt lint build toolchain
 
 toolchain:
 	@missing=; \
@@ -86,6 +87,9 @@ bench-speculate: build
 
 bench-scale: build
 	python3 benches/scale.py
+
+bench-return-shapes:
+	python3 benches/return_shapes.py $$(ls -d bench-out/parity-work/*-split) | tee bench-out/return-shapes.txt
 
 fmt:
 	$(CARGO) fmt --all -- --check
