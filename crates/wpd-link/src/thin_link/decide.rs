@@ -30,16 +30,18 @@ const MAX_PADDING: u64 = 128;
 /// untested target: past that, a compare chain costs more than the
 /// indirect call it replaces.
 pub const MAX_DISPATCH_COMPARISONS: usize = 6;
-/// A dispatched target of at most this many instructions is counted as
-/// copied into every dispatch (LLVM imports a body this small into other
-/// modules, `-import-instr-limit`, and a direct call to it is then
-/// usually inlined); a larger one as a call.
-const DISPATCH_INLINED_INSTRUCTIONS: u64 = 100;
-/// The code closed-set dispatch may add to a program without a profile,
-/// in instructions: this share (per cent) of the program's instructions,
-/// and never less than [`DISPATCH_BUDGET_FLOOR`].
-const DISPATCH_BUDGET_PERCENT: u64 = 1;
-const DISPATCH_BUDGET_FLOOR: u64 = 1000;
+/// A dispatched or guarded target of at most this many instructions is
+/// counted as copied into every call that names it directly (LLVM imports
+/// a body this small into other modules, `-import-instr-limit`, and a
+/// direct call to it is then usually inlined); a larger one stays a call.
+/// Guarded speculation tests only targets this small.
+const INLINED_INSTRUCTIONS: u64 = 100;
+/// The code closed-set dispatch and guarded speculation may add to a
+/// program without a profile, together, in instructions: this share (per
+/// cent) of the program's instructions, and never less than
+/// [`CODE_BUDGET_FLOOR`] ([`CodeBudget`]).
+const CODE_BUDGET_PERCENT: u64 = 1;
+const CODE_BUDGET_FLOOR: u64 = 1000;
 
 /// One vtable of a slot's type id and the function at the slot in it.
 #[derive(Clone, Copy, Debug)]
@@ -230,6 +232,24 @@ struct VisibleTargets<'a> {
     unknown: Option<String>,
 }
 
+/// What guarded speculation would do for one slot ([`Decider::guard`]).
+struct Guard<'a> {
+    /// The functions the calls would test ([`VisibleTargets::known`], each
+    /// at most [`INLINED_INSTRUCTIONS`]).
+    known: Vec<SymKey<'a>>,
+    /// The instructions the guard adds at one call: per tested target a
+    /// comparison, a branch and its body (LLVM inlines it); the indirect
+    /// call stays for the classes no test matches, so nothing is taken
+    /// away.
+    per_call: u64,
+    /// The calls that would be guarded.
+    left: u32,
+    /// Why a visible target is not tested, when one is not.
+    unknown: Option<String>,
+    /// Why a target too large to inline is not tested, when one is not.
+    too_large: Option<String>,
+}
+
 /// Name used for a local symbol once promoted to a hidden global.
 fn promoted_name(name: &str, hash: &str, module: ModuleIdx, clash: bool) -> String {
     let short = hash.get(..16).unwrap_or(hash);
@@ -300,46 +320,95 @@ fn dispatch_growth(link: &Hierarchy<'_>, members: &[SlotMember<'_>], limit: usiz
         .keys()
         .map(|k| {
             let size = link.function_facts(*k).map_or(u64::MAX, |f| u64::from(f.instructions));
-            if size <= DISPATCH_INLINED_INSTRUCTIONS { size } else { 2 }
+            if size <= INLINED_INSTRUCTIONS { size } else { 2 }
         })
         .sum();
     Some((2 * comparisons as u64 + bodies).saturating_sub(2))
 }
 
+/// The code the thin link's guarded rewrites may add to a program without
+/// a profile: a dispatch or a guard copies comparisons and (small) target
+/// bodies to every call it takes, and nothing says which calls are hot, so
+/// the code they add together is bounded by [`CODE_BUDGET_PERCENT`] of the
+/// program's instructions (at least [`CODE_BUDGET_FLOOR`]). Closed-set
+/// dispatch is admitted first, then speculation from what is left; each
+/// admits its slots cheapest per call first, in slot order on a tie.
+struct CodeBudget {
+    /// The program's instructions (every function in it, by the summaries).
+    program: u64,
+    budget: u64,
+    spent: u64,
+}
+
+impl CodeBudget {
+    fn of(link: &Hierarchy<'_>, policy: &Policy) -> CodeBudget {
+        if policy.closed_set < 2 && policy.speculate == 0 {
+            // Nothing asks it.
+            return CodeBudget { program: 0, budget: 0, spent: 0 };
+        }
+        // Module by module on the pool's threads (a sum: the same whatever
+        // the threads).
+        let program: u64 = link
+            .summaries
+            .par_iter()
+            .enumerate()
+            .map(|(m, s)| {
+                let mut node = link.program_nodes(ModuleIdx::new(m));
+                s.globals
+                    .iter()
+                    .filter(|g| g.kind == GlobalKind::Function && node(&g.name).is_some())
+                    .map(|g| u64::from(g.instructions))
+                    .sum::<u64>()
+            })
+            .sum();
+        CodeBudget { program, budget: (program * CODE_BUDGET_PERCENT / 100).max(CODE_BUDGET_FLOOR), spent: 0 }
+    }
+
+    /// Admits `costs` (cost per call, slot, cost over all its calls),
+    /// cheapest per call first, while the budget lasts; the slots refused,
+    /// each with why (`refusal` starts the sentence, `code` names what
+    /// would be added).
+    fn admit<K: Ord + Copy>(
+        &mut self,
+        mut costs: Vec<(u64, K, u64)>,
+        refusal: &str,
+        code: &str,
+    ) -> BTreeMap<K, String> {
+        costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut over = BTreeMap::new();
+        for (per_call, key, total) in costs {
+            if self.spent + total <= self.budget {
+                self.spent += total;
+            } else {
+                let (budget, program, spent) = (self.budget, self.program, self.spent);
+                over.insert(
+                    key,
+                    format!(
+                        "{refusal}: about {total} instructions of {code} ({per_call} per call) would exceed what the program allows, {budget} ({CODE_BUDGET_PERCENT}% of its {program} instructions; {spent} taken by cheaper slots)"
+                    ),
+                );
+            }
+        }
+        over
+    }
+}
+
 /// The slots whose closed-set dispatch does not fit the program's code
-/// budget, with why. A dispatch copies compare chains and (small) target
-/// bodies to every call; without a profile nothing says which calls are
-/// hot, so the code it may add is bounded: the slots cheapest per call go
-/// first, in slot order on a tie, until the budget
-/// ([`DISPATCH_BUDGET_PERCENT`] of the program's instructions) is spent.
+/// budget, with why ([`CodeBudget`]).
 fn over_dispatch_budget<'a>(
     link: &Hierarchy<'a>,
     policy: &Policy,
     slots: &[SlotWork<'_, 'a>],
     resolved: &[SlotDecision],
     dispatch: &[Option<(BTreeSet<&str>, u32)>],
+    budget: &mut CodeBudget,
 ) -> BTreeMap<(&'a TypeId, u64), String> {
     let limit = usize::from(policy.closed_set);
     if limit < 2 {
         return BTreeMap::new();
     }
-    // Module by module and slot by slot on the pool's threads (a sum and
-    // a list in slot order: the same whatever the threads).
-    let program: u64 = link
-        .summaries
-        .par_iter()
-        .enumerate()
-        .map(|(m, s)| {
-            let mut node = link.program_nodes(ModuleIdx::new(m));
-            s.globals
-                .iter()
-                .filter(|g| g.kind == GlobalKind::Function && node(&g.name).is_some())
-                .map(|g| u64::from(g.instructions))
-                .sum::<u64>()
-        })
-        .sum();
-    let budget = (program * DISPATCH_BUDGET_PERCENT / 100).max(DISPATCH_BUDGET_FLOOR);
-    let mut costs: Vec<(u64, (&'a TypeId, u64), u64)> = slots
+    // Slot by slot on the pool's threads (a list in slot order).
+    let costs: Vec<(u64, (&'a TypeId, u64), u64)> = slots
         .par_iter()
         .zip(resolved)
         .zip(dispatch)
@@ -350,22 +419,7 @@ fn over_dispatch_budget<'a>(
             Some((per_call, s.slot, per_call * u64::from(*calls)))
         })
         .collect();
-    costs.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let mut spent = 0u64;
-    let mut over = BTreeMap::new();
-    for (per_call, key, total) in costs {
-        if spent + total <= budget {
-            spent += total;
-        } else {
-            over.insert(
-                key,
-                format!(
-                    "no closed-set dispatch: about {total} instructions of dispatch code ({per_call} per call) would exceed what the program allows, {budget} ({DISPATCH_BUDGET_PERCENT}% of its {program} instructions; {spent} taken by cheaper slots)"
-                ),
-            );
-        }
-    }
-    over
+    budget.admit(costs, "no closed-set dispatch", "dispatch code")
 }
 
 /// Whether a dispatch over `targets` targets whose tested classes have
@@ -558,13 +612,13 @@ impl<'a> Decider<'_, 'a> {
         d
     }
 
-    /// Closed-set dispatch and guarded speculation for the calls of `d`
-    /// (resolved) that are left.
+    /// Closed-set dispatch for the calls of `d` (resolved) that are left;
+    /// guarded speculation comes after every slot is dispatched
+    /// ([`decide`]: the code budget admits dispatches first).
     fn finish(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>, calls: Option<&(BTreeSet<&str>, u32)>) {
         if let (Ok(members), Some(calls)) = (&work.members, calls) {
             self.dispatch(d, work, members, calls);
         }
-        self.speculate(d, work);
     }
 
     /// Closed-set dispatch for the calls of `d` no other rewrite resolves:
@@ -713,18 +767,20 @@ impl<'a> Decider<'_, 'a> {
         Ok(self.store_beside(members, 8, &values)?.byte_offset)
     }
 
-    /// Guarded speculation for the calls of `d` left indirect.
-    fn speculate(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>) {
+    /// What guarded speculation would do for the calls of `d` (resolved
+    /// and dispatched) left indirect, before the code budget is asked
+    /// ([`Self::speculate`]): `None` when nothing is guarded.
+    fn guard(&self, d: &SlotDecision, work: &SlotWork<'_, 'a>) -> Option<Guard<'a>> {
         let ((type_id, offset), sites) = (work.slot, work.sites);
         let limit = usize::from(self.policy.speculate);
         if limit == 0 || d.resolution == Resolution::SingleImpl && d.devirtualized == d.call_sites {
-            return;
+            return None;
         }
         // Complete members are the slot's functions whatever the
         // visibility ([`visible_targets`]), and `d.targets` names each
         // once: too many of them, and nothing is guarded.
         if work.members.is_ok() && d.targets.len() > limit {
-            return;
+            return None;
         }
         let left = count(
             sites
@@ -734,27 +790,53 @@ impl<'a> Decider<'_, 'a> {
                 .count(),
         );
         if left == 0 {
-            return;
+            return None;
         }
-        let Some(t) = visible_targets(self.link, type_id, offset) else { return };
+        let t = visible_targets(self.link, type_id, offset)?;
         if t.all > limit {
-            return;
+            return None;
         }
-        if let Some(why) = &t.unknown {
+        // A guard pays only where LLVM inlines the target behind it: a
+        // guarded call it does not inline adds the comparison to every
+        // call and removes nothing (the loaded pointer is still loaded).
+        let size = |k: &SymKey<'a>| self.link.function_facts(*k).map(|f| u64::from(f.instructions));
+        let (known, large): (Vec<SymKey<'a>>, Vec<SymKey<'a>>) =
+            t.known.into_iter().partition(|k| size(k).is_some_and(|n| n <= INLINED_INSTRUCTIONS));
+        let per_call = known.iter().map(|k| 2 + size(k).unwrap_or(0)).sum();
+        let too_large = large.first().map(|k| match size(k) {
+            Some(n) => format!(
+                "not guarded for {}: its body ({n} instructions) is too large to be inlined behind a guard, which would only add a comparison to the call",
+                k.name
+            ),
+            None => format!(
+                "not guarded for {}: its body is not in the bitcode, so a guard would only add a comparison to the call",
+                k.name
+            ),
+        });
+        Some(Guard { known, per_call, left, unknown: t.unknown, too_large })
+    }
+
+    /// Guarded speculation for the calls of `d` left indirect ([`Self::guard`]),
+    /// unless the code budget refused it (`refused`, why).
+    fn speculate(&mut self, d: &mut SlotDecision, guard: Guard<'a>, refused: Option<&String>) {
+        if let Some(why) = &guard.unknown {
             // The report says why a call that could have been guarded was
             // not (or was guarded for fewer targets).
-            let note = format!("not guarded for a target whose body is not known: {why}");
-            d.reason = Some(match d.reason.take() {
-                Some(r) => format!("{r}; {note}"),
-                None => note,
-            });
+            add_reason(d, format!("not guarded for a target whose body is not known: {why}"));
         }
-        if t.known.is_empty() {
+        if let Some(why) = guard.too_large {
+            add_reason(d, why);
+        }
+        if guard.known.is_empty() {
             return;
         }
-        d.speculative = t.known.into_iter().map(|k| self.export_local(k, false)).collect();
-        d.speculated = left;
-        self.stats.speculative += left;
+        if let Some(why) = refused {
+            add_reason(d, why.clone());
+            return;
+        }
+        d.speculative = guard.known.into_iter().map(|k| self.export_local(k, false)).collect();
+        d.speculated = guard.left;
+        self.stats.speculative += guard.left;
     }
 
     /// The unguarded rules for a slot whose members are `members`.
@@ -1132,9 +1214,27 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     // the calls they leave.
     let mut decisions: Vec<SlotDecision> = work.iter().map(|w| decider.resolved(w)).collect();
     let dispatch = all_dispatch_calls(policy, &work, &decisions);
-    decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions, &dispatch);
+    let mut budget = CodeBudget::of(link, policy);
+    decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions, &dispatch, &mut budget);
     for ((w, d), calls) in work.iter().zip(&mut decisions).zip(&dispatch) {
         decider.finish(d, w, calls.as_ref());
+    }
+    // Guarded speculation after every dispatch, from the budget the
+    // dispatches left.
+    let guards: Vec<Option<Guard<'_>>> = work.iter().zip(&decisions).map(|(w, d)| decider.guard(d, w)).collect();
+    let costs: Vec<(u64, usize, u64)> = guards
+        .iter()
+        .enumerate()
+        .filter_map(|(i, g)| {
+            let g = g.as_ref().filter(|g| !g.known.is_empty())?;
+            Some((g.per_call, i, g.per_call * u64::from(g.left)))
+        })
+        .collect();
+    let refused = budget.admit(costs, "not guarded", "guard code");
+    for (i, (d, g)) in decisions.iter_mut().zip(guards).enumerate() {
+        if let Some(g) = g {
+            decider.speculate(d, g, refused.get(&i));
+        }
         decider.stats.call_sites += d.call_sites;
         decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;
     }
