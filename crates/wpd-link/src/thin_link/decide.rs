@@ -1300,3 +1300,28 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     plan.stats.dead_instructions = dead.instructions;
     plan
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_budget_admits_the_cheapest_per_call_first_and_is_shared() {
+        let mut budget = CodeBudget { program: 100_000, budget: 1000, spent: 0 };
+        // (cost per call, slot, cost over its calls): taken in the order
+        // slot 0, 1 (a tie on cost per call: slot order), 2, 3.
+        let refused = budget.admit(vec![(7, 2usize, 700), (3, 1, 600), (3, 0, 300), (9, 3, 90)], "no dispatch", "code");
+        // 0 and 1 take 900; 2 would exceed the 1000; 3, more costly per
+        // call but small, still fits.
+        assert_eq!(refused.keys().copied().collect::<Vec<_>>(), [2]);
+        assert_eq!(
+            refused[&2],
+            "no dispatch: about 700 instructions of code (7 per call) would exceed what the program allows, 1000 (1% of its 100000 instructions; 900 taken by cheaper slots)"
+        );
+        assert_eq!(budget.spent, 990);
+        // A later rule gets what is left.
+        let refused = budget.admit(vec![(1, 0usize, 20), (1, 1, 10)], "not guarded", "guard code");
+        assert_eq!(refused.keys().copied().collect::<Vec<_>>(), [0]);
+        assert_eq!(budget.spent, 1000);
+    }
+}
