@@ -187,9 +187,7 @@ impl Linkage {
         Linkage::ExternalWeak,
         Linkage::Common,
     ];
-}
 
-impl Linkage {
     /// Local to the module (`internal` or `private`).
     pub fn is_local(self) -> bool {
         matches!(self, Linkage::Internal | Linkage::Private)

@@ -197,12 +197,21 @@ impl Drop for Context {
 /// # Safety
 /// `p` is null or points to `len` readable bytes.
 unsafe fn lossy(p: *const std::os::raw::c_char, len: usize) -> String {
+    // SAFETY: per the contract above; the bytes are copied at once.
+    String::from_utf8_lossy(unsafe { raw_bytes(p, len) }).into_owned()
+}
+
+/// An LLVM (pointer, length) string as bytes, empty for a null pointer.
+///
+/// # Safety
+/// `p` is null or points to `len` bytes that stay readable, unchanged, for
+/// `'a`.
+unsafe fn raw_bytes<'a>(p: *const std::os::raw::c_char, len: usize) -> &'a [u8] {
     if p.is_null() || len == 0 {
-        return String::new();
+        return &[];
     }
     // SAFETY: per the contract above.
-    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
-    String::from_utf8_lossy(bytes).into_owned()
+    unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
 }
 
 /// Copies an LLVM (pointer, length) name into the lossless text form of
@@ -211,12 +220,8 @@ unsafe fn lossy(p: *const std::os::raw::c_char, len: usize) -> String {
 /// # Safety
 /// `p` is null or points to `len` readable bytes.
 unsafe fn name_text(p: *const std::os::raw::c_char, len: usize) -> String {
-    if p.is_null() || len == 0 {
-        return String::new();
-    }
-    // SAFETY: per the contract above.
-    let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) };
-    wpd_summary::name::from_bytes(bytes).into_owned()
+    // SAFETY: per the contract above; the bytes are copied at once.
+    wpd_summary::name::from_bytes(unsafe { raw_bytes(p, len) }).into_owned()
 }
 
 /// A module owned by wpd, disposed on drop.

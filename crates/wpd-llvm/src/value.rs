@@ -1,6 +1,6 @@
 //! Copyable handles to values, types and blocks of a live module.
 
-use crate::{Linkage, Visibility, ffi, lossy, name_text};
+use crate::{Linkage, Visibility, ffi, lossy, name_text, raw_bytes};
 use llvm_sys::core as c;
 use llvm_sys::prelude::*;
 use llvm_sys::{LLVMIntPredicate, LLVMLinkage, LLVMOpcode, LLVMTypeKind, LLVMVisibility};
@@ -127,26 +127,18 @@ impl<'m> Value<'m> {
         wpd_summary::name::from_bytes(self.name_bytes()).into_owned()
     }
 
-    /// Whether the value is named `name` exactly: [`Value::name`] without
-    /// making a `String` (for tests run on every instruction).
-    pub fn has_name(self, name: &str) -> bool {
-        self.name_bytes() == name.as_bytes()
-    }
-
-    /// The bytes of the value's name as LLVM holds them; the borrow ends
+    /// The bytes of the value's name as LLVM holds them, without making a
+    /// `String` (for tests run on every instruction). The borrow ends
     /// before anything could rename the value.
-    fn name_bytes(&self) -> &[u8] {
+    pub(crate) fn name_bytes(&self) -> &[u8] {
         let mut len = 0usize;
         // SAFETY: returns a pointer/length pair owned by the value.
         let p = unsafe { c::LLVMGetValueName2(self.raw, &mut len) };
-        if p.is_null() || len == 0 {
-            return &[];
-        }
-        // SAFETY: `p` points to `len` bytes, which live as long as the
-        // value keeps its name; the slice borrows `self`, and nothing
-        // renames a value while a caller holds it (both callers above use
-        // it at once).
-        unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }
+        // SAFETY: `p` is null or points to `len` bytes, which live as long
+        // as the value keeps its name; the slice borrows `self`, and nothing
+        // renames a value while a caller holds it (every caller uses it at
+        // once).
+        unsafe { raw_bytes(p, len) }
     }
 
     /// The value's type.

@@ -388,14 +388,12 @@ fn test_kind(inst: Value<'_>) -> Option<TestKind> {
     if !inst.is_call() {
         return None;
     }
-    let f = inst.called_function()?;
-    [
-        ("llvm.type.test", TestKind::TypeTest),
-        ("llvm.public.type.test", TestKind::PublicTypeTest),
-        ("llvm.type.checked.load", TestKind::TypeCheckedLoad),
-    ]
-    .into_iter()
-    .find_map(|(name, kind)| f.has_name(name).then_some(kind))
+    match inst.called_function()?.name_bytes() {
+        b"llvm.type.test" => Some(TestKind::TypeTest),
+        b"llvm.public.type.test" => Some(TestKind::PublicTypeTest),
+        b"llvm.type.checked.load" => Some(TestKind::TypeCheckedLoad),
+        _ => None,
+    }
 }
 
 /// The shim's reads of a tested pointer ([`TypeTest::slot_reads`] before

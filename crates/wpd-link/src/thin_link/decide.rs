@@ -612,15 +612,6 @@ impl<'a> Decider<'_, 'a> {
         d
     }
 
-    /// Closed-set dispatch for the calls of `d` (resolved) that are left;
-    /// guarded speculation comes after every slot is dispatched
-    /// ([`decide`]: the code budget admits dispatches first).
-    fn finish(&mut self, d: &mut SlotDecision, work: &SlotWork<'_, 'a>, calls: Option<&(BTreeSet<&str>, u32)>) {
-        if let (Ok(members), Some(calls)) = (&work.members, calls) {
-            self.dispatch(d, work, members, calls);
-        }
-    }
-
     /// Closed-set dispatch for the calls of `d` no other rewrite resolves:
     /// the slot's members are complete ([`members`]: the type id is not
     /// open, no vtable carrying it is public), it has from 2 to
@@ -1216,8 +1207,12 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     let dispatch = all_dispatch_calls(policy, &work, &decisions);
     let mut budget = CodeBudget::of(link, policy);
     decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions, &dispatch, &mut budget);
+    // Closed-set dispatch in slot order (it places case indices beside
+    // vtables).
     for ((w, d), calls) in work.iter().zip(&mut decisions).zip(&dispatch) {
-        decider.finish(d, w, calls.as_ref());
+        if let (Ok(members), Some(calls)) = (&w.members, calls) {
+            decider.dispatch(d, w, members, calls);
+        }
     }
     // Guarded speculation after every dispatch, from the budget the
     // dispatches left.
