@@ -47,6 +47,7 @@ fn main() {
         ("llvm_code_generation_flags", llvm_code_generation_flags),
         ("codegen_level", codegen_level),
         ("allocator_serves_llvm", allocator_serves_llvm),
+        ("low_memory_purges_at_once", low_memory_purges_at_once),
         ("optimized_layout_same_output", optimized_layout_same_output),
     ];
     let trials = tests.iter().map(|&(name, f)| Trial::test(name, move || f().map_err(Into::into))).collect();
@@ -648,6 +649,50 @@ fn allocator_serves_llvm() -> Check {
     expect_empty_dir(&c.tmp(), "wpd-ld must remove its temporary directory")?;
     let got = run_program(&c.path("prog"), c.dir.path())?;
     same_run("wpd-ld", &want, &got)
+}
+
+/// `--wpd-low-memory` sets mimalloc's purge delay to 0 (freed pages go
+/// back to the system at once; linker-shim/src/allocator.rs), which the
+/// report's `allocator` reads back from mimalloc: 10 ms without the flag,
+/// the environment's `MIMALLOC_PURGE_DELAY` when it is set, 0 with the flag
+/// whatever the environment says. The program is the same bytes either way
+/// and prints what its -O0 build prints.
+fn low_memory_purges_at_once() -> Check {
+    let c = Case::new("low_memory", "response_file")?;
+    let want = c.reference(&["main.cpp"])?;
+    let obj = c.bitcode("main.cpp", "main.o", &[])?;
+    let purge_delay = |label: &str, extra: &[&str], env: Option<&str>| -> Check<(Vec<u8>, i64)> {
+        let report = c.path(&format!("{label}.json"));
+        let report_arg = format!("-Wl,--wpd-report={}", report.display());
+        let mut args = vec![report_arg.as_str()];
+        args.extend_from_slice(extra);
+        let mut cmd = c.wpd_ld(&[&obj], label, &args)?;
+        if let Some(v) = env {
+            cmd.env("MIMALLOC_PURGE_DELAY", v);
+        }
+        link(&mut cmd, &c.path(label))?;
+        expect_empty_dir(&c.tmp(), "wpd-ld must remove its temporary directory")?;
+        same_run(label, &want, &run_program(&c.path(label), c.dir.path())?)?;
+        let json: serde_json::Value = serde_json::from_slice(&read(&report)?).map_err(|e| e.to_string())?;
+        let delay = json["allocator"]["purge_delay_ms"]
+            .as_i64()
+            .ok_or_else(|| format!("{label}: the report has no allocator.purge_delay_ms: {}", json["allocator"]))?;
+        Ok((read(&c.path(label))?, delay))
+    };
+    let (default_bytes, default_delay) = purge_delay("default", &[], None)?;
+    let (low_bytes, low_delay) = purge_delay("low", &["-Wl,--wpd-low-memory"], None)?;
+    let (_, env_delay) = purge_delay("env", &[], Some("3"))?;
+    let (_, env_low_delay) = purge_delay("env_low", &["-Wl,--wpd-low-memory"], Some("3"))?;
+    let delays = [default_delay, low_delay, env_delay, env_low_delay];
+    if delays != [10, 0, 3, 0] {
+        return Err(format!(
+            "purge delays (default, --wpd-low-memory, MIMALLOC_PURGE_DELAY=3, both): {delays:?}, want [10, 0, 3, 0]"
+        ));
+    }
+    if default_bytes != low_bytes {
+        return Err("--wpd-low-memory changed the program's bytes".into());
+    }
+    Ok(())
 }
 
 // --- wpd-ld's code layout --------------------------------------------------

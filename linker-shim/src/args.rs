@@ -49,6 +49,9 @@ pub struct WpdOptions {
     /// `--wpd-spawn-linker`: run the real linker as its own process even
     /// when it is the lld wpd-ld links as a library.
     pub spawn_linker: bool,
+    /// `--wpd-low-memory`: the allocator returns freed pages to the system
+    /// at once instead of after 10 ms (see `allocator`).
+    pub low_memory: bool,
     pub unknown_options: UnknownOptions,
     /// `--wpd-index-only=DIR`: distributed backends (see
     /// `wpd::backends::distributed`).
@@ -505,6 +508,10 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
             }
             Action::WpdSpawnLinker => {
                 out.wpd.spawn_linker = true;
+                pass = false;
+            }
+            Action::WpdLowMemory => {
+                out.wpd.low_memory = true;
                 pass = false;
             }
             Action::WpdNoValidate => {

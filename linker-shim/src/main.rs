@@ -6,6 +6,7 @@
 //! bitcode, and runs the real linker.
 
 mod ahead;
+mod allocator;
 mod args;
 mod distributed;
 mod dtlto;
@@ -91,6 +92,9 @@ fn run(raw: Vec<String>) -> Result<u8> {
     let start = std::time::Instant::now();
     let argv = args::expand_response_files(raw)?;
     let mut link = args::parse(&argv)?;
+    if link.wpd.low_memory {
+        allocator::return_freed_pages_at_once();
+    }
     let linker = real_linker(&link)?;
     link.line.flavor = linker_flavor(&linker.path);
     // Before any LLVM work, on any thread.
@@ -226,6 +230,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
         json["linker"] = serde_json::Value::String(linker.path.display().to_string());
         json["settings"] = serde_json::to_value(&link.settings).map_err(|e| Error::msg(e.to_string()))?;
         json["linker_in_process"] = serde_json::Value::Bool(linker.in_process);
+        json["allocator"] = serde_json::json!({ "name": "mimalloc", "purge_delay_ms": allocator::purge_delay_ms() });
         json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| Error::msg(e.to_string()))?;
         json["prevailing_copies"] =
             serde_json::to_value(&out.natives.prevailing).map_err(|e| Error::msg(e.to_string()))?;

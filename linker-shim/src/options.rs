@@ -147,6 +147,8 @@ pub enum Action {
     WpdQuiet,
     WpdSaveTemps,
     WpdSpawnLinker,
+    /// `--wpd-low-memory`: freed memory goes back to the system at once.
+    WpdLowMemory,
     WpdNoValidate,
     /// `--wpd-no-dead-slots`: keep every vtable slot.
     WpdNoDeadSlots,
@@ -468,6 +470,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["wpd-quiet"], Flag, Wpd, A::WpdQuiet),
     o(&["wpd-save-temps"], Flag, Wpd, A::WpdSaveTemps),
     o(&["wpd-spawn-linker"], Flag, Wpd, A::WpdSpawnLinker),
+    o(&["wpd-low-memory"], Flag, Wpd, A::WpdLowMemory),
     o(&["wpd-no-validate"], Flag, Wpd, A::WpdNoValidate),
     o(&["wpd-no-dead-slots"], Flag, Wpd, A::WpdNoDeadSlots),
     o(&["wpd-known-safe"], Value, Wpd, A::WpdKnownSafe),
