@@ -5,10 +5,11 @@
 //! (`madvise(MADV_DONTNEED)`) only after its purge delay, 10 ms by default:
 //! LLVM's backends free and allocate at such a rate that pages freed
 //! meanwhile stay resident while new ones are touched. With a delay of 0,
-//! glslang's and libsass's links peaked at 15% less memory (232 against
-//! 271 MB, 207 against 246 MB) and took 7–10% longer (docs/performance.md,
-//! "Peak memory against link time: the allocator's purge delay"). The
-//! default is the faster link; `--wpd-low-memory` chooses the smaller one.
+//! the parity bench's larger links peaked at 8–16% less memory (glslang 232
+//! against 271 MB, libsass 207 against 246 MB) and took 5–10% longer in
+//! most rounds (docs/performance.md, "Peak memory against link time: the
+//! allocator's purge delay"). The default is the faster link;
+//! `--wpd-low-memory` chooses the smaller one.
 #![allow(unsafe_code)]
 
 use libmimalloc_sys::{mi_option_get, mi_option_set, mi_option_t};
