@@ -5,11 +5,10 @@
 //! (`madvise(MADV_DONTNEED)`) only after its purge delay, 10 ms by default:
 //! LLVM's backends free and allocate at such a rate that pages freed
 //! meanwhile stay resident while new ones are touched. With a delay of 0,
-//! the parity bench's larger links peaked at 8–16% less memory (glslang 232
-//! against 271 MB, libsass 207 against 246 MB) and took 5–10% longer in
-//! most rounds (docs/performance.md, "Peak memory against link time: the
-//! allocator's purge delay"). The default is the faster link;
-//! `--wpd-low-memory` chooses the smaller one.
+//! glslang's and protoc's links peaked at about 6% less memory (211 against
+//! 225 MB, 170 against 182 MB) and took 1–23% longer (docs/performance.md,
+//! "Peak memory against link time: the allocator's purge delay"). The
+//! default is the faster link; `--wpd-low-memory` chooses the smaller one.
 #![allow(unsafe_code)]
 
 use libmimalloc_sys::{mi_option_get, mi_option_set, mi_option_t};

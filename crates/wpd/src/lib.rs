@@ -82,15 +82,18 @@ pub fn parse_speculate(v: &str) -> Option<u8> {
     }
 }
 
+/// The worker pools of [`with_jobs`], one per thread count.
+type Pools = Vec<(Option<usize>, std::sync::Arc<rayon::ThreadPool>)>;
+static POOLS: std::sync::Mutex<Pools> = std::sync::Mutex::new(Vec::new());
+
 /// Runs `f` on a rayon pool of `jobs` threads (all cores when `None`).
 ///
-/// The pool of a thread count is made once per process and kept: the
-/// phases of a link each run on it, so the threads (and the memory their
-/// allocator holds for them) carry over from one phase to the next instead
-/// of being started and faulted in again.
+/// The pool of a thread count is made once and kept until
+/// [`release_pools`]: the phases of a link (summarize, thin link, rewrite)
+/// each run on it, so the threads (and the memory their allocator holds for
+/// them) carry over from one phase to the next instead of being started and
+/// faulted in again.
 pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> Result<T> {
-    type Pools = Vec<(Option<usize>, std::sync::Arc<rayon::ThreadPool>)>;
-    static POOLS: std::sync::Mutex<Pools> = std::sync::Mutex::new(Vec::new());
     let pool = {
         let mut pools = POOLS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match pools.iter().find(|(j, _)| *j == jobs) {
@@ -109,6 +112,20 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
         }
     };
     Ok(pool.install(f))
+}
+
+/// Lets the threads of [`with_jobs`]'s pools end (a pool still in use ends
+/// when its last user is done; the next [`with_jobs`] makes a new one).
+///
+/// A link calls it when its last phase on the pool is done: its backends
+/// run on LLVM's own threads, and the pool's would sit idle to the end of
+/// the link with their allocator's memory. wpd-ld's mimalloc gives a
+/// thread's freed pages back to the system only when that thread allocates
+/// or frees again, or ends: protoc's link peaked at 209–213 MB with the
+/// idle threads kept and 181–183 MB before they were (docs/performance.md,
+/// "The idle pool held 27 MB").
+pub fn release_pools() {
+    POOLS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
 }
 
 /// Runs `f` on every input on a pool of `jobs` threads, ticking `progress`
@@ -340,6 +357,9 @@ pub fn compile_summarized(
             }
         })
     })?;
+    // The backends run on LLVM's threads: the pool's threads end, and the
+    // memory their allocator holds for them goes with them.
+    release_pools();
     // The backends read a rewritten module's new bitcode, not its input's:
     // those pages of the mapped inputs can leave memory.
     for (input, r) in inputs.iter().zip(&rewritten) {
@@ -500,6 +520,27 @@ pub fn read_summaries(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<Modu
 mod tests {
     use super::*;
     use wpd_summary::container::{Kind, encode};
+
+    /// The threads of a pool: the ids of the threads a broadcast reaches.
+    fn pool_threads(jobs: usize) -> std::collections::BTreeSet<String> {
+        with_jobs(Some(jobs), || rayon::broadcast(|_| format!("{:?}", std::thread::current().id())))
+            .unwrap()
+            .into_iter()
+            .collect()
+    }
+
+    /// Phases reuse a pool's threads; after `release_pools` (a link's
+    /// backends) the next phase runs on new threads, as many as asked.
+    #[test]
+    fn released_pools_end_and_the_next_phase_starts_new_threads() {
+        let first = pool_threads(3);
+        assert_eq!(first.len(), 3);
+        assert_eq!(pool_threads(3), first, "a second phase reuses the pool's threads");
+        release_pools();
+        let after = pool_threads(3);
+        assert_eq!(after.len(), 3);
+        assert!(after.is_disjoint(&first), "the released pool's threads ran again: {first:?} {after:?}");
+    }
 
     /// What both the cache and wpd-ld's summaries made ahead rely on: a
     /// summary depends on the module's bytes, not on its name.
