@@ -123,7 +123,7 @@ pub fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> 
 /// thread's freed pages back to the system only when that thread allocates
 /// or frees again, or ends: protoc's link peaked at 209–213 MB with the
 /// idle threads kept and 181–183 MB before they were (docs/performance.md,
-/// "The idle pool held 27 MB").
+/// "The idle pool held 27–35 MB").
 pub fn release_pools() {
     POOLS.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
 }
