@@ -9,6 +9,16 @@
 //! 225 MB, 170 against 182 MB) and took 1–23% longer (docs/performance.md,
 //! "Peak memory against link time: the allocator's purge delay"). The
 //! default is the faster link; `--wpd-low-memory` chooses the smaller one.
+//!
+//! The one `unsafe` outside wpd's FFI crates, and why it is here: setting
+//! a mimalloc option is a C call (`mi_option_set`; neither the `mimalloc`
+//! crate nor anything else offers a safe one, and the environment variable
+//! is read before `main`), and it concerns the process's allocator, which
+//! only the binaries choose. `crates/wpd-llvm` is LLVM's FFI and is linked
+//! into the gold/BFD plugin too, which lives in another program's heap and
+//! must never touch mimalloc; so the two calls stay in the binary that
+//! links mimalloc, each with its SAFETY comment. `low_memory_purges_at_once`
+//! (tests/link_options.rs) fails if `PURGE_DELAY` stops naming the option.
 #![allow(unsafe_code)]
 
 use libmimalloc_sys::{mi_option_get, mi_option_set, mi_option_t};
