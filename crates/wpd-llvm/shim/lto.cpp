@@ -1127,9 +1127,13 @@ WpdStatus wpd_lto_run(void *p, void (*emit)(void *ctx, unsigned task, const char
       return WPD_FAILED;
     }
   }
-  for (size_t task = 0; task < state->outputs.size(); ++task)
+  // emit copies each object: its buffer here goes at once, so that the
+  // objects are not all held twice.
+  for (size_t task = 0; task < state->outputs.size(); ++task) {
     emit(ctx, static_cast<unsigned>(task), state->outputs[task].data(), state->outputs[task].size(),
          keys[task].data(), keys[task].size());
+    SmallVector<char, 0>().swap(state->outputs[task]);
+  }
   return WPD_OK;
 }
 

@@ -334,7 +334,7 @@ pub fn compile_summarized(
         }
     };
     let in_process = job_dir.is_none();
-    let rewritten = timings.phase("rewrite", || -> Result<Vec<backends::Rewritten>> {
+    let mut rewritten = timings.phase("rewrite", || -> Result<Vec<backends::Rewritten>> {
         let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
             wpd_llvm::thinlto_layout(&i.bytes, &i.name)
                 .map_err(|e| Error::at(&i.name, format!("invalid bitcode: {}", e.message)))
@@ -367,18 +367,26 @@ pub fn compile_summarized(
             input.bytes.release();
         }
     }
-    let (natives, job_modules) = match job_dir {
+    let (natives, job_modules, summaries) = match job_dir {
         None => {
-            let natives = timings.phase("backend", || {
-                thinlto::compile(inputs, &rewritten, &summaries, symbols, codegen, jobs, cache, progress)
+            // What the rewrite did to each call site is read again only
+            // once the backends are done: it waits encoded with the
+            // summaries (`backends::shelf`).
+            let calls = rewritten.iter_mut().map(|r| std::mem::take(&mut r.stats.calls)).collect();
+            let kept = backends::shelf::Kept { summaries, calls };
+            let (natives, kept) = timings.phase("backend", || {
+                thinlto::compile(inputs, &rewritten, kept, symbols, codegen, jobs, cache, progress)
             })?;
-            (natives, Vec::new())
+            for (r, calls) in rewritten.iter_mut().zip(kept.calls) {
+                r.stats.calls = calls;
+            }
+            (natives, Vec::new(), kept.summaries)
         }
         Some(dir) => {
             let (modules, prevailing) = timings.phase("lto-thin-link", || {
                 thinlto::write_job_modules(inputs, &rewritten, &summaries, symbols, codegen, jobs, dir, progress)
             })?;
-            (thinlto::Natives { prevailing, ..thinlto::Natives::default() }, modules)
+            (thinlto::Natives { prevailing, ..thinlto::Natives::default() }, modules, summaries)
         }
     };
     let stats: Vec<backends::BackendStats> = rewritten.into_iter().map(|r| r.stats).collect();
@@ -516,6 +524,39 @@ pub fn read_summaries(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<Modu
     results.into_iter().collect()
 }
 
+/// Real modules for the crate's unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::input::{BitcodeInput, SplitPlacement};
+    use std::path::Path;
+
+    /// `source` compiled by clang++-19 as the bench compiles C++
+    /// (`-O2 -flto=thin -fwhole-program-vtables`) in `dir`; its bytes, and
+    /// the input of a file named `name` holding them.
+    pub fn thin_module(dir: &Path, name: &str, source: &str) -> (Vec<u8>, BitcodeInput) {
+        let src = dir.join(format!("{name}.cpp"));
+        std::fs::write(&src, source).unwrap();
+        let obj = dir.join(name);
+        let status = std::process::Command::new("clang++-19")
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj)
+            .status()
+            .expect("clang++-19 runs");
+        assert!(status.success());
+        let bytes = std::fs::read(&obj).unwrap();
+        let input = BitcodeInput {
+            name: name.into(),
+            path: name.into(),
+            member: None,
+            bytes: bytes.clone().into(),
+            split: SplitPlacement::Merged,
+        };
+        (bytes, input)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,31 +588,13 @@ mod tests {
     #[test]
     fn a_summary_made_ahead_serves_the_same_bytes_under_another_name() {
         let dir = tempfile::tempdir().unwrap();
-        let src = dir.path().join("shape.cpp");
-        std::fs::write(
-            &src,
+        let (bytes, file) = test_support::thin_module(
+            dir.path(),
+            "shape.o",
             "struct Shape { virtual int sides() const; virtual ~Shape(); };\n\
              int Shape::sides() const { return 0; }\nShape::~Shape() {}\n\
              int count(const Shape &s) { return s.sides(); }\n",
-        )
-        .unwrap();
-        let obj = dir.path().join("shape.o");
-        let status = std::process::Command::new("clang++-19")
-            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj)
-            .status()
-            .expect("clang++-19 runs");
-        assert!(status.success());
-        let bytes = std::fs::read(&obj).unwrap();
-        let file = BitcodeInput {
-            name: "shape.o".into(),
-            path: "shape.o".into(),
-            member: None,
-            bytes: bytes.clone().into(),
-            split: crate::input::SplitPlacement::Merged,
-        };
+        );
         let member = BitcodeInput {
             name: "lib/libshapes.a(shape.o)".into(),
             path: "lib/libshapes.a".into(),

@@ -18,6 +18,7 @@ pub mod cache;
 pub mod clang_indexes;
 pub mod codegen;
 pub mod distributed;
+pub mod shelf;
 pub mod spread;
 pub mod thinlto;
 

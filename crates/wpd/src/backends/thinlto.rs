@@ -9,6 +9,7 @@
 
 use crate::backends::Rewritten;
 use crate::backends::codegen::CodegenOptions;
+use crate::backends::shelf::{Kept, Shelf};
 use crate::backends::spread::{PrevailingCopies, Spread};
 use crate::error::{Error, Result};
 use crate::input::BitcodeInput;
@@ -190,19 +191,21 @@ pub struct RegularObject {
 /// Compiles the rewritten modules (in link order, `inputs[k]` the source of
 /// `rewritten[k]`) with LLVM's ThinLTO; returns one native object per
 /// input (a split unit kept in two: its two modules compiled as one), in
-/// the same order. `jobs`: backend threads (`None`: lld's default, one per physical
-/// core).
+/// the same order, and `kept` back: `kept.summaries[k]` is `rewritten[k]`'s
+/// summary, read to place prevailing copies; while LLVM's backends run,
+/// `kept` is held encoded ([`Shelf`]). `jobs`: backend threads (`None`:
+/// lld's default, one per physical core).
 #[allow(clippy::too_many_arguments)]
 pub fn compile(
     inputs: &[BitcodeInput],
     rewritten: &[Rewritten],
-    summaries: &[ModuleSummary],
+    kept: Kept,
     symbols: &LtoSymbols<'_>,
     opts: &CodegenOptions,
     jobs: Option<usize>,
     cache: Option<&crate::backends::cache::Cache>,
     progress: &crate::progress::Progress,
-) -> Result<Natives> {
+) -> Result<(Natives, Kept)> {
     // Split units whose vtables go to LLVM's regular LTO module, the first
     // of which places its object.
     let regular_first = rewritten.iter().position(|r| r.stats.vtables_in_regular_lto);
@@ -222,7 +225,9 @@ pub fn compile(
             name
         })
         .collect();
-    let (parts, spread) = add_modules(&mut lto, inputs, rewritten, summaries, &names, symbols)?;
+    let (parts, spread) = add_modules(&mut lto, inputs, rewritten, &kept.summaries, &names, symbols)?;
+    // Nothing reads them again until the backends are done.
+    let shelf = Shelf::put(kept)?;
     // A split unit kept in two is compiled into one object: its regular
     // part by its thin part's backend, after LLVM's thin link decided for
     // each part as the module it is (docs/performance.md, "A split unit kept
@@ -242,6 +247,7 @@ pub fn compile(
     let wpd_llvm::LtoObjects { thin: objects, regular, backends } = lto
         .run(&mut |w| eprintln!("wpd: warning: {}", w.replace('\n', " ")), &|| progress.tick(), object_cache)
         .map_err(|e| Error::msg(format!("ThinLTO backend: {}", e.message)))?;
+    let kept = shelf.take()?;
     if let Some(k) = parts.iter().zip(&objects).position(|(p, o)| !p.vtables && o.is_empty()) {
         return Err(Error::at(&inputs[parts[k].input].name, "LLVM's ThinLTO produced no object for this module"));
     }
@@ -275,7 +281,7 @@ pub fn compile(
             natives.objects.push(object);
         }
     }
-    Ok(natives)
+    Ok((natives, kept))
 }
 
 /// The file module `k` of a distributed link is written to, in the index
