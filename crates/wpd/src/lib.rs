@@ -264,7 +264,7 @@ pub fn devirtualize_and_compile(
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
     let summaries = timings.phase("summarize", || {
-        each_input(inputs, jobs, progress, "summarize", |_, i| match (ahead.for_input(i), cache) {
+        each_input(inputs, jobs, progress, "summarize", |_, i| match (ahead.take_for(i), cache) {
             (Some(s), _) => Ok(s),
             (None, Some(c)) => c.summary(i, || summarize::summarize(i)),
             (None, None) => summarize::summarize(i),
@@ -278,25 +278,34 @@ pub fn devirtualize_and_compile(
 /// hash of the module they summarize (the one the summary records). A
 /// summary depends on the module's bytes only, not on its name (the cache
 /// relies on this too): one made from the same bytes serves, with the
-/// input's identity put in.
+/// input's identity put in. Each is handed over once ([`SummariesAhead::take_for`]),
+/// so that the link's summaries are not held twice through its backends.
 #[derive(Debug, Default)]
-pub struct SummariesAhead(std::collections::HashMap<String, ModuleSummary>);
+pub struct SummariesAhead(std::sync::Mutex<std::collections::HashMap<String, ModuleSummary>>);
 
 impl SummariesAhead {
+    fn summaries(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, ModuleSummary>> {
+        // A summarizing thread that panicked left the map as it was.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     pub fn insert(&mut self, summary: ModuleSummary) {
-        self.0.insert(summary.module.hash.clone(), summary);
+        self.summaries().insert(summary.module.hash.clone(), summary);
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.summaries().is_empty()
     }
 
-    /// The summary of `input`'s bytes, named as `input`.
-    pub fn for_input(&self, input: &BitcodeInput) -> Option<ModuleSummary> {
-        if self.0.is_empty() {
+    /// The summary of `input`'s bytes, named as `input`, taken out: a
+    /// second input of the same bytes (the same object twice on a line) is
+    /// summarized again.
+    pub fn take_for(&self, input: &BitcodeInput) -> Option<ModuleSummary> {
+        let mut summaries = self.summaries();
+        if summaries.is_empty() {
             return None;
         }
-        self.0.get(&input.content_hash()).map(|s| input.rename(s.clone()))
+        summaries.remove(&input.content_hash()).map(|s| input.rename(s))
     }
 }
 
@@ -604,12 +613,14 @@ mod tests {
         };
         let mut ahead = SummariesAhead::default();
         ahead.insert(summarize::summarize(&file).unwrap());
-        let got = ahead.for_input(&member).expect("same bytes");
+        let got = ahead.take_for(&member).expect("same bytes");
+        assert!(ahead.take_for(&member).is_none(), "a summary made ahead is handed over once");
         let want = summarize::summarize(&member).unwrap();
         assert!(!want.call_sites.is_empty(), "the module has a virtual call to summarize");
         assert_eq!(encode(Kind::Summary, &got).unwrap(), encode(Kind::Summary, &want).unwrap());
         let mut changed = member.clone();
         changed.bytes = [&bytes[..], &[0]].concat().into();
-        assert!(ahead.for_input(&changed).is_none());
+        ahead.insert(summarize::summarize(&file).unwrap());
+        assert!(ahead.take_for(&changed).is_none());
     }
 }
