@@ -290,7 +290,8 @@ impl SummariesAhead {
     }
 
     pub fn insert(&mut self, summary: ModuleSummary) {
-        self.summaries().insert(summary.module.hash.clone(), summary);
+        let summaries = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        summaries.insert(summary.module.hash.clone(), summary);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -301,11 +302,12 @@ impl SummariesAhead {
     /// second input of the same bytes (the same object twice on a line) is
     /// summarized again.
     pub fn take_for(&self, input: &BitcodeInput) -> Option<ModuleSummary> {
-        let mut summaries = self.summaries();
-        if summaries.is_empty() {
+        if self.is_empty() {
             return None;
         }
-        summaries.remove(&input.content_hash()).map(|s| input.rename(s))
+        // Hashed outside the lock: the summarize phase's threads all ask.
+        let hash = input.content_hash();
+        self.summaries().remove(&hash).map(|s| input.rename(s))
     }
 }
 

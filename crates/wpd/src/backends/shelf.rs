@@ -80,7 +80,8 @@ impl Shelf {
         Ok(Kept { summaries, calls })
     }
 
-    /// The bytes held.
+    /// The bytes held (measured for docs/performance.md).
+    #[cfg(test)]
     pub fn len_bytes(&self) -> usize {
         self.summaries.iter().chain(&self.calls).map(Vec::len).sum()
     }
