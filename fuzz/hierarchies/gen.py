@@ -46,7 +46,7 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 # on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
-          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted']
+          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper']
 
 
 def lit(t, v):
@@ -501,6 +501,9 @@ class Gen:
         # calls (a generator of its own again)
         if random.Random(self.seed * 49979687 + 23).random() < 0.3:
             on.add('dead-extracted')
+        # a decorator among its slot's targets (one more generator)
+        if random.Random(self.seed * 86028121 + 29).random() < 0.3:
+            on.add('wrapper')
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -1997,6 +2000,68 @@ class Gen:
         self.declare_run('run_ex%d' % k, t_run, run)
         self.f_main.append(self.guarded('total = mix(total, run_ex%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_wrapper(self, k):
+        """A decorator among its slot's targets, as leveldb's
+        InternalKeyComparator wraps the user's comparator: Wr<k>W (and
+        sometimes a second one, Wr<k>V, sometimes final) forwards w<k> to
+        the Wr<k>B it wraps, through the same slot, beside one to three
+        plain overrides. The runner calls w<k> through the base on plain
+        objects, wrappers of them and wrappers of wrappers (the wrapper's
+        own class reaching its own call), and through a final wrapper's
+        own class (the only calls of the slot may then be the wrappers')."""
+        rng = self.frng('wrapper', k)
+        t_cls, t_run = self.pick_tu(rng), self.pick_tu(rng, code=True)
+        b = 'Wr%dB' % k
+        mname = 'w%d' % k
+        ret, ps = rng.choice(TYPES), [rng.choice(TYPES) for _ in range(rng.choice([0, 1, 1, 2]))]
+        bc, pure = self.shape_root(rng, b, ['fwr%db' % k], ret, ps, mname, 0.5, t_cls)
+        self.emit_fc(bc)
+        leaves = []
+        for i in range(rng.choice([1, 1, 2, 3])):
+            lc = FC(self, 'Wr%dL%d' % (k, i), [bc])
+            lc.fields = ['fwr%dl%d' % (k, i)]
+            lc.method(ret, mname, ps, '{ return %s; }' % self.fexpr(rng, ret, ps, lc.fields,
+                                                                    rng.choice(['const', 'expr', 'this'])),
+                      override=True, home=self.pick_tu(rng) if rng.random() < 0.6 else None)
+            self.emit_fc(lc)
+            leaves.append(lc.name)
+        fwd = ', '.join('a%d' % i for i in range(len(ps)))
+        wrappers = []
+        for i, wn in enumerate(['Wr%dW' % k, 'Wr%dV' % k][:rng.choice([1, 1, 2])]):
+            final = rng.random() < 0.3
+            wc = FC(self, wn, [bc], final=final)
+            fld = 'fwr%d%s' % (k, wn[-1].lower())
+            wc.fields = [fld]
+            wc.members.append('%s *inner = nullptr;' % b)
+            wc.members.append('void wrap(%s *p) { inner = p; }' % b)
+            body = ('{ return inner ? static_cast<%s>(static_cast<unsigned long>(inner->%s(%s)) * %dul + this->%s) '
+                    ': static_cast<%s>(this->%s); }' % (ret, mname, fwd, rng.randint(2, 9), fld, ret, fld))
+            wc.method(ret, mname, ps, body, override=True, home=self.pick_tu(rng) if rng.random() < 0.7 else None)
+            self.emit_fc(wc)
+            wrappers.append((wn, final))
+        args = self.kargs(rng, ps) if rng.random() < 0.5 else self.vargs(ps, 'x')
+        run = ['%s *objs[16];' % b, 'unsigned n = 0u;']
+        plain = [] if pure else [b]
+        for j, c in enumerate(plain + leaves):
+            run.append('objs[n++] = new %s(x + %dul);' % (c, j))
+        for j, (wn, final) in enumerate(wrappers):
+            # a wrapper of a plain object, then a wrapper of that wrapper
+            run += ['{ %s *w = new %s(x + %dul); w->wrap(objs[%d]); objs[n++] = w; }'
+                    % (wn, wn, 10 + j, rng.randrange(len(plain + leaves))),
+                    '{ %s *w = new %s(x + %dul); w->wrap(objs[n - 1]); objs[n++] = w; }' % (wn, wn, 20 + j)]
+            if final:
+                run += ['{ %s w(x + %dul); w.wrap(objs[0]);' % (wn, 30 + j),
+                        '  unsigned long f = static_cast<unsigned long>(w.%s(%s));' % (mname, args),
+                        '  std::printf("wrapper%d final %%lu\\n", f); x = mix(x, f); }' % k]
+        run += ['unsigned long r = x;',
+                'for (unsigned i = 0; i < n; ++i) r = mix(r, static_cast<unsigned long>(objs[i]->%s(%s)));'
+                % (mname, args),
+                'std::printf("wrapper%d %%lu\\n", r);' % k,
+                'for (unsigned i = n; i > 0u; --i) delete objs[i - 1u];',
+                'return r;']
+        self.declare_run('run_wr%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_wr%d(%dul));' % (k, rng.randint(0, 99))))
+
     def shape_dead_extracted(self, k):
         """dx<k>.cpp (a TU of its own, an archive member with ARCHIVE=1)
         defines dx<k>_only, which only Dx<k>D::dv<k> calls, and nothing
@@ -2081,6 +2146,8 @@ class Gen:
                          ('dead-extracted', self.shape_dead_extracted)):
             if name in sh:
                 fn(0)
+        if 'wrapper' in sh:
+            self.shape_wrapper(0)
 
 
 class FC:

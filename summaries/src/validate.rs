@@ -12,7 +12,7 @@
 use crate::error::Error;
 use crate::expr::{Expr, ExprOp};
 use crate::ids::ModuleIdx;
-use crate::plan::{ArgDecision, Plan, Promotion, Resolution, SlotDecision};
+use crate::plan::{ArgDecision, DispatchScope, Plan, Promotion, Resolution, SlotDecision};
 use crate::summary::{CallSite, FunctionFacts, Linkage, ModuleSummary, RetKind, Slot, SlotKind, Vtable};
 use std::fmt::Debug;
 
@@ -458,8 +458,15 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
             resolved += u64::from(a.call_sites);
         }
     }
-    ensure(d.closed_set.is_empty() == (d.dispatched == 0), || {
-        "dispatched call sites without a closed set, or a closed set without call sites".into()
+    let wrappers_only = d.dispatch_scope == DispatchScope::WrappersOnly;
+    ensure(d.closed_set.is_empty() || wrappers_only == (d.dispatched == 0), || {
+        "a closed set without dispatched call sites outside wrappers, or with them and only for wrappers".into()
+    })?;
+    ensure(!d.closed_set.is_empty() || (d.dispatched == 0 && d.dispatch_scope == DispatchScope::All), || {
+        "dispatched call sites or a dispatch scope without a closed set".into()
+    })?;
+    ensure(!wrappers_only || !d.not_dispatched_in.is_empty(), || {
+        "a closed set only for wrappers, without wrappers".into()
     })?;
     ensure(d.closed_set.is_empty() || (2..=usize::from(closed_set)).contains(&d.closed_set.len()), || {
         format!("a closed set of {} targets, closed_set is {closed_set}", d.closed_set.len())
@@ -498,8 +505,14 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
     ensure(u64::from(d.devirtualized) + u64::from(d.speculated) <= u64::from(d.call_sites), || {
         format!("{} devirtualized and {} speculated of {} call sites", d.devirtualized, d.speculated, d.call_sites)
     })?;
-    ensure(d.speculative.is_empty() == (d.speculated == 0), || {
-        "speculated call sites without targets, or targets without call sites".into()
+    // Speculated calls test `speculative`, or they are wrappers' calls
+    // testing the closed set's other targets (`dispatch_scope`).
+    let wrapper_guards = !d.closed_set.is_empty()
+        && !d.not_dispatched_in.is_empty()
+        && d.dispatch_scope != DispatchScope::AllButWrappers;
+    ensure(d.speculated > 0 || d.speculative.is_empty(), || "speculative targets without call sites".into())?;
+    ensure(d.speculated == 0 || !d.speculative.is_empty() || wrapper_guards, || {
+        "speculated call sites without targets".into()
     })?;
     ensure(d.speculative.len() <= usize::from(speculate), || {
         format!("{} speculative targets, speculate is {speculate}", d.speculative.len())
@@ -548,7 +561,7 @@ mod tests {
     use super::*;
     use crate::expr::ExprNode;
     use crate::ids::{ModuleIdx, PerModule};
-    use crate::plan::{DeadSlots, PlanModule, PlanStats, VtableLayout};
+    use crate::plan::{AddressPoint, DeadSlots, DispatchCase, PlanModule, PlanStats, VtableLayout};
     use crate::summary::*;
 
     /// Every golden summary dump (`fixtures/summarize/*/expected/*.json`,
@@ -742,6 +755,7 @@ mod tests {
                 dispatched: 0,
                 dispatch_index: None,
                 not_dispatched_in: Vec::new(),
+                dispatch_scope: Default::default(),
             }],
             layouts: vec![VtableLayout {
                 symbol: "_ZTV1A".into(),
@@ -759,6 +773,66 @@ mod tests {
             },
             ..Plan::default()
         }
+    }
+
+    /// A slot whose closed set serves only a wrapper's call: its guarded
+    /// dispatch counts as speculated without `speculative` targets.
+    fn wrapper_only(p: &mut Plan) {
+        p.options.closed_set = 4;
+        // Of the 2 call sites, the wrapper's is guarded, the other indirect.
+        (p.stats.single_impl, p.stats.speculative, p.stats.not_devirtualized) = (0, 1, 1);
+        let case = |t: &str| DispatchCase {
+            target: t.into(),
+            vtables: vec![AddressPoint { symbol: format!("_ZTV{t}"), offset: 16 }],
+            profile_ids: vec![],
+        };
+        let d = &mut p.decisions[0];
+        d.resolution = Resolution::None;
+        d.target = None;
+        d.devirtualized = 0;
+        d.speculated = 1;
+        d.closed_set = vec![case("w"), case("g")];
+        d.not_dispatched_in = vec!["w".into()];
+        d.dispatch_scope = DispatchScope::WrappersOnly;
+    }
+
+    #[test]
+    fn a_closed_set_for_wrappers_alone_is_checked() {
+        let mut p = plan();
+        wrapper_only(&mut p);
+        assert_eq!(p.validate(), Ok(()));
+        let refused = |change: fn(&mut Plan)| {
+            let mut p = plan();
+            wrapper_only(&mut p);
+            change(&mut p);
+            p.validate().unwrap_err().message
+        };
+        assert_eq!(
+            refused(|p| p.decisions[0].not_dispatched_in.clear()),
+            "slot _ZTS1A+0: a closed set only for wrappers, without wrappers"
+        );
+        assert_eq!(
+            refused(|p| p.decisions[0].dispatch_scope = DispatchScope::AllButWrappers),
+            "slot _ZTS1A+0: a closed set without dispatched call sites outside wrappers, or with them and only for wrappers"
+        );
+        assert_eq!(
+            refused(|p| {
+                let d = &mut p.decisions[0];
+                (d.dispatched, d.devirtualized, d.resolution) = (1, 1, Resolution::ClosedSet);
+            }),
+            "slot _ZTS1A+0: a closed set without dispatched call sites outside wrappers, or with them and only for wrappers"
+        );
+        assert_eq!(
+            refused(|p| {
+                let d = &mut p.decisions[0];
+                (d.closed_set, d.not_dispatched_in, d.dispatch_scope) = (vec![], vec![], DispatchScope::All);
+            }),
+            "slot _ZTS1A+0: speculated call sites without targets"
+        );
+        assert_eq!(
+            refused(|p| p.decisions[0].closed_set.truncate(0)),
+            "slot _ZTS1A+0: dispatched call sites or a dispatch scope without a closed set"
+        );
     }
 
     #[test]

@@ -286,6 +286,7 @@ unsafe extern "C" {
         indexed: c_int,
         index_offset: i64,
         case_values: *const u64,
+        noinline: c_int,
     ) -> Status;
     pub fn wpd_function_profile_ids(function: LLVMValueRef, out: *mut u64) -> usize;
     pub fn wpd_call_value_profile(

@@ -27,7 +27,9 @@ pub use lto::{
 };
 pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
-pub use vcall::{DispatchEnd, DispatchKey, DispatchTarget, RewriteError, TypeTest, ValueProfile, VirtualCall};
+pub use vcall::{
+    DirectCalls, DispatchEnd, DispatchKey, DispatchTarget, RewriteError, TypeTest, ValueProfile, VirtualCall,
+};
 pub use wpd_summary::{Linkage, Visibility};
 
 use ffi::ShimMessage;

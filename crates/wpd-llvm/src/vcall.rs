@@ -101,6 +101,15 @@ impl<'m> VirtualCall<'m> {
         self.call
     }
 
+    /// The function the call is in.
+    pub fn function(&self) -> Value<'m> {
+        // SAFETY: the handle guarantees a live instruction, which is in a
+        // block of a function (the scan only finds calls in bodies).
+        Value::new(unsafe {
+            llvm_sys::core::LLVMGetBasicBlockParent(llvm_sys::core::LLVMGetInstructionParent(self.call.raw()))
+        })
+    }
+
     /// The call's indirect-call value profile, when the build attached one
     /// (`-fprofile-use`, `-fprofile-instr-use`): `None` without one.
     pub fn value_profile(&self) -> Option<ValueProfile> {
@@ -126,6 +135,18 @@ impl<'m> VirtualCall<'m> {
 pub struct ValueProfile {
     pub total: u64,
     pub targets: Vec<(u64, u64)>,
+}
+
+/// Whether LLVM may inline the direct calls a closed-set dispatch makes
+/// ([`Module::rewrite_closed_set`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DirectCalls {
+    /// As any direct call: the inliner decides.
+    Inlinable,
+    /// Each marked `noinline` at the call, and the dispatching function
+    /// given an inline hint: it grows only by the comparisons and calls,
+    /// and is still inlined where it was.
+    NotInlined,
 }
 
 /// How a closed-set dispatch ends ([`Module::rewrite_closed_set`]).
@@ -270,7 +291,8 @@ impl<'c> Module<'c> {
     /// the case index loaded beside the vtable with each case's index),
     /// each calling its target directly, and at the `end` a direct call of
     /// the last target without a test or the indirect call left for the
-    /// rest. `Ok(false)`: the call does not fit (unchanged).
+    /// rest; `direct` says whether LLVM may inline the direct calls.
+    /// `Ok(false)`: the call does not fit (unchanged).
     pub fn rewrite_closed_set(
         &self,
         call: VirtualCall<'_>,
@@ -278,6 +300,7 @@ impl<'c> Module<'c> {
         end: DispatchEnd,
         weights: Option<(&[u64], u64)>,
         key: DispatchKey,
+        direct: DirectCalls,
     ) -> Result<bool, RewriteError> {
         if weights.is_some_and(|(w, _)| w.len() != cases.len()) {
             return Ok(false);
@@ -323,6 +346,7 @@ impl<'c> Module<'c> {
                 indexed,
                 index_offset,
                 case_values.as_ptr(),
+                c_int::from(direct == DirectCalls::NotInlined),
             )
         };
         Ok(status.is_ok())

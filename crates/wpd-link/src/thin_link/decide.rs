@@ -15,9 +15,9 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
-    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx,
-    ModuleSummary, PerModule, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot,
-    SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable, VtableLayout,
+    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, DispatchScope, FunctionFacts, GlobalKind, Linkage,
+    ModuleIdx, ModuleSummary, PerModule, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind,
+    Slot, SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -393,20 +393,18 @@ impl CodeBudget {
     }
 }
 
-/// The slots whose closed-set dispatch does not fit the program's code
-/// budget, with why ([`CodeBudget`]).
-fn over_dispatch_budget<'a>(
-    link: &Hierarchy<'a>,
-    policy: &Policy,
+/// The slots whose closed-set code does not fit what is left of the
+/// program's code budget, with why ([`CodeBudget`]): `cost` gives a slot's
+/// instructions per call and its calls, `None` when it has nothing to
+/// admit (`refusal` and `code` word the reason).
+fn over_budget<'a>(
     slots: &[SlotWork<'_, 'a>],
     resolved: &[SlotDecision],
-    dispatch: &[Option<(BTreeSet<&str>, u32)>],
+    dispatch: &[Option<DispatchCalls<'_>>],
     budget: &mut CodeBudget,
+    cost: impl Fn(&[SlotMember<'a>], &DispatchCalls<'_>) -> Option<(u64, u32)> + Sync,
+    (refusal, code): (&str, &str),
 ) -> BTreeMap<(&'a TypeId, u64), String> {
-    let limit = usize::from(policy.closed_set);
-    if limit < 2 {
-        return BTreeMap::new();
-    }
     // Slot by slot on the pool's threads (a list in slot order).
     let costs: Vec<(u64, (&'a TypeId, u64), u64)> = slots
         .par_iter()
@@ -414,12 +412,25 @@ fn over_dispatch_budget<'a>(
         .zip(dispatch)
         .filter_map(|((s, d), calls)| {
             let m = s.members.as_ref().ok().filter(|_| d.resolution != Resolution::SingleImpl)?;
-            let per_call = dispatch_growth(link, m, limit)?;
-            let (_, calls) = calls.as_ref()?;
-            Some((per_call, s.slot, per_call * u64::from(*calls)))
+            let (per_call, calls) = cost(m, calls.as_ref()?)?;
+            (calls > 0).then_some((per_call, s.slot, per_call * u64::from(calls)))
         })
         .collect();
-    budget.admit(costs, "no closed-set dispatch", "dispatch code")
+    budget.admit(costs, refusal, code)
+}
+
+/// What a wrapper's guarded dispatch over `members` adds at one call: it
+/// tests every other target and calls it without inlining, so per target
+/// a comparison, a branch and a call, and the case index's load where
+/// classes share targets. `None` when the slot has fewer than 2 or more
+/// than `limit` targets.
+fn wrapper_guard_growth(members: &[SlotMember<'_>], limit: usize) -> Option<u64> {
+    let targets: BTreeSet<SymKey<'_>> = members.iter().map(|m| m.function).collect();
+    if !(2..=limit).contains(&targets.len()) {
+        return None;
+    }
+    let tested = targets.len() as u64 - 1;
+    Some(3 * tested + u64::from(wants_case_index(members.len() - 1, targets.len())))
 }
 
 /// Whether a dispatch over `targets` targets whose tested classes have
@@ -441,9 +452,9 @@ fn dispatch_calls<'s>(
     members: &[SlotMember<'_>],
     sites: &[&'s CallSite],
     policy: &Policy,
-) -> (BTreeSet<&'s str>, u32) {
+) -> DispatchCalls<'s> {
     let targets: FxHashSet<&str> = members.iter().map(|m| m.function.name).collect();
-    let (mut wrappers, mut calls) = (BTreeSet::new(), 0usize);
+    let (mut wrappers, mut calls, mut in_wrappers) = (BTreeSet::new(), 0usize, 0usize);
     // A function's calls are consecutive: each function is asked once.
     let mut last: Option<(&str, bool)> = None;
     for c in sites.iter().filter(|c| Outcome::dispatchable(d, c, policy)) {
@@ -455,11 +466,23 @@ fn dispatch_calls<'s>(
         last = Some((f, wrapper));
         if wrapper {
             wrappers.insert(f);
+            in_wrappers += 1;
         } else {
             calls += 1;
         }
     }
-    (wrappers, count(calls))
+    DispatchCalls { wrappers, calls: count(calls), in_wrappers: count(in_wrappers) }
+}
+
+/// The calls of a slot a closed set would serve ([`dispatch_calls`]).
+#[derive(Clone)]
+struct DispatchCalls<'s> {
+    /// The slot's targets that call it (wrappers), by summary name.
+    wrappers: BTreeSet<&'s str>,
+    /// The calls a dispatch would take.
+    calls: u32,
+    /// The calls inside `wrappers`: each may test the other targets.
+    in_wrappers: u32,
 }
 
 /// [`dispatch_calls`] of each slot that may be dispatched (its members
@@ -469,7 +492,7 @@ fn all_dispatch_calls<'s>(
     policy: &Policy,
     slots: &[SlotWork<'s, '_>],
     resolved: &[SlotDecision],
-) -> Vec<Option<(BTreeSet<&'s str>, u32)>> {
+) -> Vec<Option<DispatchCalls<'s>>> {
     if policy.closed_set < 2 {
         return vec![None; slots.len()];
     }
@@ -553,6 +576,8 @@ struct Decider<'l, 'a> {
     open: BTreeMap<&'a TypeId, String>,
     /// Slots whose dispatch the program's code budget refuses, with why.
     over_budget: BTreeMap<(&'a TypeId, u64), String>,
+    /// Slots whose wrappers' guarded dispatches it refuses, with why.
+    wrappers_over_budget: BTreeMap<(&'a TypeId, u64), String>,
     stats: PlanStats,
 }
 
@@ -604,6 +629,7 @@ impl<'a> Decider<'_, 'a> {
             dispatched: 0,
             dispatch_index: None,
             not_dispatched_in: Vec::new(),
+            dispatch_scope: Default::default(),
         };
         match &work.members {
             Ok(members) => self.resolve(&mut d, members, sites, &work.calls),
@@ -629,30 +655,49 @@ impl<'a> Decider<'_, 'a> {
         d: &mut SlotDecision,
         work: &SlotWork<'_, 'a>,
         members: &[SlotMember<'a>],
-        (wrappers, left): &(BTreeSet<&str>, u32),
+        calls: &DispatchCalls<'_>,
     ) {
         // (Only for a slot `all_dispatch_calls` counted: closed sets on, no
         // single implementation.)
         let limit = usize::from(self.policy.closed_set);
-        let left = *left;
-        let wrapper_note = (!wrappers.is_empty()).then(|| {
+        let (wrappers, left) = (&calls.wrappers, calls.calls);
+        // The calls outside wrappers are dispatched unless the code budget
+        // refused them; the calls inside wrappers are guarded
+        // (`Outcome::wrapper_guarded`) unless it refused those.
+        let calls_refused = if left == 0 { None } else { self.over_budget.get(&work.slot).cloned() };
+        let dispatch_calls = left > 0 && calls_refused.is_none();
+        let wrappers_refused = self.wrappers_over_budget.get(&work.slot).cloned();
+        let guard_wrappers = calls.in_wrappers > 0 && wrappers_refused.is_none();
+        // Why the wrappers' calls are not dispatched, and (`guarded`) what
+        // they do instead.
+        let wrapper_note = |guarded: bool| {
+            if wrappers.is_empty() {
+                return None;
+            }
             let mut names: Vec<&str> = wrappers.iter().copied().take(REASON_TARGETS).collect();
             if wrappers.len() > REASON_TARGETS {
                 names.push("...");
             }
-            format!(
+            let mut note = format!(
                 "no closed-set dispatch in {}: a target of this slot, the call would become recursive and stop its inlining",
                 names.join(", ")
-            )
-        });
-        if left == 0 {
-            if let Some(note) = wrapper_note {
+            );
+            match &wrappers_refused {
+                Some(why) => note = format!("{note}; {why}"),
+                None if guarded => {
+                    note += "; there the other targets are tested and called without inlining, the indirect call kept for its own class"
+                }
+                None => {}
+            }
+            Some(note)
+        };
+        if let Some(note) = calls_refused {
+            add_reason(d, note);
+        }
+        if !dispatch_calls && !guard_wrappers {
+            if let Some(note) = wrapper_note(false) {
                 add_reason(d, note);
             }
-            return;
-        }
-        if let Some(note) = self.over_budget.get(&work.slot) {
-            add_reason(d, note.clone());
             return;
         }
         let link = self.link;
@@ -725,9 +770,23 @@ impl<'a> Decider<'_, 'a> {
                 DispatchCase { target, vtables, profile_ids }
             })
             .collect();
-        d.dispatched = left;
         d.dispatch_index = index;
         d.not_dispatched_in = wrappers.iter().map(|f| f.to_string()).collect();
+        d.dispatch_scope = if !dispatch_calls {
+            DispatchScope::WrappersOnly
+        } else if wrappers_refused.is_some() {
+            DispatchScope::AllButWrappers
+        } else {
+            DispatchScope::All
+        };
+        let wrapper_note = wrapper_note(true);
+        if !dispatch_calls {
+            if let Some(note) = wrapper_note {
+                add_reason(d, note);
+            }
+            return;
+        }
+        d.dispatched = left;
         d.devirtualized += left;
         self.stats.closed_set += left;
         let by_args: u32 = d.by_args.iter().filter(|a| a.resolution == d.resolution).map(|a| a.call_sites).sum();
@@ -1180,6 +1239,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         hash_count,
         open: policy.open_type_ids(link),
         over_budget: BTreeMap::new(),
+        wrappers_over_budget: BTreeMap::new(),
         stats: PlanStats {
             modules: count(summaries.len()),
             vtables: count(link.vtables.len()),
@@ -1206,7 +1266,25 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
     let mut decisions: Vec<SlotDecision> = work.iter().map(|w| decider.resolved(w)).collect();
     let dispatch = all_dispatch_calls(policy, &work, &decisions);
     let mut budget = CodeBudget::of(link, policy);
-    decider.over_budget = over_dispatch_budget(link, policy, &work, &decisions, &dispatch, &mut budget);
+    // The dispatches first, then the wrappers' guards (and the guarded
+    // speculation below) from what they leave.
+    let limit = usize::from(policy.closed_set);
+    decider.over_budget = over_budget(
+        &work,
+        &decisions,
+        &dispatch,
+        &mut budget,
+        |m, calls| Some((dispatch_growth(link, m, limit)?, calls.calls)),
+        ("no closed-set dispatch", "dispatch code"),
+    );
+    decider.wrappers_over_budget = over_budget(
+        &work,
+        &decisions,
+        &dispatch,
+        &mut budget,
+        |m, calls| Some((wrapper_guard_growth(m, limit)?, calls.in_wrappers)),
+        ("no guarded dispatch in the wrappers", "guard code"),
+    );
     // Closed-set dispatch in slot order (it places case indices beside
     // vtables).
     for ((w, d), calls) in work.iter().zip(&mut decisions).zip(&dispatch) {
@@ -1226,9 +1304,15 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         })
         .collect();
     let refused = budget.admit(costs, "not guarded", "guard code");
-    for (i, (d, g)) in decisions.iter_mut().zip(guards).enumerate() {
+    for (i, ((d, g), w)) in decisions.iter_mut().zip(guards).zip(&work).enumerate() {
         if let Some(g) = g {
             decider.speculate(d, g, refused.get(&i));
+        }
+        if d.speculative.is_empty() && !d.not_dispatched_in.is_empty() {
+            // A wrapper's calls of a dispatched slot: guarded dispatches.
+            let guarded = count(w.sites.iter().filter(|c| Outcome::wrapper_guarded(d, c, policy)).count());
+            d.speculated += guarded;
+            decider.stats.speculative += guarded;
         }
         decider.stats.call_sites += d.call_sites;
         decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;

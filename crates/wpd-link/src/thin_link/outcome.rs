@@ -4,7 +4,7 @@
 
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
-use wpd_summary::{CallSite, Plan, Resolution, SlotDecision};
+use wpd_summary::{CallSite, DispatchScope, Plan, Resolution, SlotDecision};
 
 /// What happened to one call site (one summary record, same order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -86,7 +86,11 @@ impl Outcome {
         if !d.closed_set.is_empty() && Outcome::dispatchable(d, c, policy) {
             return Outcome::ClosedSet;
         }
-        if !d.speculative.is_empty() && c.assumed { Outcome::Speculative } else { Outcome::Indirect }
+        if !d.speculative.is_empty() && c.assumed || Outcome::wrapper_guarded(d, c, policy) {
+            Outcome::Speculative
+        } else {
+            Outcome::Indirect
+        }
     }
 }
 
@@ -94,11 +98,27 @@ impl Outcome {
     /// Whether call `c` takes its slot's closed-set dispatch when `d` has
     /// one: nothing blocks rewriting it unguarded, and no other unguarded
     /// rewrite resolves it, and its function is not one the dispatch would
-    /// make recursive ([`SlotDecision::not_dispatched_in`]).
+    /// make recursive ([`SlotDecision::not_dispatched_in`]); and the
+    /// closed set serves more than those functions' calls.
     pub fn dispatchable(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-        policy.call_site_blocker(c).is_none()
+        d.dispatch_scope != DispatchScope::WrappersOnly
+            && policy.call_site_blocker(c).is_none()
             && Outcome::unguarded(d, c, policy).is_none()
             && d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_err()
+    }
+
+    /// Whether call `c` gets a wrapper's guarded dispatch: it is a call of a
+    /// slot with a closed-set dispatch inside one of the slot's own targets
+    /// ([`SlotDecision::not_dispatched_in`]), where the dispatch tests every
+    /// other target, calls each directly without letting LLVM inline it,
+    /// and keeps the indirect call for the function's own class: the
+    /// function does not become recursive, and stays as small as it was.
+    pub fn wrapper_guarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
+        d.closed_set.len() > 1
+            && d.dispatch_scope != DispatchScope::AllButWrappers
+            && policy.call_site_blocker(c).is_none()
+            && Outcome::unguarded(d, c, policy).is_none()
+            && d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_ok()
     }
 
     /// The unguarded rewrite decision `d` gives call `c`, if the call

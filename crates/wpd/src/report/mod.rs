@@ -66,7 +66,11 @@ fn remark_message(
     let d = plan.decision(&c.type_id, c.offset?)?;
     match outcome {
         Outcome::Indirect => None,
-        Outcome::Speculative => Some(format!("speculative: guarded direct call to {}", d.speculative.join(" or "))),
+        // A wrapper's guarded dispatch names the targets it tests.
+        Outcome::Speculative => Some(format!(
+            "speculative: guarded direct call to {}",
+            dispatch.map_or(d.speculative.join(" or "), |p| p.targets.join(" or "))
+        )),
         Outcome::ClosedSet => Some(closed_set_message(d, dispatch)),
         o => {
             let callee = d.targets.first().map(String::as_str).unwrap_or("?");

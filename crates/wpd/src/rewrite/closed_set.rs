@@ -10,10 +10,17 @@
 //! profile calls cold (under 1% of the call's count) is never tested, and
 //! when more than one cold target remains the indirect call stays for
 //! them.
+//!
+//! A call inside one of its slot's own targets (a wrapper forwarding to the
+//! object it wraps) is dispatched by [`apply_in_wrapper`]: every other
+//! target tested and called directly, not inlined, the indirect call kept
+//! for the wrapper's own class.
 
 use serde::{Deserialize, Serialize};
 use wpd_link::decide::MAX_DISPATCH_COMPARISONS;
-use wpd_llvm::{DispatchEnd, DispatchKey, DispatchTarget, Module, RewriteError, ValueProfile, VirtualCall};
+use wpd_llvm::{
+    DirectCalls, DispatchEnd, DispatchKey, DispatchTarget, Module, RewriteError, ValueProfile, VirtualCall,
+};
 use wpd_summary::DispatchCase;
 
 /// A target called by less than this share (in percent) of a profiled
@@ -100,6 +107,43 @@ pub fn apply(
 ) -> Result<Option<Dispatched>, RewriteError> {
     let profile = call.value_profile();
     let order = order(cases, profile.as_ref(), index.is_some());
+    rewrite(module, call, cases, index, &order, DirectCalls::Inlinable)
+}
+
+/// Dispatches `call`, a call inside one of its slot's targets (a wrapper,
+/// `wpd_link::outcome::Outcome::wrapper_guarded`), over every case but the
+/// wrapper's own, in the plan's order, and keeps the indirect call for
+/// what no test matches. The direct calls are not inlined: dispatched
+/// with its own case, the wrapper would call itself, and with the other
+/// targets' bodies it would grow; either way LLVM would stop inlining it
+/// where it is called, and a wrapper is small so that it is. `None` when
+/// no other case is left or the call does not fit (it stays indirect).
+pub fn apply_in_wrapper(
+    module: &Module<'_>,
+    call: VirtualCall<'_>,
+    cases: &[DispatchCase],
+    index: Option<i64>,
+) -> Result<Option<Dispatched>, RewriteError> {
+    // The wrapper's case names it as the module now does (promoted, if it
+    // is a local function other modules call).
+    let own = call.function().name();
+    let others: Vec<usize> = (0..cases.len()).filter(|&k| cases[k].target != own).collect();
+    if others.is_empty() {
+        return Ok(None);
+    }
+    let order = Order { cases: others, end: DispatchEnd::Fallback, weights: None };
+    rewrite(module, call, cases, index, &order, DirectCalls::NotInlined)
+}
+
+/// Rewrites `call` to test `order`'s cases (of the plan's `cases`).
+fn rewrite(
+    module: &Module<'_>,
+    call: VirtualCall<'_>,
+    cases: &[DispatchCase],
+    index: Option<i64>,
+    order: &Order,
+    direct: DirectCalls,
+) -> Result<Option<Dispatched>, RewriteError> {
     let chosen: Vec<&DispatchCase> = order.cases.iter().map(|&i| &cases[i]).collect();
     let targets: Vec<std::borrow::Cow<'_, [u8]>> =
         chosen.iter().map(|c| wpd_summary::name::to_bytes(&c.target)).collect();
@@ -120,7 +164,7 @@ pub fn apply(
         .collect();
     let weights = order.weights.as_ref().map(|(w, rest)| (w.as_slice(), *rest));
     let key = index.map_or(DispatchKey::VtablePointer, |offset| DispatchKey::CaseIndex { offset });
-    if !module.rewrite_closed_set(call, &dispatch, order.end, weights, key)? {
+    if !module.rewrite_closed_set(call, &dispatch, order.end, weights, key, direct)? {
         return Ok(None);
     }
     Ok(Some(Dispatched {

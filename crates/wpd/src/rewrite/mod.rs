@@ -244,6 +244,13 @@ pub fn apply(
                 None => (Outcome::Indirect, None),
             });
         }
+        (Outcome::Speculative, _, _) if d.speculative.is_empty() => {
+            // A wrapper's guarded dispatch (`Outcome::wrapper_guarded`).
+            return Ok(match closed_set::apply_in_wrapper(module, call, &d.closed_set, d.dispatch_index)? {
+                Some(dispatched) => (Outcome::Speculative, Some(dispatched)),
+                None => (Outcome::Indirect, None),
+            });
+        }
         (Outcome::Speculative, _, _) => {
             let guarded = speculative::apply(module, call, &d.speculative)? > 0;
             return Ok((if guarded { Outcome::Speculative } else { Outcome::Indirect }, None));
