@@ -7,7 +7,7 @@ use crate::ids::{ModuleIdx, PerModule, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the plan types; bump on any change below.
-pub const PLAN_VERSION: u32 = 11;
+pub const PLAN_VERSION: u32 = 12;
 
 /// The decisions of one link.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq, Default)]
@@ -219,42 +219,12 @@ pub struct SlotDecision {
     /// which the dispatch would make call itself directly, and LLVM never
     /// inlines a directly recursive function.
     pub not_dispatched_in: Vec<String>,
-    /// Which calls the closed set serves: the slot's other calls, the
-    /// calls in `not_dispatched_in` (each tests every target but its own
-    /// function's, calls them without inlining, and keeps the indirect
-    /// call), or both. `all` when `closed_set` is empty.
-    pub dispatch_scope: DispatchScope,
-}
-
-/// Which calls of a slot its closed set serves ([`SlotDecision::dispatch_scope`]).
-#[derive(
-    Serialize,
-    Deserialize,
-    bincode::Encode,
-    bincode::Decode,
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Default,
-)]
-#[bincode(decode_context = "crate::ids::FileNames")]
-#[serde(rename_all = "snake_case")]
-pub enum DispatchScope {
-    /// The calls outside `not_dispatched_in` are dispatched, and those in
-    /// it guarded.
-    #[default]
-    All,
-    /// The calls outside `not_dispatched_in` are dispatched; those in it
-    /// stay indirect (their guards were past the code budget).
-    AllButWrappers,
-    /// Only the calls in `not_dispatched_in` are guarded; the others stay
-    /// indirect (their dispatch was past the code budget, or there are
-    /// none).
-    WrappersOnly,
+    /// The calls in `not_dispatched_in` get a guarded dispatch: each tests
+    /// every target but its own function's, calls them without inlining,
+    /// and keeps the indirect call. False when the code budget refused
+    /// those guards, or there are none. A closed set with `dispatched` 0
+    /// serves these calls alone.
+    pub wrappers_guarded: bool,
 }
 
 /// One target of a closed-set dispatch and the vtables that reach it.

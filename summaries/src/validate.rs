@@ -12,7 +12,7 @@
 use crate::error::Error;
 use crate::expr::{Expr, ExprOp};
 use crate::ids::ModuleIdx;
-use crate::plan::{ArgDecision, DispatchScope, Plan, Promotion, Resolution, SlotDecision};
+use crate::plan::{ArgDecision, Plan, Promotion, Resolution, SlotDecision};
 use crate::summary::{CallSite, FunctionFacts, Linkage, ModuleSummary, RetKind, Slot, SlotKind, Vtable};
 use std::fmt::Debug;
 
@@ -458,16 +458,13 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
             resolved += u64::from(a.call_sites);
         }
     }
-    let wrappers_only = d.dispatch_scope == DispatchScope::WrappersOnly;
-    ensure(d.closed_set.is_empty() || wrappers_only == (d.dispatched == 0), || {
-        "a closed set without dispatched call sites outside wrappers, or with them and only for wrappers".into()
+    ensure(!d.closed_set.is_empty() || (d.dispatched == 0 && !d.wrappers_guarded), || {
+        "dispatched call sites or guarded wrappers without a closed set".into()
     })?;
-    ensure(!d.closed_set.is_empty() || (d.dispatched == 0 && d.dispatch_scope == DispatchScope::All), || {
-        "dispatched call sites or a dispatch scope without a closed set".into()
+    ensure(d.closed_set.is_empty() || d.dispatched > 0 || d.wrappers_guarded, || {
+        "a closed set that serves no call".into()
     })?;
-    ensure(!wrappers_only || !d.not_dispatched_in.is_empty(), || {
-        "a closed set only for wrappers, without wrappers".into()
-    })?;
+    ensure(!d.wrappers_guarded || !d.not_dispatched_in.is_empty(), || "guarded wrappers without wrappers".into())?;
     ensure(d.closed_set.is_empty() || (2..=usize::from(closed_set)).contains(&d.closed_set.len()), || {
         format!("a closed set of {} targets, closed_set is {closed_set}", d.closed_set.len())
     })?;
@@ -506,12 +503,9 @@ fn decision(d: &SlotDecision, speculate: u8, closed_set: u8) -> Check {
         format!("{} devirtualized and {} speculated of {} call sites", d.devirtualized, d.speculated, d.call_sites)
     })?;
     // Speculated calls test `speculative`, or they are wrappers' calls
-    // testing the closed set's other targets (`dispatch_scope`).
-    let wrapper_guards = !d.closed_set.is_empty()
-        && !d.not_dispatched_in.is_empty()
-        && d.dispatch_scope != DispatchScope::AllButWrappers;
+    // testing the closed set's other targets (`wrappers_guarded`).
     ensure(d.speculated > 0 || d.speculative.is_empty(), || "speculative targets without call sites".into())?;
-    ensure(d.speculated == 0 || !d.speculative.is_empty() || wrapper_guards, || {
+    ensure(d.speculated == 0 || !d.speculative.is_empty() || d.wrappers_guarded, || {
         "speculated call sites without targets".into()
     })?;
     ensure(d.speculative.len() <= usize::from(speculate), || {
@@ -755,7 +749,7 @@ mod tests {
                 dispatched: 0,
                 dispatch_index: None,
                 not_dispatched_in: Vec::new(),
-                dispatch_scope: Default::default(),
+                wrappers_guarded: false,
             }],
             layouts: vec![VtableLayout {
                 symbol: "_ZTV1A".into(),
@@ -793,7 +787,7 @@ mod tests {
         d.speculated = 1;
         d.closed_set = vec![case("w"), case("g")];
         d.not_dispatched_in = vec!["w".into()];
-        d.dispatch_scope = DispatchScope::WrappersOnly;
+        d.wrappers_guarded = true;
     }
 
     #[test]
@@ -809,29 +803,29 @@ mod tests {
         };
         assert_eq!(
             refused(|p| p.decisions[0].not_dispatched_in.clear()),
-            "slot _ZTS1A+0: a closed set only for wrappers, without wrappers"
+            "slot _ZTS1A+0: guarded wrappers without wrappers"
         );
         assert_eq!(
-            refused(|p| p.decisions[0].dispatch_scope = DispatchScope::AllButWrappers),
-            "slot _ZTS1A+0: a closed set without dispatched call sites outside wrappers, or with them and only for wrappers"
+            refused(|p| p.decisions[0].wrappers_guarded = false),
+            "slot _ZTS1A+0: a closed set that serves no call"
         );
+        // The other call dispatched: the closed set serves both.
+        let mut both = plan();
+        wrapper_only(&mut both);
+        let d = &mut both.decisions[0];
+        (d.dispatched, d.devirtualized, d.resolution) = (1, 1, Resolution::ClosedSet);
+        (both.stats.closed_set, both.stats.not_devirtualized) = (1, 0);
+        assert_eq!(both.validate(), Ok(()));
         assert_eq!(
             refused(|p| {
                 let d = &mut p.decisions[0];
-                (d.dispatched, d.devirtualized, d.resolution) = (1, 1, Resolution::ClosedSet);
-            }),
-            "slot _ZTS1A+0: a closed set without dispatched call sites outside wrappers, or with them and only for wrappers"
-        );
-        assert_eq!(
-            refused(|p| {
-                let d = &mut p.decisions[0];
-                (d.closed_set, d.not_dispatched_in, d.dispatch_scope) = (vec![], vec![], DispatchScope::All);
+                (d.closed_set, d.not_dispatched_in, d.wrappers_guarded) = (vec![], vec![], false);
             }),
             "slot _ZTS1A+0: speculated call sites without targets"
         );
         assert_eq!(
             refused(|p| p.decisions[0].closed_set.truncate(0)),
-            "slot _ZTS1A+0: dispatched call sites or a dispatch scope without a closed set"
+            "slot _ZTS1A+0: dispatched call sites or guarded wrappers without a closed set"
         );
     }
 

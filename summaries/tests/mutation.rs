@@ -263,7 +263,7 @@ fn mutated_plans_never_panic() {
                 dispatched: 0,
                 dispatch_index: None,
                 not_dispatched_in: Vec::new(),
-                dispatch_scope: Default::default(),
+                wrappers_guarded: false,
             },
             SlotDecision {
                 type_id: "_ZTS4Base".into(),
@@ -296,7 +296,7 @@ fn mutated_plans_never_panic() {
                 dispatched: 2,
                 dispatch_index: Some(-9),
                 not_dispatched_in: Vec::new(),
-                dispatch_scope: Default::default(),
+                wrappers_guarded: false,
             },
         ],
         layouts: vec![VtableLayout { symbol: "_ZTV4Base".into(), module: None, before: vec![0; 8], after: vec![] }],

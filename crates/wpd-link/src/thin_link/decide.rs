@@ -15,9 +15,9 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use wpd_summary::{
-    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, DispatchScope, FunctionFacts, GlobalKind, Linkage,
-    ModuleIdx, ModuleSummary, PerModule, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind,
-    Slot, SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable, VtableLayout,
+    AddressPoint, ArgDecision, Body, CallSite, DispatchCase, FunctionFacts, GlobalKind, Linkage, ModuleIdx,
+    ModuleSummary, PerModule, Plan, PlanModule, PlanOptions, PlanStats, Promotion, Resolution, RetKind, Slot,
+    SlotDecision, SlotKind, TypeId, VcallVisibility, Vtable, VtableLayout,
 };
 
 /// How many target names a reason lists before eliding.
@@ -305,7 +305,23 @@ fn vcp_alignment(vt: &Vtable) -> u64 {
 /// the load and call it replaces. `None` when the slot has fewer than 2 or
 /// more than `limit` targets (no dispatch).
 fn dispatch_growth(link: &Hierarchy<'_>, members: &[SlotMember<'_>], limit: usize) -> Option<u64> {
-    let mut by_target: BTreeMap<SymKey<'_>, usize> = BTreeMap::new();
+    let (by_target, comparisons) = dispatch_shape(members, limit)?;
+    let bodies: u64 = by_target
+        .keys()
+        .map(|k| {
+            let size = link.function_facts(*k).map_or(u64::MAX, |f| u64::from(f.instructions));
+            if size <= INLINED_INSTRUCTIONS { size } else { 2 }
+        })
+        .sum();
+    Some((2 * comparisons + bodies).saturating_sub(2))
+}
+
+/// A dispatch over `members`: how many classes reach each target, and the
+/// comparisons a call makes (one per tested class, or one per target with
+/// a case index; the target with the most classes is the untested one).
+/// `None` when the slot has fewer than 2 or more than `limit` targets.
+fn dispatch_shape<'a>(members: &[SlotMember<'a>], limit: usize) -> Option<(BTreeMap<SymKey<'a>, usize>, u64)> {
+    let mut by_target: BTreeMap<SymKey<'a>, usize> = BTreeMap::new();
     for m in members {
         *by_target.entry(m.function).or_default() += 1;
     }
@@ -316,14 +332,7 @@ fn dispatch_growth(link: &Hierarchy<'_>, members: &[SlotMember<'_>], limit: usiz
     let most = by_target.values().copied().max().unwrap_or(0);
     let tested = members.len() - most;
     let comparisons = if wants_case_index(tested, targets) { targets } else { tested };
-    let bodies: u64 = by_target
-        .keys()
-        .map(|k| {
-            let size = link.function_facts(*k).map_or(u64::MAX, |f| u64::from(f.instructions));
-            if size <= INLINED_INSTRUCTIONS { size } else { 2 }
-        })
-        .sum();
-    Some((2 * comparisons as u64 + bodies).saturating_sub(2))
+    Some((by_target, comparisons as u64))
 }
 
 /// The code the thin link's guarded rewrites may add to a program without
@@ -419,18 +428,13 @@ fn over_budget<'a>(
     budget.admit(costs, refusal, code)
 }
 
-/// What a wrapper's guarded dispatch over `members` adds at one call: it
-/// tests every other target and calls it without inlining, so per target
-/// a comparison, a branch and a call, and the case index's load where
-/// classes share targets. `None` when the slot has fewer than 2 or more
-/// than `limit` targets.
+/// What a wrapper's guarded dispatch over `members` adds at one call,
+/// estimated as [`dispatch_growth`] counts the comparisons: a comparison
+/// and a branch each, and a direct call per target other than the
+/// wrapper's own, none of them inlined. `None` as for [`dispatch_growth`].
 fn wrapper_guard_growth(members: &[SlotMember<'_>], limit: usize) -> Option<u64> {
-    let targets: BTreeSet<SymKey<'_>> = members.iter().map(|m| m.function).collect();
-    if !(2..=limit).contains(&targets.len()) {
-        return None;
-    }
-    let tested = targets.len() as u64 - 1;
-    Some(3 * tested + u64::from(wants_case_index(members.len() - 1, targets.len())))
+    let (by_target, comparisons) = dispatch_shape(members, limit)?;
+    Some(2 * comparisons + by_target.len() as u64 - 1)
 }
 
 /// Whether a dispatch over `targets` targets whose tested classes have
@@ -629,7 +633,7 @@ impl<'a> Decider<'_, 'a> {
             dispatched: 0,
             dispatch_index: None,
             not_dispatched_in: Vec::new(),
-            dispatch_scope: Default::default(),
+            wrappers_guarded: false,
         };
         match &work.members {
             Ok(members) => self.resolve(&mut d, members, sites, &work.calls),
@@ -772,13 +776,7 @@ impl<'a> Decider<'_, 'a> {
             .collect();
         d.dispatch_index = index;
         d.not_dispatched_in = wrappers.iter().map(|f| f.to_string()).collect();
-        d.dispatch_scope = if !dispatch_calls {
-            DispatchScope::WrappersOnly
-        } else if wrappers_refused.is_some() {
-            DispatchScope::AllButWrappers
-        } else {
-            DispatchScope::All
-        };
+        d.wrappers_guarded = guard_wrappers;
         let wrapper_note = wrapper_note(true);
         if !dispatch_calls {
             if let Some(note) = wrapper_note {
@@ -1304,13 +1302,14 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
         })
         .collect();
     let refused = budget.admit(costs, "not guarded", "guard code");
-    for (i, ((d, g), w)) in decisions.iter_mut().zip(guards).zip(&work).enumerate() {
+    for (i, ((d, g), calls)) in decisions.iter_mut().zip(guards).zip(&dispatch).enumerate() {
         if let Some(g) = g {
             decider.speculate(d, g, refused.get(&i));
         }
-        if d.speculative.is_empty() && !d.not_dispatched_in.is_empty() {
-            // A wrapper's calls of a dispatched slot: guarded dispatches.
-            let guarded = count(w.sites.iter().filter(|c| Outcome::wrapper_guarded(d, c, policy)).count());
+        if d.wrappers_guarded && d.speculative.is_empty() {
+            // The wrappers' calls (`Outcome::wrapper_guarded`), unless a
+            // guard above took them.
+            let guarded = calls.as_ref().map_or(0, |c| c.in_wrappers);
             d.speculated += guarded;
             decider.stats.speculative += guarded;
         }

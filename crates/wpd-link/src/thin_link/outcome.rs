@@ -4,7 +4,7 @@
 
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
-use wpd_summary::{CallSite, DispatchScope, Plan, Resolution, SlotDecision};
+use wpd_summary::{CallSite, Plan, Resolution, SlotDecision};
 
 /// What happened to one call site (one summary record, same order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -98,13 +98,10 @@ impl Outcome {
     /// Whether call `c` takes its slot's closed-set dispatch when `d` has
     /// one: nothing blocks rewriting it unguarded, and no other unguarded
     /// rewrite resolves it, and its function is not one the dispatch would
-    /// make recursive ([`SlotDecision::not_dispatched_in`]); and the
-    /// closed set serves more than those functions' calls.
+    /// make recursive ([`SlotDecision::not_dispatched_in`]); and a closed
+    /// set of `d` serves more than those functions' calls (`dispatched`).
     pub fn dispatchable(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-        d.dispatch_scope != DispatchScope::WrappersOnly
-            && policy.call_site_blocker(c).is_none()
-            && Outcome::unguarded(d, c, policy).is_none()
-            && d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_err()
+        (d.closed_set.is_empty() || d.dispatched > 0) && Outcome::left_to_dispatch(d, c, policy) && !in_wrapper(d, c)
     }
 
     /// Whether call `c` gets a wrapper's guarded dispatch: it is a call of a
@@ -114,11 +111,13 @@ impl Outcome {
     /// and keeps the indirect call for the function's own class: the
     /// function does not become recursive, and stays as small as it was.
     pub fn wrapper_guarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-        d.closed_set.len() > 1
-            && d.dispatch_scope != DispatchScope::AllButWrappers
-            && policy.call_site_blocker(c).is_none()
-            && Outcome::unguarded(d, c, policy).is_none()
-            && d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_ok()
+        d.wrappers_guarded && d.closed_set.len() > 1 && Outcome::left_to_dispatch(d, c, policy) && in_wrapper(d, c)
+    }
+
+    /// Nothing blocks rewriting call `c` unguarded, and no unguarded
+    /// rewrite of `d` resolves it.
+    fn left_to_dispatch(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
+        policy.call_site_blocker(c).is_none() && Outcome::unguarded(d, c, policy).is_none()
     }
 
     /// The unguarded rewrite decision `d` gives call `c`, if the call
@@ -137,4 +136,10 @@ impl Outcome {
             _ => None,
         }
     }
+}
+
+/// Whether call `c` is in one of the functions `d`'s dispatch leaves out
+/// ([`SlotDecision::not_dispatched_in`]).
+fn in_wrapper(d: &SlotDecision, c: &CallSite) -> bool {
+    d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_ok()
 }
