@@ -26,8 +26,9 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 
 /// The seeds, each with the shapes it must produce (besides the random
 /// hierarchy every seed has). The first twelve together cover every shape of
-/// gen.py but the eight that follow `untyped` in its list (three of them,
-/// 22, 33 and 46, also have `wrapper`, the last); then, for each of the bugs the fuzzer found in
+/// gen.py up to `untyped` in its list, and `wrapper` (22, 33 and 46); the
+/// shapes between come with the seeds below, and `byval` with the seeds of
+/// the bug it found; then, for each of the bugs the fuzzer found in
 /// wpd-ld (listed in fuzz/hierarchies/README.md, "Bugs the shapes found"),
 /// seeds that hit it (two or three each, K2 is hit by most of them); two
 /// seeds for each of the shapes where the body that runs is not the
@@ -116,6 +117,13 @@ const SEEDS: &[(u64, &[&str])] = &[
     (58, &["merged-calls", "mfp-call", "dead-extracted"]),
     (90, &["merged-calls", "multi-base", "unicode", "dead-extracted"]),
     (110, &["merged-calls", "dead-extracted"]),
+    // a closed-set dispatch whose targets the caller's module does not
+    // declare, over arguments passed in memory: wpd declared them without
+    // `byval`, LLVM refused to promote the calls, and with a dead slot the
+    // link failed (split, unsplit, hidden)
+    (41, &["merged-calls", "dead-extracted", "byval"]),
+    (108, &["const-vtable", "unicode", "dead-extracted", "byval"]),
+    (163, &["dyncast", "byval"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
@@ -147,6 +155,7 @@ const ALL_SHAPES: &[&str] = &[
     "exported-caller",
     "dead-extracted",
     "wrapper",
+    "byval",
 ];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
@@ -191,6 +200,10 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
                 && sources.contains("dead-extracted0 loaded")
         }
         "wrapper" => sources.contains("void wrap(Wr0B *p) { inner = p; }") && sources.contains("w->wrap(objs[n - 1]);"),
+        "byval" => {
+            sources.contains("unsigned long bw0(int a0, int a1, int a2, int a3, int a4, By0Two a5)")
+                && sources.contains("r = mix(r, objs[i]->bv0(g));")
+        }
         _ => false,
     }
 }

@@ -15,8 +15,10 @@ trap-only overrides, non-ASCII names, an untyped (-fno-rtti, no type
 metadata) TU, -z muldefs patches, interposed library members, fat objects,
 relative vtables, and slots read only through member function pointers, by
 native code or by a function found with dlsym, or vtables read by
-dynamic_cast and typeid, and a TU that only a never-called slot's override
-references (with a static initializer and a template copy other code calls).
+dynamic_cast and typeid, a TU that only a never-called slot's override
+references (with a static initializer and a template copy other code calls),
+a decorator forwarding through its own slot, and arguments passed in memory
+(byval).
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -46,7 +48,7 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 # on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
-          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper']
+          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval']
 
 
 def lit(t, v):
@@ -504,6 +506,9 @@ class Gen:
         # a decorator among its slot's targets (one more generator)
         if random.Random(self.seed * 86028121 + 29).random() < 0.3:
             on.add('wrapper')
+        # arguments passed in memory (one more generator)
+        if random.Random(self.seed * 15485863 + 31).random() < 0.3:
+            on.add('byval')
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -2062,6 +2067,64 @@ class Gen:
         self.declare_run('run_wr%d' % k, t_run, run)
         self.f_main.append(self.guarded('total = mix(total, run_wr%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_byval(self, k):
+        """Arguments the x86-64 ABI passes in memory, which clang marks
+        `byval`: By<k>B's bv<k> takes a 24-byte struct, its bw<k> five
+        integers and a 16-byte struct (after `this` no register is left for
+        it), and its bu<k>, never called, the big one again. One to three
+        overrides are defined out of line, mostly in other TUs than the
+        runner's, whose module then has no declaration of the targets a
+        dispatch calls: wpd declares them, passing the structs as the call
+        does, or LLVM refuses to make the calls direct."""
+        rng = self.frng('byval', k)
+        t_run = self.pick_tu(rng, code=True)
+        big, two, b = 'By%dBig' % k, 'By%dTwo' % k, 'By%dB' % k
+        self.f_hdr.append('struct %s { unsigned long a, b, c; };' % big)
+        self.f_hdr.append('struct %s { const char *p; long n; };' % two)
+        ints = ['int'] * 5
+        bodies = [
+            ('bv%d' % k, [big], lambda f, m: '{ return a0.a * %dul + (a0.b ^ a0.c) + this->%s; }' % (m, f)),
+            ('bw%d' % k, ints + [two],
+             lambda f, m: '{ return static_cast<unsigned long>(a0 * %d + a1 - a2 + a3 * a4 + a5.n + a5.p[%d]) '
+                          '+ this->%s; }' % (m, m % 3, f)),
+            ('bu%d' % k, [big], lambda f, m: '{ return a0.c * %dul + this->%s; }' % (m, f)),
+        ]
+        bc = FC(self, b, [])
+        bc.fields = ['fby%db' % k]
+        bc.dtor(home=self.pick_tu(rng) if rng.random() < 0.5 else None, virtual=True)
+        pure = rng.random() < 0.5
+        for name, ps, body in bodies:
+            bc.method('unsigned long', name, ps, 'PURE' if pure else body(bc.fields[0], rng.randint(2, 9)),
+                      virtual=True, home=None if pure or rng.random() < 0.5 else self.pick_tu(rng))
+        self.emit_fc(bc)
+        leaves = []
+        for i in range(rng.choice([1, 2, 2, 3])):
+            lc = FC(self, 'By%dL%d' % (k, i), [bc])
+            lc.fields = ['fby%dl%d' % (k, i)]
+            for name, ps, body in bodies:
+                if pure or rng.random() < 0.8:
+                    home = self.pick_tu(rng, exclude=(t_run,)) if rng.random() < 0.8 else None
+                    lc.method('unsigned long', name, ps, body(lc.fields[0], rng.randint(2, 9)), override=True,
+                              home=home)
+            self.emit_fc(lc)
+            leaves.append(lc.name)
+        text = rng.choice(['abc', 'xyz', 'q\\tr'])
+        run = ['%s *objs[8];' % b, 'unsigned n = 0u;']
+        for j, c in enumerate(([] if pure else [b]) + leaves):
+            run.append('objs[n++] = new %s(x + %dul);' % (c, j))
+        run += ['unsigned long r = x;',
+                'for (unsigned i = 0; i < n; ++i) {',
+                '  %s g{x + i, %dul, i * 3ul};' % (big, rng.randint(1, 9)),
+                '  %s t{"%s", static_cast<long>(i)};' % (two, text),
+                '  r = mix(r, objs[i]->bv%d(g));' % k,
+                '  r = mix(r, objs[i]->bw%d(1, static_cast<int>(i), 3, static_cast<int>(x & 7ul), 5, t));' % k,
+                '}',
+                'std::printf("byval%d %%lu\\n", r);' % k,
+                'for (unsigned i = n; i > 0u; --i) delete objs[i - 1u];',
+                'return r;']
+        self.declare_run('run_by%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_by%d(%dul));' % (k, rng.randint(0, 99))))
+
     def shape_dead_extracted(self, k):
         """dx<k>.cpp (a TU of its own, an archive member with ARCHIVE=1)
         defines dx<k>_only, which only Dx<k>D::dv<k> calls, and nothing
@@ -2148,6 +2211,8 @@ class Gen:
                 fn(0)
         if 'wrapper' in sh:
             self.shape_wrapper(0)
+        if 'byval' in sh:
+            self.shape_byval(0)
 
 
 class FC:

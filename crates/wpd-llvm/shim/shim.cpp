@@ -685,6 +685,37 @@ LLVMValueRef wpd_named_global(LLVMModuleRef mod, const char *name, size_t len, i
   return wrap(gv);
 }
 
+// Gives `f`, a declaration wpd makes for a target the call's module does
+// not have, the call's calling convention and the attributes of its
+// arguments and result that decide how they are passed: an argument the
+// ABI passes in memory (`byval`, `inalloca`, `preallocated`, `byref`,
+// with its alignment), a hidden result pointer (`sret`), registers
+// (`inreg`, `nest`, the swift ones) and extensions (`zeroext`, `signext`).
+// LLVM promotes an indirect call to a direct one only when callee and call
+// agree on `byval` and `inalloca` (isLegalToPromote); the other attributes,
+// facts about the values (`nonnull`, `noundef`), are left to the real
+// definition.
+static void declare_abi_like(const CallBase &cb, Function &f) {
+  static const Attribute::AttrKind abi[] = {
+      Attribute::ByVal,     Attribute::ByRef,    Attribute::InAlloca, Attribute::Preallocated,
+      Attribute::StructRet, Attribute::InReg,    Attribute::Nest,     Attribute::ZExt,
+      Attribute::SExt,      Attribute::SwiftSelf, Attribute::SwiftAsync, Attribute::SwiftError};
+  static const Attribute::AttrKind in_memory[] = {Attribute::ByVal, Attribute::ByRef, Attribute::InAlloca,
+                                                  Attribute::Preallocated, Attribute::StructRet};
+  f.setCallingConv(cb.getCallingConv());
+  const AttributeList &call = cb.getAttributes();
+  for (unsigned i = 0; i < f.arg_size(); ++i) {
+    AttrBuilder b(f.getContext());
+    for (Attribute::AttrKind k : abi)
+      if (call.hasParamAttr(i, k)) b.addAttribute(call.getParamAttr(i, k));
+    bool memory = llvm::any_of(in_memory, [&](Attribute::AttrKind k) { return b.contains(k); });
+    if (MaybeAlign a = call.getParamAlignment(i); memory && a) b.addAlignmentAttr(a);
+    if (b.hasAttributes()) f.addParamAttrs(i, b);
+  }
+  for (Attribute::AttrKind k : {Attribute::ZExt, Attribute::SExt, Attribute::InReg})
+    if (call.hasRetAttr(k)) f.addRetAttr(k);
+}
+
 // The function or alias named `name` (bytes) in the module of `call`,
 // declared with the call's function type when the module has no global of
 // that name. Clang's constructor and destructor aliases (D1 = D2) are
@@ -697,8 +728,11 @@ LLVMValueRef wpd_callee_or_declare(LLVMValueRef call, const char *name, size_t l
   Module &m = *cb->getModule();
   StringRef n(name, len);
   GlobalValue *gv = m.getNamedValue(n);
-  if (!gv)
-    return wrap(Function::Create(cb->getFunctionType(), GlobalValue::ExternalLinkage, n, &m));
+  if (!gv) {
+    Function *f = Function::Create(cb->getFunctionType(), GlobalValue::ExternalLinkage, n, &m);
+    declare_abi_like(*cb, *f);
+    return wrap(f);
+  }
   if (isa<Function>(gv)) return wrap(gv);
   if (auto *ga = dyn_cast<GlobalAlias>(gv))
     if (isa_and_nonnull<Function>(ga->getAliaseeObject())) return wrap(gv);
