@@ -63,15 +63,22 @@ fn link_inputs(b: &Build, inputs: &[&Path], out: &str, extra: &[&str], tmp: Opti
     cmd.arg("-flto=thin").arg("-Wl,--lto-whole-program-visibility");
     cmd.arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
     let output = run(cmd.args(extra).args(inputs).arg("-o").arg(&prog))?;
-    let got = run(&mut Command::new(&prog))?.stdout;
+    prints_as_o0(b, &prog, out)?;
+    Ok((prog, String::from_utf8_lossy(&output.stderr).into_owned()))
+}
+
+/// Runs `prog` (named `what`) and checks that it prints what `b`'s -O0
+/// build prints.
+fn prints_as_o0(b: &Build, prog: &Path, what: &str) -> Check {
+    let got = run(&mut Command::new(prog))?.stdout;
     if got != b.expected {
         return Err(format!(
-            "{out} prints {:?}, -O0 prints {:?}",
+            "{what} prints {:?}, -O0 prints {:?}",
             String::from_utf8_lossy(&got),
             String::from_utf8_lossy(&b.expected)
         ));
     }
-    Ok((prog, String::from_utf8_lossy(&output.stderr).into_owned()))
+    Ok(())
 }
 
 /// The instructions of `function` in `prog` (objdump, symbolized).
@@ -839,6 +846,55 @@ type FlagsCheck = fn(&[&str]) -> Check;
 /// A check run on split LTO units (clang's default with whole-program
 /// vtables) and on `-fno-split-lto-unit` objects: two trials, `NAME_split`
 /// and `NAME_nosplit`.
+/// A call the thin link planned to dispatch, left indirect by the backend
+/// (`WPD_TEST_REFUSE_DISPATCH_IN`, as when LLVM refuses a rewrite), may
+/// load a slot the plan made dead: wpd-ld plans the link again without
+/// dead slots instead of failing it, warns, records why in the report, and
+/// the program prints what -O0 prints (`fixtures/thinlto/refused_dispatch`).
+fn refused_dispatch_links_without_dead_slots(extra: &[&str]) -> Check {
+    let tmp = temp_dir("thinlto-refused")?;
+    let b = build("refused_dispatch", tmp.path(), extra)?;
+    let report = |name: &str| b.dir.join(format!("{name}.report.json"));
+    // As planned: total_area's call dispatched, perimeter's slots dead.
+    link(&b, "planned", &[&format!("-Wl,--wpd-report={}", report("planned").display())])?;
+    let planned = report_json(&report("planned"))?;
+    if planned.pointer("/dead_slots/slots").and_then(serde_json::Value::as_u64).unwrap_or(0) == 0 {
+        return Err(format!("no dead slot to lose: {}", planned["dead_slots"]));
+    }
+    let prog = b.dir.join("refused");
+    let out = run(Command::new(CLANGXX)
+        .env("WPD_TEST_REFUSE_DISPATCH_IN", "_Z10total_areaPKP5Shapei")
+        .args(["-flto=thin", "-Wl,--lto-whole-program-visibility"])
+        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+        .arg(format!("-Wl,--wpd-report={}", report("refused").display()))
+        .args(extra)
+        .args(&b.objects)
+        .arg("-o")
+        .arg(&prog))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("it stays indirect, and the plan removed slots it may load")
+        || !stderr.contains("linking without dead slots instead")
+    {
+        return Err(format!("no warning of the plan made again: {stderr}"));
+    }
+    prints_as_o0(&b, &prog, "refused")?;
+    let r = report_json(&report("refused"))?;
+    let off = r.pointer("/dead_slots/off").and_then(serde_json::Value::as_str).unwrap_or("");
+    if r.pointer("/dead_slots/slots").and_then(serde_json::Value::as_u64) != Some(0)
+        || !off.contains("a call planned to load no slot stayed indirect")
+    {
+        return Err(format!("dead slots not off, or not said why: {}", r["dead_slots"]));
+    }
+    // The refused call is the one disagreement between plan and backend;
+    // main's call of the same slot is still dispatched.
+    let mismatches = r["mismatches"].as_array().map_or(0, Vec::len);
+    let dispatched = r.pointer("/call_sites/closed_set").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    if mismatches != 1 || dispatched == 0 {
+        return Err(format!("{mismatches} mismatches and {dispatched} dispatched calls: {}", r["mismatches"]));
+    }
+    Ok(())
+}
+
 fn split_and_nosplit(name: &str, check: FlagsCheck) -> [libtest_mimic::Trial; 2] {
     [
         libtest_mimic::Trial::test(format!("{name}_split"), move || check(&[]).map_err(Into::into)),
@@ -867,8 +923,9 @@ fn main() {
             in_process_lld_equals_spawned().map_err(Into::into)
         }),
     ];
-    let both: [(&str, FlagsCheck); 5] = [
+    let both: [(&str, FlagsCheck); 6] = [
         ("imports_devirtualized_callee", imports_devirtualized_callee),
+        ("refused_dispatch_links_without_dead_slots", refused_dispatch_links_without_dead_slots),
         ("one_copy_dead_code_internalized", one_copy_dead_code_internalized),
         ("backends_start_by_work", backends_start_by_work),
         ("prevailing_copies_spread", prevailing_copies_spread),

@@ -13,15 +13,35 @@ pub struct Error {
     /// The file or `archive(member)` concerned.
     pub input: Option<String>,
     pub message: String,
+    /// What the pipeline may still do about it.
+    pub kind: ErrorKind,
+}
+
+/// The errors a caller can recover from, told apart from the rest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ErrorKind {
+    /// Nothing to do but report it.
+    #[default]
+    Fatal,
+    /// A call the plan took for one that loads no slot (made direct or
+    /// dispatched without a fallback) stays indirect in the backend, while
+    /// the plan made slots dead: it may load one. The same link planned
+    /// without dead slots is sound.
+    DeadSlotStillRead,
 }
 
 impl Error {
     pub fn at(input: impl Into<String>, message: impl Into<String>) -> Error {
-        Error { input: Some(input.into()), message: message.into() }
+        Error { input: Some(input.into()), message: message.into(), kind: ErrorKind::Fatal }
     }
 
     pub fn msg(message: impl Into<String>) -> Error {
-        Error { input: None, message: message.into() }
+        Error { input: None, message: message.into(), kind: ErrorKind::Fatal }
+    }
+
+    /// The same error, of `kind`.
+    pub fn of_kind(self, kind: ErrorKind) -> Error {
+        Error { kind, ..self }
     }
 
     /// The same error, reached through `outer` (an archive member's file,
@@ -29,8 +49,8 @@ impl Error {
     pub fn context(self, outer: impl Into<String>) -> Error {
         let outer = outer.into();
         match self.input {
-            Some(inner) => Error { input: Some(outer), message: format!("{inner}: {}", self.message) },
-            None => Error { input: Some(outer), message: self.message },
+            Some(inner) => Error { input: Some(outer), message: format!("{inner}: {}", self.message), kind: self.kind },
+            None => Error { input: Some(outer), ..self },
         }
     }
 }

@@ -12,7 +12,7 @@ use crate::ids::{FileNames, Name, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 10;
+pub const SUMMARY_VERSION: u32 = 11;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
@@ -352,11 +352,22 @@ impl TestKind {
 pub enum CallKind {
     Call,
     Invoke,
+    /// A `musttail` call: it must stay the one call before its function's
+    /// `ret` (clang's `[[clang::musttail]]`).
+    MustTailCall,
 }
 
 impl CallKind {
     /// Every variant, in declaration (encoding) order.
-    pub const ALL: [CallKind; 2] = [CallKind::Call, CallKind::Invoke];
+    pub const ALL: [CallKind; 3] = [CallKind::Call, CallKind::Invoke, CallKind::MustTailCall];
+
+    /// Whether the call may become several behind comparisons (a dispatch,
+    /// a guard): not a `musttail` call, which LLVM cannot split (its
+    /// promotion utilities refuse it), though its callee may be replaced
+    /// or its result folded.
+    pub fn may_branch(self) -> bool {
+        self != CallKind::MustTailCall
+    }
 }
 
 /// Kind of a return type.

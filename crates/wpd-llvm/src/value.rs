@@ -121,6 +121,14 @@ impl<'m> Value<'m> {
         self.is_call() || self.is_invoke() || self.is_callbr()
     }
 
+    /// A `musttail` call.
+    pub fn is_must_tail_call(self) -> bool {
+        // SAFETY: the value is live, and a call instruction (checked first)
+        // is what LLVMGetTailCallKind reads.
+        self.is_call()
+            && unsafe { c::LLVMGetTailCallKind(self.raw) } == llvm_sys::LLVMTailCallKind::LLVMTailCallKindMustTail
+    }
+
     /// The value's name (empty for unnamed values), in the lossless text
     /// form of `wpd_summary::name`.
     pub fn name(self) -> String {

@@ -2,4 +2,4 @@
 //! the thin link's own (`wpd_link::error`), so errors cross the crates
 //! without conversion.
 
-pub use wpd_link::error::{Error, Result};
+pub use wpd_link::error::{Error, ErrorKind, Result};

@@ -38,7 +38,7 @@ pub use object;
 pub use wpd_link::{decide, hierarchy, layout, native, policy};
 
 use backends::{cache, codegen, thinlto};
-use error::{Error, Result};
+use error::{Error, ErrorKind, Result};
 use input::BitcodeInput;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -330,11 +330,7 @@ pub fn compile_summarized(
     timings: &mut Timings,
     progress: &progress::Progress,
 ) -> Result<LinkOutput> {
-    let plan = timings.phase("thin-link", || with_jobs(jobs, || thin_link(&summaries, policy)))?;
-    let plan_hash = match cache {
-        Some(_) => Some(cache::plan_hash(&plan)?),
-        None => None,
-    };
+    let mut plan = timings.phase("thin-link", || with_jobs(jobs, || thin_link(&summaries, policy)))?;
     if let Some(dir) = &codegen.dwo_dir {
         std::fs::create_dir_all(dir).map_err(|e| {
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
@@ -348,29 +344,49 @@ pub fn compile_summarized(
         }
     };
     let in_process = job_dir.is_none();
-    let mut rewritten = timings.phase("rewrite", || -> Result<Vec<backends::Rewritten>> {
+    let rewrite = |plan: &Plan| -> Result<Vec<backends::Rewritten>> {
+        let plan_hash = match cache {
+            Some(_) => Some(cache::plan_hash(plan)?),
+            None => None,
+        };
         let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
             wpd_llvm::thinlto_layout(&i.bytes, &i.name)
                 .map_err(|e| Error::at(&i.name, format!("invalid bitcode: {}", e.message)))
         })?;
         let split_flag = backends::link_split_flag(&layouts);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {
-            let index = backends::planned_index(&plan, &summaries[k], ModuleIdx::new(k))?;
+            let index = backends::planned_index(plan, &summaries[k], ModuleIdx::new(k))?;
             // Modules the plan leaves alone go to ThinLTO as they are.
             let apart = backends::split_apart(i, in_process, split_flag);
             if let Some(layout) = layouts[k].filter(|l| l.split_flag == split_flag)
-                && let Some(stats) = backends::passthrough(layout, &summaries[k], &plan, index, apart)
+                && let Some(stats) = backends::passthrough(layout, &summaries[k], plan, index, apart)
                 && let Some(as_is) = backends::unrewritten(i, layout, stats)?
             {
                 return Ok(as_is);
             }
-            let make = || backends::rewrite_to_bitcode(i, &summaries[k], &plan, index, codegen.verify, split_flag);
+            let make = || backends::rewrite_to_bitcode(i, &summaries[k], plan, index, codegen.verify, split_flag);
             match (cache, plan_hash) {
                 (Some(c), Some(h)) => c.rewrite(i, &summaries[k], h, index, codegen.verify, split_flag, make),
                 _ => make(),
             }
         })
-    })?;
+    };
+    let mut rewritten = match timings.phase("rewrite", || rewrite(&plan)) {
+        // A call the thin link took for one that loads no slot stayed
+        // indirect (a rewrite LLVM refused: the check in `rewrite::module`),
+        // so a slot the plan made dead may still be read. Dead slots are
+        // the only decisions that depend on every call being rewritten as
+        // planned: the link planned again without them is sound, and the
+        // call is counted among the plan's mismatches.
+        Err(e) if e.kind == ErrorKind::DeadSlotStillRead && !plan.dead_slots.is_empty() => {
+            eprintln!("wpd: warning: {e}; linking without dead slots instead");
+            let without = policy::Policy { dead_slots: false, ..policy.clone() };
+            plan = timings.phase("thin-link", || with_jobs(jobs, || thin_link(&summaries, &without)))?;
+            plan.dead_slots_off = Some(format!("a call planned to load no slot stayed indirect: {e}"));
+            timings.phase("rewrite", || rewrite(&plan))?
+        }
+        r => r?,
+    };
     // The backends run on LLVM's threads: the pool's threads end, and the
     // memory their allocator holds for them goes with them.
     release_pools();

@@ -9,7 +9,7 @@
 
 use crate::hierarchy::{Hierarchy, RefNode, SymKey, VtableId};
 use crate::layout::{Layout, Member, Placement};
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, may_branch};
 use crate::policy::Policy;
 use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -833,7 +833,7 @@ impl<'a> Decider<'_, 'a> {
         let left = count(
             sites
                 .iter()
-                .filter(|c| c.assumed && Outcome::unguarded(d, c, self.policy).is_none())
+                .filter(|c| c.assumed && may_branch(c) && Outcome::unguarded(d, c, self.policy).is_none())
                 .filter(|c| d.closed_set.is_empty() || !Outcome::dispatchable(d, c, self.policy))
                 .count(),
         );
@@ -1312,6 +1312,25 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             let guarded = calls.as_ref().map_or(0, |c| c.in_wrappers);
             d.speculated += guarded;
             decider.stats.speculative += guarded;
+        }
+        // Calls a dispatch or guard would have taken but for `musttail`.
+        let must_tail = || {
+            work[i]
+                .sites
+                .iter()
+                .filter(|c| !may_branch(c) && c.assumed && Outcome::unguarded(d, c, policy).is_none())
+                .count()
+        };
+        if (!d.closed_set.is_empty() || !d.speculative.is_empty())
+            && let must_tail = must_tail()
+            && must_tail > 0
+        {
+            add_reason(
+                d,
+                format!(
+                    "{must_tail} musttail call(s) not dispatched or guarded: each must stay the one call before its return"
+                ),
+            );
         }
         decider.stats.call_sites += d.call_sites;
         decider.stats.not_devirtualized += d.call_sites - d.devirtualized - d.speculated;

@@ -4,7 +4,7 @@
 
 use crate::policy::Policy;
 use serde::{Deserialize, Serialize};
-use wpd_summary::{CallSite, Plan, Resolution, SlotDecision};
+use wpd_summary::{CallKind, CallSite, Plan, Resolution, SlotDecision};
 
 /// What happened to one call site (one summary record, same order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -86,7 +86,7 @@ impl Outcome {
         if !d.closed_set.is_empty() && Outcome::dispatchable(d, c, policy) {
             return Outcome::ClosedSet;
         }
-        if !d.speculative.is_empty() && c.assumed || Outcome::wrapper_guarded(d, c, policy) {
+        if !d.speculative.is_empty() && c.assumed && may_branch(c) || Outcome::wrapper_guarded(d, c, policy) {
             Outcome::Speculative
         } else {
             Outcome::Indirect
@@ -101,7 +101,10 @@ impl Outcome {
     /// make recursive ([`SlotDecision::not_dispatched_in`]); and a closed
     /// set of `d` serves more than those functions' calls (`dispatched`).
     pub fn dispatchable(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-        (d.closed_set.is_empty() || d.dispatched > 0) && Outcome::left_to_dispatch(d, c, policy) && !in_wrapper(d, c)
+        (d.closed_set.is_empty() || d.dispatched > 0)
+            && may_branch(c)
+            && Outcome::left_to_dispatch(d, c, policy)
+            && !in_wrapper(d, c)
     }
 
     /// Whether call `c` gets a wrapper's guarded dispatch: it is a call of a
@@ -111,7 +114,11 @@ impl Outcome {
     /// and keeps the indirect call for the function's own class: the
     /// function does not become recursive, and stays as small as it was.
     pub fn wrapper_guarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
-        d.wrappers_guarded && d.closed_set.len() > 1 && Outcome::left_to_dispatch(d, c, policy) && in_wrapper(d, c)
+        d.wrappers_guarded
+            && d.closed_set.len() > 1
+            && may_branch(c)
+            && Outcome::left_to_dispatch(d, c, policy)
+            && in_wrapper(d, c)
     }
 
     /// Nothing blocks rewriting call `c` unguarded, and no unguarded
@@ -142,4 +149,10 @@ impl Outcome {
 /// ([`SlotDecision::not_dispatched_in`]).
 fn in_wrapper(d: &SlotDecision, c: &CallSite) -> bool {
     d.not_dispatched_in.binary_search_by(|n| n.as_str().cmp(&c.function)).is_ok()
+}
+
+/// Whether call `c` may become several calls behind comparisons (a
+/// dispatch, a guard): not a `musttail` call ([`CallKind::may_branch`]).
+pub fn may_branch(c: &CallSite) -> bool {
+    c.call.is_some_and(CallKind::may_branch)
 }

@@ -26,7 +26,7 @@ pub mod unique_ret;
 pub mod virtual_const_prop;
 pub mod vtable_layout;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::input::BitcodeInput;
 use crate::policy::Policy;
 use crate::summarize;
@@ -145,7 +145,8 @@ pub fn module<'c>(
                         "cannot apply the plan to a call in {}: it stays indirect, and the plan removed slots it may load (link with --wpd-no-dead-slots)",
                         c.site.function
                     ),
-                ));
+                )
+                .of_kind(ErrorKind::DeadSlotStillRead));
             }
             stats.calls.push(CallOutcome { site: c.site, outcome, dispatch });
         }
@@ -209,6 +210,17 @@ pub fn refuse_cfi(input: &BitcodeInput, module: &Module) -> Result<()> {
     }
 }
 
+/// Whether the closed-set dispatches of calls in `function` are to be left
+/// undone, as when LLVM refuses a rewrite (its promotion utilities decline
+/// calls the summaries cannot foresee): the function named by the
+/// environment variable `WPD_TEST_REFUSE_DISPATCH_IN`, so that tests can
+/// check what a link does then on a real program (`tests/thinlto.rs`,
+/// `refused_dispatch_links_without_dead_slots`). Unset, nothing is refused.
+fn refused_for_testing(function: &str) -> bool {
+    static NAME: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| std::env::var("WPD_TEST_REFUSE_DISPATCH_IN").ok()).as_deref() == Some(function)
+}
+
 /// The policy a module's calls are rewritten under: the plan's visibility;
 /// speculation and validation were decided by the thin link.
 pub fn call_policy(plan: &Plan) -> Policy {
@@ -238,6 +250,7 @@ pub fn apply(
         (Outcome::VirtualConstProp | Outcome::VirtualConstProp1Bit, _, Some(a)) => {
             virtual_const_prop::apply(module, call, a)?
         }
+        (Outcome::ClosedSet, _, _) if refused_for_testing(&site.function) => return Ok((Outcome::Indirect, None)),
         (Outcome::ClosedSet, _, _) => {
             return Ok(match closed_set::apply(module, call, &d.closed_set, d.dispatch_index)? {
                 Some(dispatched) => (Outcome::ClosedSet, Some(dispatched)),

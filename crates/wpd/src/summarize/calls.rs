@@ -81,7 +81,13 @@ pub(super) fn collect<'m>(
             let (ret, ret_width) = ret_of(inst);
             let site = CallSite {
                 offset: Some(offset),
-                call: Some(if inst.is_invoke() { CallKind::Invoke } else { CallKind::Call }),
+                call: Some(if inst.is_invoke() {
+                    CallKind::Invoke
+                } else if inst.is_must_tail_call() {
+                    CallKind::MustTailCall
+                } else {
+                    CallKind::Call
+                }),
                 const_args: const_args(inst).map(Vec::into_boxed_slice),
                 ret,
                 ret_width,
