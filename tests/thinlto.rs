@@ -895,6 +895,23 @@ fn refused_dispatch_links_without_dead_slots(extra: &[&str]) -> Check {
     Ok(())
 }
 
+/// A `-static` link loads glibc's and libstdc++'s archives: the C and C++
+/// runtime, not native code of the program, so dead slots stay on. (Debian's
+/// `libm.a` is a script naming `libm-2.36.a`, whose members have no debug
+/// information: taken for unknown native code, they turned elimination off.)
+fn static_link_keeps_dead_slots(extra: &[&str]) -> Check {
+    let tmp = temp_dir("thinlto-static")?;
+    let b = build("refused_dispatch", tmp.path(), extra)?;
+    let report = b.dir.join("static.report.json");
+    link(&b, "static", &["-static", &format!("-Wl,--wpd-report={}", report.display())])?;
+    let r = report_json(&report)?;
+    let slots = r.pointer("/dead_slots/slots").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    if slots == 0 || !r["dead_slots"]["off"].is_null() {
+        return Err(format!("a static link lost its dead slots: {}", r["dead_slots"]));
+    }
+    Ok(())
+}
+
 fn split_and_nosplit(name: &str, check: FlagsCheck) -> [libtest_mimic::Trial; 2] {
     [
         libtest_mimic::Trial::test(format!("{name}_split"), move || check(&[]).map_err(Into::into)),
@@ -923,8 +940,9 @@ fn main() {
             in_process_lld_equals_spawned().map_err(Into::into)
         }),
     ];
-    let both: [(&str, FlagsCheck); 6] = [
+    let both: [(&str, FlagsCheck); 7] = [
         ("imports_devirtualized_callee", imports_devirtualized_callee),
+        ("static_link_keeps_dead_slots", static_link_keeps_dead_slots),
         ("refused_dispatch_links_without_dead_slots", refused_dispatch_links_without_dead_slots),
         ("one_copy_dead_code_internalized", one_copy_dead_code_internalized),
         ("backends_start_by_work", backends_start_by_work),

@@ -155,7 +155,16 @@ const STARTUP: &[&str] = &[
 /// of the C or C++ runtime, or a startup object.
 fn is_runtime(name: &str) -> bool {
     let base = file_name(name);
-    RUNTIME.iter().any(|r| base.starts_with(r)) || (!name.contains('(') && STARTUP.contains(&base))
+    RUNTIME.iter().any(|r| base.starts_with(r))
+        || glibc_versioned(base)
+        || (!name.contains('(') && STARTUP.contains(&base))
+}
+
+/// glibc's static math library under its versioned name (`libm-2.36.a`):
+/// Debian's `libm.a` is a linker script naming it (and `libmvec.a`), so a
+/// `-static` link loads its members from that file.
+fn glibc_versioned(base: &str) -> bool {
+    base.strip_prefix("libm-").is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()) && v.ends_with(".a"))
 }
 
 /// Whether the native input `name` is one of the compiler's own runtime
@@ -413,6 +422,9 @@ mod tests {
         }
         assert!(is_runtime("/usr/lib/gcc/x86_64-linux-gnu/12/libstdc++.so"));
         assert!(is_runtime("/usr/lib/x86_64-linux-gnu/libc_nonshared.a(elf-init.oS)"));
+        // -static: Debian's libm.a is a script naming the versioned archive.
+        assert!(is_runtime("/usr/lib/x86_64-linux-gnu/libm-2.36.a(s_nextafter.o)"));
+        assert!(!is_runtime("/tmp/x/libm-shapes.a(shape.o)"));
         assert!(!is_runtime("/tmp/x/intro.o"));
         // A program's own C++ object whose name starts like a startup file.
         assert!(!is_runtime("/tmp/x/crtp_shapes.o"));
