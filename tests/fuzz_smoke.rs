@@ -26,9 +26,10 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 
 /// The seeds, each with the shapes it must produce (besides the random
 /// hierarchy every seed has). The first twelve together cover every shape of
-/// gen.py up to `untyped` in its list, and `wrapper` (22, 33 and 46); the
-/// shapes between come with the seeds below, and `byval` with the seeds of
-/// the bug it found; then, for each of the bugs the fuzzer found in
+/// gen.py up to `untyped` in its list, `wrapper` (22, 33 and 46) and
+/// `covariant` (3; 50 and 122 too); the shapes between come with the seeds
+/// below, and `byval` with the seeds of the bug it found; then, for each of
+/// the bugs the fuzzer found in
 /// wpd-ld (listed in fuzz/hierarchies/README.md, "Bugs the shapes found"),
 /// seeds that hit it (two or three each, K2 is hit by most of them); two
 /// seeds for each of the shapes where the body that runs is not the
@@ -49,7 +50,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     (272, &["multi-base"]),
     (14, &["multi-base", "const-vtable", "trap-uncalled"]),
     (1, &["merged-calls", "const-vtable", "untyped"]),
-    (3, &["placement-dtor"]),
+    (3, &["placement-dtor", "covariant"]),
     (33, &["merged-calls", "unicode", "untyped", "wrapper"]),
     (46, &["multi-base", "const-vtable", "wrapper"]),
     (27, &["merged-calls", "placement-dtor"]),
@@ -63,7 +64,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     (390, &["merged-calls"]),
     // K4 untyped -fno-rtti
     (52, &["multi-base", "untyped"]),
-    (122, &["multi-base", "untyped"]),
+    (122, &["multi-base", "untyped", "covariant"]),
     (180, &["untyped"]),
     // K5 trap-only override
     (93, &["trap-called"]),
@@ -128,7 +129,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
     (26, &["multi-base", "trap-uncalled"]),
-    (50, &["const-vtable", "unicode"]),
+    (50, &["const-vtable", "unicode", "covariant"]),
     (77, &["trap-called", "untyped"]),
     (127, &["merged-calls", "trap-called"]),
     (136, &["const-vtable", "trap-uncalled"]),
@@ -156,6 +157,7 @@ const ALL_SHAPES: &[&str] = &[
     "dead-extracted",
     "wrapper",
     "byval",
+    "covariant",
 ];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
@@ -204,6 +206,7 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
             sources.contains("unsigned long bw0(int a0, int a1, int a2, int a3, int a4, By0Two a5)")
                 && sources.contains("r = mix(r, objs[i]->bv0(g));")
         }
+        "covariant" => sources.contains("virtual Cv0T *as_t() = 0;") && sources.contains("Cv0L0 *as_t() override;"),
         _ => false,
     }
 }

@@ -17,8 +17,8 @@ relative vtables, and slots read only through member function pointers, by
 native code or by a function found with dlsym, or vtables read by
 dynamic_cast and typeid, a TU that only a never-called slot's override
 references (with a static initializer and a template copy other code calls),
-a decorator forwarding through its own slot, and arguments passed in memory
-(byval).
+a decorator forwarding through its own slot, arguments passed in memory
+(byval), and covariant returns through non-primary bases.
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -48,7 +48,7 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 # on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
-          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval']
+          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval', 'covariant']
 
 
 def lit(t, v):
@@ -509,6 +509,9 @@ class Gen:
         # arguments passed in memory (one more generator)
         if random.Random(self.seed * 15485863 + 31).random() < 0.3:
             on.add('byval')
+        # covariant returns through non-primary bases (one more generator)
+        if random.Random(self.seed * 32452867 + 37).random() < 0.3:
+            on.add('covariant')
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -2125,6 +2128,73 @@ class Gen:
         self.declare_run('run_by%d' % k, t_run, run)
         self.f_main.append(self.guarded('total = mix(total, run_by%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_covariant(self, k):
+        """Covariant returns: Cv<k>B's as_t returns a Cv<k>T * and copy a
+        Cv<k>B *; each leaf Cv<k>L<i> returns its own type, and lists the
+        bases (a padding class first, sometimes; each base sometimes
+        virtual) so that the T and B subobjects are not at offset 0: the
+        vtable entries are return-adjusting thunks, which a dispatch must
+        call instead of the functions behind them. A leaf sometimes derives
+        from the previous one; Cv<k>B's again, never called, is a dead slot
+        with thunks of its own. The runner calls through the bases and
+        through a leaf's own type."""
+        rng = self.frng('covariant', k)
+        t_run = self.pick_tu(rng, code=True)
+        t, b, pad = 'Cv%dT' % k, 'Cv%dB' % k, 'Cv%dP' % k
+        hdr = [
+            'struct %s { virtual ~%s() = default; unsigned long pp = %dul; '
+            'virtual unsigned long pv() const { return pp; } };' % (pad, pad, rng.randint(1, 9)),
+            'struct %s { virtual ~%s() = default; unsigned long t = %dul; '
+            'virtual unsigned long tid() const { return t * 3ul + %dul; } };' % (t, t, rng.randint(1, 9), rng.randint(0, 9)),
+            'struct %s { virtual ~%s() = default; unsigned long b = %dul; virtual %s *as_t() = 0; '
+            'virtual %s *copy() const = 0; virtual unsigned long bv() const { return b; } '
+            'virtual %s *again() { return this; } };' % (b, b, rng.randint(1, 9), t, b, b),
+        ]
+        leaves = []
+        for i in range(rng.choice([2, 2, 3, 4])):
+            name = 'Cv%dL%d' % (k, i)
+            if leaves and rng.random() < 0.3:
+                heads = 'public %s' % leaves[-1]
+            else:
+                bases = [t, b]
+                rng.shuffle(bases)
+                if rng.random() < 0.7:
+                    # a polymorphic base first: neither T nor B is primary
+                    bases.insert(0, pad)
+                heads = ', '.join('%spublic %s' % ('virtual ' if rng.random() < 0.3 else '', x) for x in bases)
+            home = self.pick_tu(rng, exclude=(t_run,)) if rng.random() < 0.7 else t_run
+            m = rng.randint(2, 9)
+            hdr.append('struct %s : %s {' % (name, heads))
+            hdr.append('  unsigned long own%d = %dul;' % (i, m))
+            hdr.append('  %s *as_t() override;' % name)
+            hdr.append('  %s *copy() const override;' % name)
+            hdr.append('  %s *again() override { own%d += 1ul; return this; }' % (name, i))
+            hdr.append('  unsigned long tid() const override { return own%d * %dul + t; }' % (i, m))
+            if rng.random() < 0.5:
+                hdr.append('  unsigned long bv() const override { return own%d + b * %dul; }' % (i, m))
+            hdr.append('};')
+            self.f_tu[home].append('%s *%s::as_t() { t += %dul; return this; }' % (name, name, i + 1))
+            self.f_tu[home].append('%s *%s::copy() const { return new %s(*this); }' % (name, name, name))
+            leaves.append(name)
+        self.f_hdr.extend(hdr)
+        run = ['%s *objs[4];' % b, 'unsigned n = 0u;']
+        for c in leaves:
+            run.append('objs[n++] = new %s;' % c)
+        last = leaves[-1]
+        run += ['unsigned long r = x;',
+                'for (unsigned i = 0; i < n; ++i) {',
+                '  %s *tp = objs[i]->as_t();' % t,
+                '  %s *cp = objs[i]->copy();' % b,
+                '  r = mix(r, tp->tid() + cp->bv() * 7ul + cp->as_t()->tid());',
+                '  delete cp;',
+                '}',
+                '{ %s own; %s *tp = own.as_t(); r = mix(r, tp->tid()); }' % (last, t),
+                'std::printf("covariant%d %%lu\\n", r);' % k,
+                'for (unsigned i = n; i > 0u; --i) delete objs[i - 1u];',
+                'return r;']
+        self.declare_run('run_cv%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_cv%d(%dul));' % (k, rng.randint(0, 99))))
+
     def shape_dead_extracted(self, k):
         """dx<k>.cpp (a TU of its own, an archive member with ARCHIVE=1)
         defines dx<k>_only, which only Dx<k>D::dv<k> calls, and nothing
@@ -2213,6 +2283,8 @@ class Gen:
             self.shape_wrapper(0)
         if 'byval' in sh:
             self.shape_byval(0)
+        if 'covariant' in sh:
+            self.shape_covariant(0)
 
 
 class FC:
