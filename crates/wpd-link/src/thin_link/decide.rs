@@ -559,6 +559,12 @@ impl SiteFacts {
     }
 }
 
+/// Whether call `c` of `d`'s slot is left to a guard or dispatch: its test
+/// feeds an assumption and no unguarded rewrite resolves it.
+fn left_unguarded(d: &SlotDecision, c: &CallSite, policy: &Policy) -> bool {
+    c.assumed && Outcome::unguarded(d, c, policy).is_none()
+}
+
 /// Adds `note` to why some of `d`'s calls stay indirect.
 fn add_reason(d: &mut SlotDecision, note: String) {
     d.reason = Some(match d.reason.take() {
@@ -833,7 +839,7 @@ impl<'a> Decider<'_, 'a> {
         let left = count(
             sites
                 .iter()
-                .filter(|c| c.assumed && may_branch(c) && Outcome::unguarded(d, c, self.policy).is_none())
+                .filter(|c| may_branch(c) && left_unguarded(d, c, self.policy))
                 .filter(|c| d.closed_set.is_empty() || !Outcome::dispatchable(d, c, self.policy))
                 .count(),
         );
@@ -1314,13 +1320,7 @@ pub fn decide(link: &Hierarchy<'_>, policy: &Policy) -> Plan {
             decider.stats.speculative += guarded;
         }
         // Calls a dispatch or guard would have taken but for `musttail`.
-        let must_tail = || {
-            work[i]
-                .sites
-                .iter()
-                .filter(|c| !may_branch(c) && c.assumed && Outcome::unguarded(d, c, policy).is_none())
-                .count()
-        };
+        let must_tail = || work[i].sites.iter().filter(|c| !may_branch(c) && left_unguarded(d, c, policy)).count();
         if (!d.closed_set.is_empty() || !d.speculative.is_empty())
             && let must_tail = must_tail()
             && must_tail > 0
