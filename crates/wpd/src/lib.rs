@@ -344,16 +344,20 @@ pub fn compile_summarized(
         }
     };
     let in_process = job_dir.is_none();
+    // What each input's bitcode holds does not depend on the plan: read
+    // once, whether the plan is made once or twice (below).
+    let layouts = timings.phase("rewrite", || {
+        each_input(inputs, jobs, progress, "rewrite", |_, i| {
+            wpd_llvm::thinlto_layout(&i.bytes, &i.name)
+                .map_err(|e| Error::at(&i.name, format!("invalid bitcode: {}", e.message)))
+        })
+    })?;
+    let split_flag = backends::link_split_flag(&layouts);
     let rewrite = |plan: &Plan| -> Result<Vec<backends::Rewritten>> {
         let plan_hash = match cache {
             Some(_) => Some(cache::plan_hash(plan)?),
             None => None,
         };
-        let layouts = each_input(inputs, jobs, progress, "rewrite", |_, i| {
-            wpd_llvm::thinlto_layout(&i.bytes, &i.name)
-                .map_err(|e| Error::at(&i.name, format!("invalid bitcode: {}", e.message)))
-        })?;
-        let split_flag = backends::link_split_flag(&layouts);
         each_input(inputs, jobs, progress, "rewrite", |k, i| {
             let index = backends::planned_index(plan, &summaries[k], ModuleIdx::new(k))?;
             // Modules the plan leaves alone go to ThinLTO as they are.

@@ -22,8 +22,17 @@ impl Timings {
         out
     }
 
-    /// Records `elapsed` under `name`, with the peak memory so far.
+    /// Records `elapsed` under `name`, with the peak memory so far; a phase
+    /// that goes on the one just recorded (the rewrite after reading the
+    /// inputs' layouts) adds to it.
     pub fn record(&mut self, name: &'static str, elapsed: Duration) {
+        if let (Some((last, spent)), Some(peak)) = (self.phases.last_mut(), self.peaks.last_mut())
+            && *last == name
+        {
+            *spent += elapsed;
+            *peak = peak_rss();
+            return;
+        }
         self.phases.push((name, elapsed));
         self.peaks.push(peak_rss());
     }
@@ -91,6 +100,16 @@ mod tests {
     /// A link planned again without dead slots runs the thin link and the
     /// rewrite twice: the report counts both runs, and other reports' phases
     /// (another prefix) stay as they were.
+    /// Consecutive records of one phase are one phase.
+    #[test]
+    fn a_phase_that_goes_on_adds_to_itself() {
+        let mut t = Timings::default();
+        t.record("rewrite", Duration::from_millis(4));
+        t.record("rewrite", Duration::from_millis(6));
+        assert_eq!(t.phases, vec![("rewrite", Duration::from_millis(10))]);
+        assert_eq!(t.peaks.len(), 1);
+    }
+
     #[test]
     fn a_phase_run_twice_counts_both_runs() {
         let mut t = Timings::default();
