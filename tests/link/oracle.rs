@@ -529,6 +529,10 @@ pub fn oracle_command(flavor: Flavor, dir: &Path, args: &[OsString], out: &Path,
         }
         Flavor::Gold => {
             cmd.arg("-Wl,--trace").arg(format!("-Wl,-plugin-opt,thinlto-index-only={}", list.display()));
+            // LLVMgold ends an index-only link before its cleanup hook runs,
+            // leaving its `lto-llvm-*.o` temporaries behind: keep them in the
+            // link's folder, not in the machine's /tmp.
+            cmd.env("TMPDIR", dir);
         }
     }
     cmd.args(args).arg("-o").arg(out);
