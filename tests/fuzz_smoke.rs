@@ -38,7 +38,9 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 /// virtual call (mfp-call, native-reader, exported-caller) or reads a vtable
 /// for RTTI only (dyncast); then seeds that passed,
 /// over the build choices (split or not, hidden, native, shared, archive,
-/// linker, -O level, speculation, -fno-rtti). About two minutes on two
+/// linker, -O level, speculation, -fno-rtti). An entry `archive:<form>`
+/// is no shape but how the seed's archive reaches the link line
+/// (`ARFORM` in config.sh: group, script or thin). About two minutes on two
 /// cores; `fuzz/hierarchies/run.sh` runs any number more.
 const SEEDS: &[(u64, &[&str])] = &[
     // every shape
@@ -125,6 +127,12 @@ const SEEDS: &[(u64, &[&str])] = &[
     (41, &["merged-calls", "dead-extracted", "byval"]),
     (108, &["const-vtable", "unicode", "dead-extracted", "byval"]),
     (163, &["dyncast", "byval"]),
+    // the archive reaching the link line in two archives inside
+    // --start-group (gold), named by a linker script's GROUP (GNU ld, beside
+    // a shared library), and as a thin archive (gold)
+    (43, &["archive:group", "relative", "byval"]),
+    (6, &["archive:script", "interposed", "covariant"]),
+    (90, &["archive:thin", "dead-extracted", "byval"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
@@ -159,6 +167,10 @@ const ALL_SHAPES: &[&str] = &[
     "byval",
     "covariant",
 ];
+
+/// The ways gen.py puts an archive on the link line besides one plain
+/// archive (`--archive-form`), as [`SEEDS`] names them.
+const ARCHIVE_FORMS: &[&str] = &["archive:group", "archive:script", "archive:thin"];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
 const WPD_FLAGS: &str = "-Wl,--wpd-jobs=1";
@@ -266,6 +278,16 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
         }
     }
     for shape in want {
+        if let Some(form) = shape.strip_prefix("archive:") {
+            let archive = config_value(&config, "ARCHIVE").unwrap_or_default();
+            let got_form = config_value(&config, "ARFORM").unwrap_or_else(|| "plain".to_string());
+            if archive != "1" || got_form != form {
+                return Err(format!(
+                    "seed {seed} no longer links an archive as {form} (ARCHIVE={archive}, ARFORM={got_form}): pick another seed"
+                ));
+            }
+            continue;
+        }
         if !got.contains(*shape) {
             return Err(format!(
                 "seed {seed} no longer produces shape {shape} (it produces {got:?}): pick another seed"
@@ -344,7 +366,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
     let covered: BTreeSet<&str> = SEEDS.iter().flat_map(|(_, s)| s.iter().copied()).collect();
-    let missing: Vec<&str> = ALL_SHAPES.iter().copied().filter(|s| !covered.contains(s)).collect();
+    let missing: Vec<&str> = ALL_SHAPES.iter().chain(ARCHIVE_FORMS).copied().filter(|s| !covered.contains(s)).collect();
     trials.push(Trial::test("every_shape_is_covered", move || {
         if missing.is_empty() { Ok(()) } else { Err(format!("no seed covers {missing:?}").into()) }
     }));

@@ -23,7 +23,8 @@
 # fat (-ffat-lto-objects, linked with --fat-lto-objects); RELATIVE=1: every
 # non-reference compile uses relative vtables; SPLIT,
 # HIDDEN, NATIVE, SHARED, ARCHIVE: non-main TUs go into libfzar.a, linked as
-# -L. -lfzar; OPT: -O level of every non-reference compile and link; DEBUG:
+# -L. -lfzar (ARFORM: in two archives in a group, or named by a linker
+# script, or a thin archive; see below); OPT: -O level of every non-reference compile and link; DEBUG:
 # -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
 # --wpd-speculate= value or empty; TRAP=1: the program ends in
 # __builtin_trap(), so every build must die of SIGILL, exit status 132).
@@ -131,10 +132,38 @@ if [ ${#ishared[@]} != 0 ]; then
     fi
 fi
 
+# ARFORM: plain (one archive), group (members alternately in libfzar.a
+# and libfzar2.a, inside --start-group/--end-group), script (the same two
+# archives named by libfzs.so, a linker script: GROUP ( libfzar.a
+# libfzar2.a ), found by -lfzs), thin (a thin archive).
+ARFORM=${ARFORM:-plain}
 if [ ${#members[@]} != 0 ]; then
-    say "+ llvm-ar-19 rcs libfzar.a ${members[*]}"
-    rm -f libfzar.a; llvm-ar-19 rcs libfzar.a "${members[@]}" || exit 2
-    libs=(-L. -lfzar "${libs[@]}")
+    rm -f libfzar.a libfzar2.a libfzs.so
+    case $ARFORM in
+    group|script)
+        first=() second=() i=0
+        for o in "${members[@]}"; do
+            if [ $((i % 2)) = 0 ]; then first+=("$o"); else second+=("$o"); fi
+            i=$((i + 1))
+        done
+        say "+ llvm-ar-19 rcs libfzar.a ${first[*]}; llvm-ar-19 rcs libfzar2.a ${second[*]}"
+        llvm-ar-19 rcs libfzar.a "${first[@]}" || exit 2
+        llvm-ar-19 rcs libfzar2.a "${second[@]}" || exit 2
+        if [ "$ARFORM" = group ]; then
+            libs=(-L. -Wl,--start-group -lfzar -lfzar2 -Wl,--end-group "${libs[@]}")
+        else
+            echo "/* the fuzzer's archives */ GROUP ( libfzar.a libfzar2.a )" >libfzs.so
+            libs=(-L. -lfzs "${libs[@]}")
+        fi ;;
+    thin)
+        say "+ llvm-ar-19 rcsT libfzar.a ${members[*]}"
+        llvm-ar-19 rcsT libfzar.a "${members[@]}" || exit 2
+        libs=(-L. -lfzar "${libs[@]}") ;;
+    *)
+        say "+ llvm-ar-19 rcs libfzar.a ${members[*]}"
+        llvm-ar-19 rcs libfzar.a "${members[@]}" || exit 2
+        libs=(-L. -lfzar "${libs[@]}") ;;
+    esac
 fi
 
 say "+ $CXX $STD -O0 ${srcs[*]} ${LINKX[*]} $(iplib ref_ip) -o ref"
@@ -174,7 +203,9 @@ link_bazel() { # name -> status
     inputs=("${objs[@]}")
     [ ${#lazy[@]} != 0 ] && inputs+=(-Wl,--start-lib "${lazy[@]}" -Wl,--end-lib)
     local others=()
-    for o in "${libs[@]}"; do [ "$o" = -lfzar ] || others+=("$o"); done
+    for o in "${libs[@]}"; do
+        case $o in -lfzar | -lfzar2 | -lfzs | -Wl,--start-group | -Wl,--end-group) ;; *) others+=("$o") ;; esac
+    done
     rm -f ./*.thinlto.bc "$name.objects" "$name.lto.o"
     say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD -Wl,--lto-whole-program-visibility -Wl,--thinlto-index-only=$name.objects -Wl,--lto-obj-path=$name.lto.o ${WPDX[*]} ${inputs[*]} ${others[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
     # shellcheck disable=SC2086,SC2046

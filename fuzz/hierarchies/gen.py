@@ -470,6 +470,15 @@ class Gen:
         self.nortti = cr.random() < 0.1
         self.linker = cr.choices(['lld', 'bfd', 'gold'], [8, 1, 1])[0]
         self.speculate = cr.choices(['', '2', 'off'], [6, 3, 1])[0]
+        # how the archive reaches the link line (a generator of its own:
+        # every choice above keeps its seeds): one archive, the members
+        # split over two archives in a --start-group, the two named by a
+        # linker script's GROUP (-lfzs finds libfzs.so, a text file, as
+        # -lc finds glibc's libc.so), or a thin archive
+        self.arform = random.Random(self.seed * 67867967 + 41).choices(
+            ['plain', 'group', 'script', 'thin'], [5, 2, 2, 1])[0]
+        if a.archive_form:
+            self.arform = a.archive_form
         if a.opt:
             self.opt = a.opt
         if a.rtti is not None:
@@ -900,6 +909,8 @@ class Gen:
                'FAT=%d' % (1 if 'fat' in self.shapes else 0),
                'RELATIVE=%d' % (1 if 'relative' in self.shapes else 0),
                'IPEXPORT="%s"' % ' '.join(self.ip_exports)]
+        if self.archive and self.arform != 'plain':   # only then: other seeds keep their config.sh
+            cfg.append('ARFORM=%s' % self.arform)
         if self.dl_exports:   # exported-caller (only then: other seeds keep their config.sh)
             cfg.append('DLEXPORT="%s"' % ' '.join(self.dl_exports))
         self.out['config.sh'] = '\n'.join(cfg) + '\n'
@@ -914,7 +925,8 @@ class Gen:
                                                                        '=0' if c.defs[k] == 'PURE' else '')
                                                          for k in sorted(c.defs))))
         s.append('TU modes: ' + ' '.join(tl))
-        s.append('split=%d hidden=%d archive=%d' % (self.split, self.hidden, self.archive))
+        s.append('split=%d hidden=%d archive=%d%s' % (self.split, self.hidden, self.archive,
+                                                      ' (%s)' % self.arform if self.archive else ''))
         s.append('shapes: %s' % (' '.join(self.shapes) or '-'))
         self.out['summary.txt'] = '\n'.join(s) + '\n'
 
@@ -2366,6 +2378,11 @@ def main():
     g.add_argument('--archive', dest='archive', action='store_const', const=True,
                    help='put the non-main TUs (bitcode and native) into a static archive libfzar.a')
     g.add_argument('--no-archive', dest='archive', action='store_const', const=False)
+    ap.add_argument('--archive-form', choices=['plain', 'group', 'script', 'thin'],
+                    help='with an archive: one archive (plain), the members in two archives inside '
+                         '--start-group/--end-group (group), the two named by a linker script '
+                         'libfzs.so, GROUP ( libfzar.a libfzar2.a ) (script), or a thin archive '
+                         '(thin); default from the seed')
     g = ap.add_mutually_exclusive_group()
     g.add_argument('--rtti', dest='rtti', action='store_const', const=True,
                    help='RTTI in every TU but the untyped one (default: -fno-rtti in one seed of ten)')
