@@ -12,7 +12,7 @@ use crate::ids::{FileNames, Name, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 11;
+pub const SUMMARY_VERSION: u32 = 12;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
@@ -139,6 +139,14 @@ pub struct ModuleInfo {
     pub data_layout: String,
     /// Whether the file was a split LTO unit (two modules, summarized as one).
     pub split: bool,
+    /// Whether clang, asked for ThinLTO, wrote one regular LTO module
+    /// (module flag `ThinLTO` = 0): it found no externally visible
+    /// definition to name the module by, as in a file of static functions
+    /// and static registrations. LLVM's own link compiles such a module in
+    /// its regular LTO partition, which imports no function from ThinLTO
+    /// modules; wpd's backends import only variables into it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub thin_fallback: bool,
 }
 
 /// A type id and whether it is module-local (an internal class).

@@ -623,6 +623,7 @@ mod tests {
                 triple: String::new(),
                 data_layout: String::new(),
                 split: false,
+                thin_fallback: false,
             },
             type_ids: vec![TypeIdInfo { name: "_ZTS1A".into(), local: false }],
             vtables: vec![vtable("_ZTV1A", "_ZN1A1fEv"), vtable("_ZTV1B", "_ZN1B1fEv")],

@@ -25,6 +25,7 @@ fn sample_summary() -> ModuleSummary {
             triple: "x86_64-pc-linux-gnu".into(),
             data_layout: "e-m:e".into(),
             split: true,
+            thin_fallback: false,
         },
         type_ids: vec![TypeIdInfo { name: "_ZTS4Base".into(), local: false }],
         vtables: vec![Vtable {

@@ -155,12 +155,18 @@ struct WpdLto {
   // Modules compiled by another module's backend (wpd_lto_join): the
   // joined module's task -> its host's task.
   std::map<unsigned, unsigned> joined;
+  // Tasks that import global variables only, no function
+  // (wpd_lto_import_variables_only): modules LLVM's own link would compile
+  // in its regular LTO partition, which imports nothing from ThinLTO modules.
+  std::set<unsigned> variables_only;
   // Per host task, while its backend runs: the joined module, read and
   // readied in the backend's context, for the post-import hook to link in.
   std::vector<std::unique_ptr<Module>> joining;
   // An index-only link (wpd_lto_new_index_only): the list of native
   // objects the final link takes (lld's --thinlto-index-only=FILE), if any.
   std::unique_ptr<raw_fd_ostream> linked_objects;
+  // Whether this is an index-only link (LLVM's index-writing backend).
+  bool index_only = false;
   // The inputs added (wpd_lto_add), in order: module name and source file
   // name (the index-only link's hook names their locals by them).
   std::vector<std::pair<std::string, std::string>> added;
@@ -228,6 +234,27 @@ uint64_t backend_work(const ModuleSummaryIndex &index, const GVSummaryMapTy &def
   return per_backend + compiled + imported + copies / 3;
 }
 
+// `imports` without its functions: the global variables only (and aliases
+// of them). The thin link counts on every module that references a
+// variable it found read-only or write-only getting a copy of it (the
+// variable's home internalizes its own after import), so those imports
+// stay; a function import only lets a backend inline what it could call.
+// LLVM's own thin link put every function import in the exporting
+// module's export list, so leaving one out changes nothing elsewhere.
+FunctionImporter::ImportMapTy variables_only(const ModuleSummaryIndex &index,
+                                             const FunctionImporter::ImportMapTy &imports) {
+  FunctionImporter::ImportMapTy kept;
+  for (const auto &[module, values] : imports) {
+    FunctionImporter::FunctionsToImportTy variables;
+    for (const auto &[guid, kind] : values) {
+      const GlobalValueSummary *s = index.findSummaryInModule(guid, module);
+      if (s && isa<GlobalVarSummary>(s->getBaseObject())) variables.emplace(guid, kind);
+    }
+    if (!variables.empty()) kept[module] = std::move(variables);
+  }
+  return kept;
+}
+
 // wpd's in-process ThinLTO backend driver: LLVM's own backend for each
 // module (parse, then lto::thinBackend: import, the post-link pipeline,
 // code generation; the cache asked first, under LLVM's key) on a pool of
@@ -253,10 +280,15 @@ class WpdThinBackend : public lto::ThinBackendProc {
   struct Job {
     unsigned task;
     Part part;
+    // For a task that imports variables only, the import list it gets
+    // (part.imports points at it).
+    std::shared_ptr<const FunctionImporter::ImportMapTy> own_imports;
     MapVector<StringRef, BitcodeModule> *module_map;
     uint64_t work;
     // A module joined to this one (wpd_lto_join), compiled by this backend.
     std::optional<Part> joined;
+    // The joined module's own_imports, when it has them.
+    std::shared_ptr<const FunctionImporter::ImportMapTy> joined_own_imports;
   };
   ThreadPoolStrategy threads;
   AddStreamFn add_stream;
@@ -368,6 +400,7 @@ class WpdThinBackend : public lto::ThinBackendProc {
                                                                " with task " + std::to_string(host));
       Job &into = jobs[h->second];
       into.joined = jobs[j->second].part;
+      if (jobs[j->second].own_imports) into.joined_own_imports = jobs[j->second].own_imports;
       into.work += jobs[j->second].work > per_backend ? jobs[j->second].work - per_backend : 0;
       gone.insert(joined);
     }
@@ -401,8 +434,12 @@ public:
       return createStringError(inconvertibleErrorCode(),
                                "ThinLTO module " + module.getModuleIdentifier() + " is not in the combined index");
     const GVSummaryMapTy &defined = found->second;
-    jobs.push_back({task, {module, &imports, &exports, &resolved_odr, &defined}, &module_map,
-                    backend_work(CombinedIndex, defined, imports), std::nullopt});
+    std::shared_ptr<const FunctionImporter::ImportMapTy> own;
+    if (state->variables_only.count(task))
+      own = std::make_shared<const FunctionImporter::ImportMapTy>(variables_only(CombinedIndex, imports));
+    const FunctionImporter::ImportMapTy &used = own ? *own : imports;
+    jobs.push_back({task, {module, &used, &exports, &resolved_odr, &defined}, own, &module_map,
+                    backend_work(CombinedIndex, defined, used), std::nullopt, nullptr});
     return Error::success();
   }
 
@@ -935,6 +972,7 @@ void *wpd_lto_new_index_only(const WpdLtoOptions *o, const WpdIndexOnlyOptions *
       return nullptr;
     }
   }
+  state->index_only = true;
   lto::ThinBackend backend = lto::createWriteIndexesThinBackend(
       x->old_prefix, x->new_prefix, x->native_prefix, x->emit_imports != 0, state->linked_objects.get(), nullptr);
   state->lto = std::make_unique<lto::LTO>(std::move(c), std::move(backend), /*ParallelCodeGenParallelismLevel=*/1,
@@ -1038,6 +1076,25 @@ WpdStatus wpd_lto_join(void *p, size_t joined, size_t host, char **err) {
     return WPD_FAILED;
   }
   state->joined[joined_task] = host_task;
+  return WPD_OK;
+}
+
+// Makes the `module`-th module added (counted from 0) import global
+// variables only, no function: a module LLVM's own link compiles in its
+// regular LTO partition, which imports nothing from ThinLTO modules. For
+// the links whose backends WpdThinBackend drives (wpd_lto_new); an
+// index-only link takes such a module as it is, into LLVM's regular LTO.
+// Returns WPD_OK, or WPD_FAILED with *err set.
+WpdStatus wpd_lto_import_variables_only(void *p, size_t module, char **err) {
+  *err = nullptr;
+  auto *state = static_cast<WpdLto *>(p);
+  if (module >= state->added.size() || state->index_only) {
+    *err = wpd_shim::dup_string(module >= state->added.size() ? "no such module added"
+                                                                : "an index-only link imports as LLVM decides");
+    return WPD_FAILED;
+  }
+  // Task 0 is the regular LTO partition; the k-th module added is task k + 1.
+  state->variables_only.insert(static_cast<unsigned>(module) + 1);
   return WPD_OK;
 }
 

@@ -496,6 +496,7 @@ unsafe extern "C" {
     pub fn wpd_lto_add(lto: *mut c_void, input: *mut c_void, res: *const u8, n: usize, err: *mut *mut c_char)
     -> Status;
     pub fn wpd_lto_join(lto: *mut c_void, joined: usize, host: usize, err: *mut *mut c_char) -> Status;
+    pub fn wpd_lto_import_variables_only(lto: *mut c_void, module: usize, err: *mut *mut c_char) -> Status;
     pub fn wpd_lto_run(
         lto: *mut c_void,
         emit: LtoEmitFn,

@@ -481,6 +481,20 @@ impl<'b> ThinLto<'b> {
         status.check(err, "cannot join the modules")
     }
 
+    /// Makes the `module`-th module added (counted from 0, in the order of
+    /// [`ThinLto::add`]) import global variables only, no function, with
+    /// backends in this process or post-import ([`ThinLto::new`],
+    /// [`ThinLto::post_import`]): a module that LLVM's own link compiles
+    /// in its regular LTO partition, which imports nothing from ThinLTO
+    /// modules. The variables stay: the thin link gives every module that
+    /// reads a variable it found read-only a copy of its own.
+    pub fn import_variables_only(&mut self, module: usize) -> Result<()> {
+        let mut err = ShimMessage::new();
+        // SAFETY: a live LTO; `err` receives null or a malloc'd message.
+        let status = unsafe { ffi::wpd_lto_import_variables_only(self.raw, module, err.out()) };
+        status.check(err, "cannot restrict the module's imports")
+    }
+
     /// Runs LLVM's thin link and the backends; returns one native object
     /// per input, in the order they were added, and the object of the
     /// regular LTO module (empty unless an input had a regular LTO module,

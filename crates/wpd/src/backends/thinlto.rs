@@ -113,6 +113,11 @@ fn add_modules<'b>(
             .map(|s| resolution(&symbols, k, s, module.introduced.contains(&s.name)))
             .collect();
         lto.add(lto_input, &resolutions).map_err(|e| e.context(&input.name))?;
+        // As in LLVM's own link, where it is part of the regular LTO
+        // module: no function of a ThinLTO module is inlined into it.
+        if summaries[k].module.thin_fallback && !part.vtables {
+            lto.import_variables_only(parts.len()).map_err(|e| e.context(&input.name))?;
+        }
         parts.push(part);
     }
     Ok((parts, spread))

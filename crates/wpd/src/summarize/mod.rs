@@ -65,6 +65,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         triple: first.triple(),
         data_layout: first.data_layout(),
         split: modules.len() > 1,
+        thin_fallback: modules.len() == 1 && first.flag_int("ThinLTO") == Some(0),
     };
     let mut ids = TypeIdNamer::new(&hash);
     let mut vtables = scan_vtables(&modules, &mut ids);
