@@ -27,7 +27,8 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 /// The seeds, each with the shapes it must produce (besides the random
 /// hierarchy every seed has). The first twelve together cover every shape of
 /// gen.py up to `untyped` in its list, `wrapper` (22, 33 and 46) and
-/// `covariant` (3; 50 and 122 too); the shapes between come with the seeds
+/// `covariant` (3; 50 and 122 too), `registered` (3 and 13, split units: the
+/// file clang writes as regular LTO); the shapes between come with the seeds
 /// below, and `byval` with the seeds of the bug it found; then, for each of
 /// the bugs the fuzzer found in
 /// wpd-ld (listed in fuzz/hierarchies/README.md, "Bugs the shapes found"),
@@ -44,7 +45,7 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 /// cores; `fuzz/hierarchies/run.sh` runs any number more.
 const SEEDS: &[(u64, &[&str])] = &[
     // every shape
-    (13, &["merged-calls", "multi-base", "const-vtable", "placement-dtor", "untyped"]),
+    (13, &["merged-calls", "multi-base", "const-vtable", "placement-dtor", "untyped", "registered"]),
     (16, &["const-vtable", "placement-dtor", "trap-uncalled", "unicode"]),
     (22, &["multi-base", "trap-called", "unicode", "untyped", "wrapper"]),
     (7, &["merged-calls", "multi-base", "trap-called"]),
@@ -52,7 +53,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     (272, &["multi-base"]),
     (14, &["multi-base", "const-vtable", "trap-uncalled"]),
     (1, &["merged-calls", "const-vtable", "untyped"]),
-    (3, &["placement-dtor", "covariant"]),
+    (3, &["placement-dtor", "covariant", "registered"]),
     (33, &["merged-calls", "unicode", "untyped", "wrapper"]),
     (46, &["multi-base", "const-vtable", "wrapper"]),
     (27, &["merged-calls", "placement-dtor"]),
@@ -166,6 +167,7 @@ const ALL_SHAPES: &[&str] = &[
     "wrapper",
     "byval",
     "covariant",
+    "registered",
 ];
 
 /// The ways gen.py puts an archive on the link line besides one plain
@@ -219,6 +221,10 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
                 && sources.contains("r = mix(r, objs[i]->bv0(g));")
         }
         "covariant" => sources.contains("virtual Cv0T *as_t() = 0;") && sources.contains("Cv0L0 *as_t() override;"),
+        "registered" => {
+            config.contains("ltoobj:rg0.cpp")
+                && sources.contains("const int rg0_registered = (rg0_add(&rg0_test), rg0_add(&rg0_second), 0);")
+        }
         _ => false,
     }
 }

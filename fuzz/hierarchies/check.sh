@@ -12,7 +12,8 @@
 #   SANITIZE=address,undefined ./repro.sh   # every build (the -O0 reference's
 #                         # too) compiled and linked with -fsanitize=...
 #
-# Reads config.sh (TUS="mode:file ...", mode lto, native, shared or untyped:
+# Reads config.sh (TUS="mode:file ...", mode lto, ltoobj (bitcode never
+# archived: the registered shape's file), native, shared or untyped:
 # bitcode without type metadata, -emit-llvm -fno-rtti without -flto; patch: a
 # native object first on every link line, linked with -z muldefs (MULDEFS=1);
 # ishared: bitcode built into libfzip.so by a link of its own (wpd-ld's,
@@ -96,6 +97,11 @@ for tu in $TUS; do
     lto)    say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
             if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;
+    ltoobj) # bitcode never archived: a file of static registrations,
+            # which nothing in an archive would load
+            say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
+            $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
+            objs+=("${f%.cpp}.o") ;;
     untyped) say "+ $CXX $STD $OPT -emit-llvm -fno-rtti ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "$OPT" -emit-llvm -fno-rtti "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
             if [ "$ARCHIVE" = 1 ] && [ "$f" != main.cpp ]; then members+=("${f%.cpp}.o"); else objs+=("${f%.cpp}.o"); fi ;;

@@ -18,7 +18,8 @@ native code or by a function found with dlsym, or vtables read by
 dynamic_cast and typeid, a TU that only a never-called slot's override
 references (with a static initializer and a template copy other code calls),
 a decorator forwarding through its own slot, arguments passed in memory
-(byval), and covariant returns through non-primary bases.
+(byval), covariant returns through non-primary bases, and a file of static
+registrations with nothing external (registered).
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -48,7 +49,8 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 # on by the seed (or --shapes). trap-called and trap-uncalled exclude each other.
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
-          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval', 'covariant']
+          'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval', 'covariant',
+          'registered']
 
 
 def lit(t, v):
@@ -521,6 +523,9 @@ class Gen:
         # covariant returns through non-primary bases (one more generator)
         if random.Random(self.seed * 32452867 + 37).random() < 0.3:
             on.add('covariant')
+        # a file of static registrations, nothing external (one more generator)
+        if random.Random(self.seed * 49979693 + 43).random() < 0.3:
+            on.add('registered')
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -2258,6 +2263,87 @@ class Gen:
         self.declare_run('run_dx%d' % k, t_run, run)
         self.f_main.append(self.guarded('total = mix(total, run_dx%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_registered(self, k):
+        """rg<k>.cpp: a file of static registrations, as test frameworks
+        write them: anonymous subclasses of a header class, test functions
+        making virtual calls, and a static initializer registering them, and
+        nothing with external linkage. With a split LTO unit clang has no
+        name for the unit and writes one regular LTO module (ThinLTO = 0);
+        it is linked as an object, never archived (nothing would load it).
+        Its tests call rg<k>_weigh, small enough to import, and a runner in
+        another TU calls every test registered."""
+        rng = self.frng('registered', k)
+        lto = self.lto_tus()
+        t_cls, t_reg = rng.choice(lto), rng.choice(lto)
+        b, c = 'Rg%dB' % k, 'Rg%dC' % k
+        fn, add, table, weigh = 'rg%d_fn' % k, 'rg%d_add' % k, 'rg%d_table' % k, 'rg%d_weigh' % k
+        self.f_hdr += [
+            '// registered: rg%d.cpp defines nothing external; its tests register from a static initializer' % k,
+            'using %s = unsigned long (*)(unsigned long);' % fn,
+            'void %s(%s f);' % (add, fn),
+            'struct %s {' % b,
+            '  virtual ~%s() {}' % b,
+            '  virtual unsigned long rv%d(unsigned long x) const = 0;' % k,
+            '  virtual unsigned long rw%d(unsigned long x) const { return x + %dul; }' % (k, rng.randint(1, 9)),
+            '};',
+            'struct %s : %s {' % (c, b),
+            '  unsigned long rv%d(unsigned long x) const override;' % k,
+            '};',
+            '%s *make_%s();' % (b, c),
+            'unsigned long %s(unsigned long x);' % weigh]
+        self.f_tu[t_cls] += [
+            'unsigned long %s::rv%d(unsigned long x) const { return x * %dul + %dul; }'
+            % (c, k, rng.randint(2, 9), rng.randint(1, 99)),
+            '%s *make_%s() { return new %s; }' % (b, c, c),
+            'unsigned long %s(unsigned long x) { return mix(x, %dul); }' % (weigh, rng.randint(1, 99))]
+        self.f_tu[t_reg] += [
+            'static %s *%s(unsigned **n) {' % (fn, table),
+            '  static %s fns[4];' % fn,
+            '  static unsigned count = 0;',
+            '  *n = &count;',
+            '  return fns;',
+            '}',
+            'void %s(%s f) {' % (add, fn),
+            '  unsigned *n;',
+            '  %s *fns = %s(&n);' % (fn, table),
+            '  if (*n < 4u) fns[(*n)++] = f;',
+            '}']
+        run = ['unsigned *n;',
+               '%s *fns = %s(&n);' % (fn, table),
+               'unsigned long h = x;',
+               'for (unsigned i = 0; i < *n; ++i) h = mix(h, fns[i](x + i));',
+               'std::printf("registered%d %%u %%lu\\n", *n, h);' % k,
+               'return h;']
+        self.declare_run('run_rg%d' % k, t_reg, run)
+        d, e = 'Rg%dD' % k, 'Rg%dE' % k
+        self.extra_tus['rg%d.cpp' % k] = ('ltoobj', [
+            '// Nothing here has external linkage, and the file has vtables: under',
+            '// -flto=thin clang writes it as one regular LTO module (no name for',
+            '// its split unit).',
+            'namespace {',
+            'struct %s : %s {' % (d, b),
+            '  unsigned long rv%d(unsigned long x) const override { return %s(x) + %dul; }' % (k, weigh, rng.randint(1, 9)),
+            '};',
+            'struct %s final : %s {' % (e, d),
+            '  unsigned long rv%d(unsigned long x) const override { return x * %dul; }' % (k, rng.randint(2, 9)),
+            '  unsigned long rw%d(unsigned long x) const override { return %s(x ^ %dul); }' % (k, weigh, rng.randint(1, 99)),
+            '};',
+            'unsigned long rg%d_test(unsigned long x) {' % k,
+            '  %s *objs[3] = {new %s, new %s, make_%s()};' % (b, d, e, c),
+            '  unsigned long h = x;',
+            '  for (unsigned i = 0; i < 3u; ++i) h = mix(h, objs[i]->rv%d(x + i) + objs[i]->rw%d(x));' % (k, k),
+            '  for (unsigned i = 0; i < 3u; ++i) delete objs[i];',
+            '  return h;',
+            '}',
+            'unsigned long rg%d_second(unsigned long x) {' % k,
+            '  %s own;' % e,
+            '  const %s &r = own;' % b,
+            '  return r.rv%d(x) ^ %s(x);' % (k, weigh),
+            '}',
+            '[[maybe_unused]] const int rg%d_registered = (%s(&rg%d_test), %s(&rg%d_second), 0);' % (k, add, k, add, k),
+            '}  // namespace'])
+        self.f_main.append(self.guarded('total = mix(total, run_rg%d(%dul));' % (k, rng.randint(0, 99))))
+
     def build_shapes(self):
         self.f_hdr, self.f_main, self.f_tail = [], [], []
         self.f_tu = {t: [] for t in range(self.ntu)}
@@ -2297,6 +2383,8 @@ class Gen:
             self.shape_byval(0)
         if 'covariant' in sh:
             self.shape_covariant(0)
+        if 'registered' in sh:
+            self.shape_registered(0)
 
 
 class FC:
