@@ -28,7 +28,9 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 /// hierarchy every seed has). The first twelve together cover every shape of
 /// gen.py up to `untyped` in its list, `wrapper` (22, 33 and 46) and
 /// `covariant` (3; 50 and 122 too), `registered` (3 and 13, split units: the
-/// file clang writes as regular LTO); the shapes between come with the seeds
+/// file clang writes as regular LTO), `weak-override` (161 and 127: the
+/// strong definition native, in a split link; 3, 33 and 46 too); the shapes
+/// between come with the seeds
 /// below, and `byval` with the seeds of the bug it found; then, for each of
 /// the bugs the fuzzer found in
 /// wpd-ld (listed in fuzz/hierarchies/README.md, "Bugs the shapes found"),
@@ -49,7 +51,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     (16, &["const-vtable", "placement-dtor", "trap-uncalled", "unicode"]),
     (22, &["multi-base", "trap-called", "unicode", "untyped", "wrapper"]),
     (7, &["merged-calls", "multi-base", "trap-called"]),
-    (161, &["const-vtable", "placement-dtor", "trap-called"]),
+    (161, &["const-vtable", "placement-dtor", "trap-called", "weak-override"]),
     (272, &["multi-base"]),
     (14, &["multi-base", "const-vtable", "trap-uncalled"]),
     (1, &["merged-calls", "const-vtable", "untyped"]),
@@ -140,7 +142,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     (26, &["multi-base", "trap-uncalled"]),
     (50, &["const-vtable", "unicode", "covariant"]),
     (77, &["trap-called", "untyped"]),
-    (127, &["merged-calls", "trap-called"]),
+    (127, &["merged-calls", "trap-called", "weak-override"]),
     (136, &["const-vtable", "trap-uncalled"]),
     (141, &["const-vtable", "trap-uncalled"]),
 ];
@@ -168,6 +170,7 @@ const ALL_SHAPES: &[&str] = &[
     "byval",
     "covariant",
     "registered",
+    "weak-override",
 ];
 
 /// The ways gen.py puts an archive on the link line besides one plain
@@ -221,6 +224,10 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
                 && sources.contains("r = mix(r, objs[i]->bv0(g));")
         }
         "covariant" => sources.contains("virtual Cv0T *as_t() = 0;") && sources.contains("Cv0L0 *as_t() override;"),
+        "weak-override" => {
+            sources.contains("__attribute__((weak)) unsigned long Wk0D::wv0(unsigned long x) const")
+                && sources.contains("void Wk0D::wk0_key() const {}")
+        }
         "registered" => {
             config.contains("ltoobj:rg0.cpp")
                 && sources.contains("const int rg0_registered = (rg0_add(&rg0_test), rg0_add(&rg0_second), 0);")

@@ -18,8 +18,9 @@ native code or by a function found with dlsym, or vtables read by
 dynamic_cast and typeid, a TU that only a never-called slot's override
 references (with a static initializer and a template copy other code calls),
 a decorator forwarding through its own slot, arguments passed in memory
-(byval), covariant returns through non-primary bases, and a file of static
-registrations with nothing external (registered).
+(byval), covariant returns through non-primary bases, a file of static
+registrations with nothing external (registered), and a weak virtual
+definition another TU overrides with a strong one (weak-override).
 
 The program avoids undefined behaviour: arithmetic is done in unsigned
 long, shift counts are small constants, no pure virtual is ever called
@@ -50,7 +51,7 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
           'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval', 'covariant',
-          'registered']
+          'registered', 'weak-override']
 
 
 def lit(t, v):
@@ -526,6 +527,9 @@ class Gen:
         # a file of static registrations, nothing external (one more generator)
         if random.Random(self.seed * 49979693 + 43).random() < 0.3:
             on.add('registered')
+        # weak virtual definitions, one of them overridden (one more generator)
+        if random.Random(self.seed * 86028157 + 47).random() < 0.3:
+            on.add('weak-override')
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
@@ -2344,6 +2348,55 @@ class Gen:
             '}  // namespace'])
         self.f_main.append(self.guarded('total = mix(total, run_rg%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_weak(self, k):
+        """Wk<k>D's wv<k> and ww<k> are defined weak in the TU holding its
+        vtable (key function wk<k>_key), and wv<k> again, strong, in
+        another TU (bitcode or native): the linker binds the vtable's entry
+        and every call to the strong one, whose body the weak TU's
+        summary never saw. The strong TU holds the runner, so it is always
+        loaded; ww<k> keeps its weak body."""
+        rng = self.frng('weak-override', k)
+        cands = [t for t in range(self.ntu) if self.tu_mode[t] in ('lto', 'native') and t != self.untyped]
+        t_weak = rng.choice([t for t in cands if self.tu_mode[t] == 'lto'])
+        t_strong = rng.choice([t for t in cands if t != t_weak])
+        b, d, e = 'Wk%dB' % k, 'Wk%dD' % k, 'Wk%dE' % k
+        self.f_hdr += [
+            '// weak-override: %s::wv%d is weak where its vtable is, strong in another TU' % (d, k),
+            'struct %s {' % b,
+            '  virtual ~%s() {}' % b,
+            '  virtual unsigned long wv%d(unsigned long x) const { return x + %dul; }' % (k, rng.randint(1, 9)),
+            '  virtual unsigned long ww%d(unsigned long x) const { return x ^ %dul; }' % (k, rng.randint(1, 99)),
+            '};',
+            'struct %s : %s {' % (d, b),
+            '  virtual void wk%d_key() const;' % k,
+            '  unsigned long wv%d(unsigned long x) const override;' % k,
+            '  unsigned long ww%d(unsigned long x) const override;' % k,
+            '};',
+            'struct %s final : %s {' % (e, d),
+            '  unsigned long ww%d(unsigned long x) const override { return x * %dul; }' % (k, rng.randint(2, 9)),
+            '};',
+            '%s *make_%s();' % (b, d),
+            '%s *make_%s();' % (b, e)]
+        self.f_tu[t_weak] += [
+            'void %s::wk%d_key() const {}' % (d, k),
+            '__attribute__((weak)) unsigned long %s::wv%d(unsigned long x) const { return x * %dul + 1ul; }'
+            % (d, k, rng.randint(2, 9)),
+            '__attribute__((weak)) unsigned long %s::ww%d(unsigned long x) const { return x + %dul; }'
+            % (d, k, rng.randint(10, 99)),
+            '%s *make_%s() { return new %s; }' % (b, d, d)]
+        self.f_tu[t_strong] += [
+            'unsigned long %s::wv%d(unsigned long x) const { return x * %dul + %dul; }'
+            % (d, k, rng.randint(11, 19), rng.randint(100, 199)),
+            '%s *make_%s() { return new %s; }' % (b, e, e)]
+        run = ['%s *objs[3] = {new %s, make_%s(), make_%s()};' % (b, b, d, e),
+               'unsigned long h = x;',
+               'for (unsigned i = 0; i < 3u; ++i) h = mix(h, objs[i]->wv%d(x + i) * 3ul + objs[i]->ww%d(x));' % (k, k),
+               'std::printf("weak%d %%lu\\n", h);' % k,
+               'for (unsigned i = 0; i < 3u; ++i) delete objs[i];',
+               'return h;']
+        self.declare_run('run_wk%d' % k, t_strong, run)
+        self.f_main.append(self.guarded('total = mix(total, run_wk%d(%dul));' % (k, rng.randint(0, 99))))
+
     def build_shapes(self):
         self.f_hdr, self.f_main, self.f_tail = [], [], []
         self.f_tu = {t: [] for t in range(self.ntu)}
@@ -2385,6 +2438,8 @@ class Gen:
             self.shape_covariant(0)
         if 'registered' in sh:
             self.shape_registered(0)
+        if 'weak-override' in sh:
+            self.shape_weak(0)
 
 
 class FC:

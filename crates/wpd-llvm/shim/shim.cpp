@@ -651,6 +651,17 @@ static void on_fatal_error(void *, const char *reason, bool) {
   std::string text(reason);
   std::replace(text.begin(), text.end(), '\n', ' ');
   std::string line = std::string(fatal_prefix) + ": error: LLVM: " + text + "\n";
+  // The one LLVM 19 stops on for inputs wpd's own links take: a weak
+  // function a definition outside the bitcode overrides, of which clang
+  // also put an available_externally copy in the split unit's vtable part
+  // (computeDeadSymbols). Only the thin link of the original bitcode
+  // (--thinlto-index-only) meets it.
+  if (text.find("Interposable and available_externally") != std::string::npos)
+    line += std::string(fatal_prefix) +
+            ": note: LLVM's thin link of the original bitcode (--thinlto-index-only) stops on a weak function "
+            "that a definition outside the bitcode overrides, when clang copied it into its split LTO unit's "
+            "vtable part; lld stops the same way. wpd-ld's own backends take it: link without "
+            "--thinlto-index-only, or with --wpd-index-only\n";
   size_t at = 0;
   while (at < line.size()) {
     ssize_t n = ::write(2, line.data() + at, line.size() - at);
