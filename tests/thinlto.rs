@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
-use wpd_tests::{CLANGXX, Check, LLVM_AR, repo_root, run, temp_dir};
+use wpd_tests::{CLANGXX, Check, LLVM_AR, repo_root, run, run_raw, temp_dir};
 
 struct Build {
     dir: PathBuf,
@@ -953,6 +953,50 @@ fn fallback_module_imports_no_function() -> Check {
     Ok(())
 }
 
+/// `Square::sides` is weak in `square.cpp`, a split unit, whose vtable
+/// part then holds an `available_externally` copy of it, and strong in
+/// `native.cpp`, compiled without LTO: LLVM 19's thin link stops on the
+/// pair (`Interposable and available_externally/linkonce_odr/weak_odr
+/// symbol`), lld's link with it. wpd-ld, with or without whole-program
+/// visibility, rewrites the unit whole (its copy merged away) instead of
+/// passing its two parts through, and the program runs the native body
+/// (`fixtures/thinlto/weak_native`; found by the fuzzer's `weak-override`
+/// shape, seed 116004).
+fn weak_function_overridden_natively() -> Check {
+    let tmp = temp_dir("thinlto-weak-native")?;
+    let d = tmp.path();
+    let src = repo_root().join("fixtures/thinlto/weak_native");
+    let mut objects = Vec::new();
+    for (file, lto) in [("main.cpp", true), ("square.cpp", true), ("native.cpp", false)] {
+        let obj = d.join(file.replace(".cpp", ".o"));
+        let flags: &[&str] = if lto { &["-O2", "-flto=thin", "-fwhole-program-vtables"] } else { &["-O2"] };
+        run(Command::new(CLANGXX).args(flags).arg("-c").arg(src.join(file)).arg("-o").arg(&obj))?;
+        objects.push(obj);
+    }
+    let sources = ["main.cpp", "square.cpp", "native.cpp"].map(|f| src.join(f));
+    run(Command::new(CLANGXX).arg("-O0").args(&sources).arg("-o").arg(d.join("ref")))?;
+    let b = Build { dir: d.to_path_buf(), objects, expected: run(&mut Command::new(d.join("ref")))?.stdout };
+    if !String::from_utf8_lossy(&b.expected).contains("sides 4, weak square") {
+        return Err(format!("-O0 prints {:?}", String::from_utf8_lossy(&b.expected)));
+    }
+    let lld = run_raw(
+        Command::new(CLANGXX).args(["-flto=thin", "-fuse-ld=lld"]).args(&b.objects).arg("-o").arg(d.join("lld")),
+    )?;
+    if lld.status.success() || !String::from_utf8_lossy(&lld.stderr).contains("Interposable and available_externally") {
+        return Err(format!(
+            "lld's link no longer stops on the weak copy (the corner is gone): {}",
+            String::from_utf8_lossy(&lld.stderr)
+        ));
+    }
+    // Without whole-program visibility the plan leaves the unit alone.
+    let mut cmd = Command::new(CLANGXX);
+    cmd.arg("-flto=thin").arg(format!("--ld-path={}", wpd_ld_bin()?.display()));
+    run(cmd.args(&b.objects).arg("-o").arg(d.join("open")))?;
+    prints_as_o0(&b, &d.join("open"), "the link without whole-program visibility")?;
+    link(&b, "closed", &[])?;
+    Ok(())
+}
+
 /// A `-static` link loads glibc's and libstdc++'s archives: the C and C++
 /// runtime, not native code of the program, so dead slots stay on. (Debian's
 /// `libm.a` is a script naming `libm-2.36.a`, whose members have no debug
@@ -999,6 +1043,9 @@ fn main() {
         }),
         libtest_mimic::Trial::test("fallback_module_imports_no_function", || {
             fallback_module_imports_no_function().map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("weak_function_overridden_natively", || {
+            weak_function_overridden_natively().map_err(Into::into)
         }),
     ];
     let both: [(&str, FlagsCheck); 7] = [

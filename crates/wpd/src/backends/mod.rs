@@ -28,7 +28,7 @@ use crate::rewrite::{self, Applied};
 use codegen::CodegenOptions;
 use std::collections::BTreeSet;
 use wpd_llvm::Context;
-use wpd_summary::{ModuleIdx, Plan};
+use wpd_summary::{GlobalKind, Linkage, ModuleIdx, Plan};
 
 pub use crate::rewrite::{BackendStats, CallOutcome};
 pub use wpd_link::outcome::Outcome;
@@ -125,6 +125,20 @@ pub fn passthrough(
         || !planned.promotions.is_empty()
         || !planned.vtable_aliases.is_empty()
         || !planned.keep.is_empty()
+    {
+        return None;
+    }
+    // clang copies a split unit's weak (interposable) functions into its
+    // regular part as `available_externally`; given both copies, LLVM 19's
+    // thin link stops ("Interposable and available_externally/linkonce_odr/
+    // weak_odr symbol") when the definition the link keeps is another one,
+    // a native object's. The rewrite merges the two parts, the copy with
+    // them.
+    if layout.split_unit
+        && summary
+            .globals
+            .iter()
+            .any(|g| g.kind == GlobalKind::Function && matches!(g.linkage, Linkage::WeakAny | Linkage::LinkonceAny))
     {
         return None;
     }
