@@ -3,7 +3,9 @@
 //! `check.sh` builds it at `-O0` (the reference), through `wpd-ld` with
 //! and without `--lto-whole-program-visibility`, and as a Bazel-style build
 //! (`--thinlto-index-only`, clang's own backends; `BAZEL=1`; not for fat
-//! objects, which it refuses), runs everything and compares
+//! objects, which it refuses) and as wpd-ld's own distributed sequence
+//! (`--wpd-index-only`, its jobs, `--wpd-from-index`; `DIST=1`), runs
+//! everything and compares
 //! stdout and exit status (a program may end in `SIGILL` on purpose). One
 //! trial per seed, named by its seed. The seeds are chosen so that every
 //! shape of `gen.py` appears; the test checks that each seed still produces
@@ -317,12 +319,15 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     let repro = dir.join("repro.sh");
     write(&repro, check.as_bytes())?;
     let mut cmd = Command::new("bash");
+    // DIST=1: wpd-ld's distributed sequence (--wpd-index-only, the jobs,
+    // --wpd-from-index), equal to -O0 too.
     // BAZEL=1: also the Bazel-style sequence (wpd-ld --thinlto-index-only,
     // clang's own backends, lld), equal to -O0 too.
     cmd.arg(&repro)
         .env("LLD", "0")
         .env("SAN", "never")
         .env("BAZEL", "1")
+        .env("DIST", "1")
         .env("WPD_FLAGS", WPD_FLAGS)
         .env("WPD_LD", &wpd_ld);
     let out = run_raw(&mut cmd)?;
@@ -349,7 +354,7 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     }
     let reference = file_text(&dir.join("ref.out"));
     let ref_rc = file_text(&dir.join("ref.rc"));
-    for name in ["p_wpv", "p_nowpv", "p_bazel"] {
+    for name in ["p_wpv", "p_nowpv", "p_bazel", "p_dist"] {
         let link_rc = dir.join(format!("{name}.rc"));
         if !link_rc.is_file() {
             msg += &format!("{name}: link failed:\n{}", link_errors(&dir, name));

@@ -9,6 +9,7 @@
 #   LLD=0 ./repro.sh      # skip the informational lld ThinLTO link
 #   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
 #   BAZEL=1 ./repro.sh    # also the Bazel-style sequence (--thinlto-index-only, clang backends)
+#   DIST=1 ./repro.sh     # also wpd-ld's distributed sequence (--wpd-index-only, its jobs, --wpd-from-index)
 #   SANITIZE=address,undefined ./repro.sh   # every build (the -O0 reference's
 #                         # too) compiled and linked with -fsanitize=...
 #
@@ -29,9 +30,9 @@
 # -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
 # --wpd-speculate= value or empty; TRAP=1: the program ends in
 # __builtin_trap(), so every build must die of SIGILL, exit status 132).
-# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_lld; reports
+# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_dist, p_lld; reports
 # r_wpv.json and r_nowpv.json; remarks in p_wpv.link.err / p_nowpv.link.err.
-# Last line: RESULT wpv=<st> nowpv=<st> bazel=<st> lld=<st> san=<st>, where st is ok,
+# Last line: RESULT wpv=<st> nowpv=<st> bazel=<st> dist=<st> lld=<st> san=<st>, where st is ok,
 # refused (bazel: a mix of split and unsplit bitcode, or a weak function a
 # native one overrides, which LLVM's thin link refuses),
 # MISMATCH, LINKFAIL (wpd-ld exited non-zero), or skip.
@@ -261,6 +262,28 @@ link_bazel() { # name -> status
 st_bazel=skip
 if [ "${BAZEL:-0}" = 1 ] && [ "${FAT:-0}" != 1 ]; then st_bazel=$(link_bazel p_bazel); fi
 
+# DIST=1: wpd-ld's own distributed sequence: --wpd-index-only=DIR (wpd's
+# thin link and plan applied, LLVM's thin link, one job per bitcode
+# module), the jobs run by the Ninja file it writes (`wpd backend`, found
+# beside wpd-ld), then the final link from DIR (--wpd-from-index).
+link_dist() { # name -> status
+    local name=$1 dir=$1.jobs
+    rm -rf "$dir"
+    say "+ $CXX $OPT -flto=thin --ld-path=$WPD_LD -Wl,--lto-whole-program-visibility -Wl,--wpd-index-only=$dir ${WPDX[*]} ${objs[*]} ${libs[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
+    # shellcheck disable=SC2086,SC2046
+    $CXX "$OPT" -flto=thin --ld-path="$WPD_LD" -Wl,--lto-whole-program-visibility "${WPDX[@]}" ${WPD_FLAGS:-} \
+        -Wl,--wpd-index-only="$dir" "${objs[@]}" "${libs[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" \
+        2>"$name.link.err" || { echo LINKFAIL; return; }
+    ninja -C "$dir" >>"$name.link.err" 2>&1 || { echo LINKFAIL; return; }
+    # shellcheck disable=SC2086,SC2046
+    $CXX "$OPT" -flto=thin --ld-path="$WPD_LD" -Wl,--lto-whole-program-visibility "${WPDX[@]}" ${WPD_FLAGS:-} \
+        -Wl,--wpd-from-index="$dir" "${objs[@]}" "${libs[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" \
+        2>>"$name.link.err" || { echo LINKFAIL; return; }
+    status "$name" 0
+}
+st_dist=skip
+if [ "${DIST:-0}" = 1 ]; then st_dist=$(link_dist p_dist); fi
+
 st_lld=skip
 if [ "$LLD" = 1 ]; then
     val=()
@@ -284,11 +307,12 @@ if [ "$SAN" = 1 ] || { [ "$SAN" != never ] && { [ "$st_wpv" != ok ] || [ "$st_no
     fi
 fi
 
-for n in p_wpv p_nowpv p_bazel p_lld; do
+for n in p_wpv p_nowpv p_bazel p_dist p_lld; do
     [ -f $n.out ] && ! same $n && diff ref.out $n.out | head -5 | sed "s/^/$n: /" >&2
     [ -f $n.rc ] && ! cmp -s ref.rc $n.rc && echo "$n: exit $(rcname $n), expected $(rcname ref)" >&2
 done
-echo "RESULT wpv=$st_wpv nowpv=$st_nowpv bazel=$st_bazel lld=$st_lld san=$st_san"
+echo "RESULT wpv=$st_wpv nowpv=$st_nowpv bazel=$st_bazel dist=$st_dist lld=$st_lld san=$st_san"
 [ "$st_san" != ok ] && [ "$st_san" != skip ] && exit 3
-[ "$st_wpv" = ok ] && [ "$st_nowpv" = ok ] && [[ $st_bazel == ok || $st_bazel == skip || $st_bazel == refused ]] || exit 1
+[ "$st_wpv" = ok ] && [ "$st_nowpv" = ok ] && [[ $st_bazel == ok || $st_bazel == skip || $st_bazel == refused ]] &&
+    [[ $st_dist == ok || $st_dist == skip ]] || exit 1
 exit 0

@@ -18,6 +18,8 @@ SRC_LD=${WPD_LD:-$ROOT/target/release/wpd-ld}
 [ -x "$SRC_LD" ] || { echo "no wpd-ld at $SRC_LD (cargo build --release --workspace)" >&2; exit 2; }
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/wpd-fuzz.XXXXXX")
 cp "$SRC_LD" "$WORK/wpd-ld"
+# The distributed sequence's jobs (DIST=1) run the wpd beside wpd-ld.
+[ -x "$(dirname "$SRC_LD")/wpd" ] && cp "$(dirname "$SRC_LD")/wpd" "$WORK/wpd"
 export WPD_LD=$WORK/wpd-ld
 FAILDIR=$HERE/failures
 GEN_ARGS=${GEN_ARGS:-}
