@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd_tests::link::wpd_ld_bin;
-use wpd_tests::{CLANGXX, Check, LLVM_AR, repo_root, run, run_raw, temp_dir};
+use wpd_tests::{CLANGXX, Check, LLVM_AR, repo_root, run, run_raw, temp_dir, wpd_bin};
 
 struct Build {
     dir: PathBuf,
@@ -929,6 +929,26 @@ fn imports_into(stderr: &str, module: &str) -> (BTreeSet<String>, BTreeSet<Strin
 fn fallback_module_imports_no_function() -> Check {
     let tmp = temp_dir("thinlto-fallback")?;
     let b = build("fallback", tmp.path(), &[])?;
+    // The summaries say which module clang wrote so: tests.o, not main.o,
+    // nor a -flto=full object (flagged ThinLTO = 0 too, but with external
+    // definitions).
+    let full = b.dir.join("registry.full.o");
+    run(Command::new(CLANGXX)
+        .args(["-O2", "-flto=full", "-fwhole-program-vtables", "-c"])
+        .arg(repo_root().join("fixtures/thinlto/fallback/registry.cpp"))
+        .arg("-o")
+        .arg(&full))?;
+    let sums = b.dir.join("summaries");
+    let objects = [b.dir.join("tests.o"), b.dir.join("main.o"), full];
+    run(Command::new(wpd_bin()?).arg("summarize").arg("-o").arg(&sums).args(&objects))?;
+    for (object, want) in objects.iter().zip([true, false, false]) {
+        let name = object.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let dump = run(Command::new(wpd_bin()?).arg("dump").arg(sums.join(format!("{name}.wpds"))))?;
+        let got = String::from_utf8_lossy(&dump.stdout).contains("\"thin_fallback\": true");
+        if got != want {
+            return Err(format!("{name}: thin_fallback {got}, expected {want}"));
+        }
+    }
     let lld = run(Command::new(CLANGXX)
         .args(["-flto=thin", "-fuse-ld=lld", "-Wl,--lto-whole-program-visibility", "-Wl,-mllvm,-print-imports"])
         .args(&b.objects)

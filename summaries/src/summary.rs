@@ -140,9 +140,10 @@ pub struct ModuleInfo {
     /// Whether the file was a split LTO unit (two modules, summarized as one).
     pub split: bool,
     /// Whether clang, asked for ThinLTO, wrote one regular LTO module
-    /// (module flag `ThinLTO` = 0): it found no externally visible
-    /// definition to name the module by, as in a file of static functions
-    /// and static registrations. LLVM's own link compiles such a module in
+    /// (module flags `ThinLTO` = 0 and `EnableSplitLTOUnit` = 1, nothing
+    /// defined with external linkage): it found no external definition to
+    /// name the split unit by, as in a file of static functions and static
+    /// registrations. LLVM's own link compiles such a module in
     /// its regular LTO partition, which imports no function from ThinLTO
     /// modules; wpd's backends import only variables into it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

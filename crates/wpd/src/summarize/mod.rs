@@ -65,7 +65,7 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         triple: first.triple(),
         data_layout: first.data_layout(),
         split: modules.len() > 1,
-        thin_fallback: modules.len() == 1 && first.flag_int("ThinLTO") == Some(0),
+        thin_fallback: false,
     };
     let mut ids = TypeIdNamer::new(&hash);
     let mut vtables = scan_vtables(&modules, &mut ids);
@@ -124,8 +124,16 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         .collect();
     type_ids.sort();
 
+    // clang's ThinLTO writer names a split unit after its external
+    // definitions; with none, it writes one regular LTO module instead,
+    // flagged ThinLTO = 0. That flag alone does not tell it from an
+    // object built with -flto=full, which keeps importing functions.
+    let thin_fallback = modules.len() == 1
+        && first.flag_int("ThinLTO") == Some(0)
+        && first.flag_int("EnableSplitLTOUnit") == Some(1)
+        && !globals.values().any(|g| g.linkage == wpd_summary::Linkage::External);
     Ok(ModuleSummary {
-        module: info,
+        module: ModuleInfo { thin_fallback, ..info },
         type_ids,
         vtables,
         untyped_vtables,
