@@ -4,8 +4,8 @@
 //! and without `--lto-whole-program-visibility`, and as a Bazel-style build
 //! (`--thinlto-index-only`, clang's own backends; `BAZEL=1`; not for fat
 //! objects, which it refuses) and as wpd-ld's own distributed sequence
-//! (`--wpd-index-only`, its jobs, `--wpd-from-index`; `DIST=1`), runs
-//! everything and compares
+//! (`--wpd-index-only`, its jobs, `--wpd-from-index`; `DIST=1`) and through
+//! the linker plugin (`PLUGIN=1`), runs everything and compares
 //! stdout and exit status (a program may end in `SIGILL` on purpose). One
 //! trial per seed, named by its seed. The seeds are chosen so that every
 //! shape of `gen.py` appears; the test checks that each seed still produces
@@ -320,7 +320,8 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     write(&repro, check.as_bytes())?;
     let mut cmd = Command::new("bash");
     // DIST=1: wpd-ld's distributed sequence (--wpd-index-only, the jobs,
-    // --wpd-from-index), equal to -O0 too.
+    // --wpd-from-index), and PLUGIN=1: a link through libwpd_plugin.so
+    // under GNU ld (gold for the seeds that pick it), equal to -O0 too.
     // BAZEL=1: also the Bazel-style sequence (wpd-ld --thinlto-index-only,
     // clang's own backends, lld), equal to -O0 too.
     cmd.arg(&repro)
@@ -328,6 +329,7 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
         .env("SAN", "never")
         .env("BAZEL", "1")
         .env("DIST", "1")
+        .env("PLUGIN", "1")
         .env("WPD_FLAGS", WPD_FLAGS)
         .env("WPD_LD", &wpd_ld);
     let out = run_raw(&mut cmd)?;
@@ -354,7 +356,7 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     }
     let reference = file_text(&dir.join("ref.out"));
     let ref_rc = file_text(&dir.join("ref.rc"));
-    for name in ["p_wpv", "p_nowpv", "p_bazel", "p_dist"] {
+    for name in ["p_wpv", "p_nowpv", "p_bazel", "p_dist", "p_plugin"] {
         let link_rc = dir.join(format!("{name}.rc"));
         if !link_rc.is_file() {
             msg += &format!("{name}: link failed:\n{}", link_errors(&dir, name));

@@ -10,6 +10,7 @@
 #   WPD_FLAGS="-Wl,--wpd-no-validate" ./repro.sh   # extra flags for both wpd-ld links
 #   BAZEL=1 ./repro.sh    # also the Bazel-style sequence (--thinlto-index-only, clang backends)
 #   DIST=1 ./repro.sh     # also wpd-ld's distributed sequence (--wpd-index-only, its jobs, --wpd-from-index)
+#   PLUGIN=1 ./repro.sh   # also a link through libwpd_plugin.so under GNU ld (gold with LINKER=gold)
 #   SANITIZE=address,undefined ./repro.sh   # every build (the -O0 reference's
 #                         # too) compiled and linked with -fsanitize=...
 #
@@ -30,9 +31,9 @@
 # -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
 # --wpd-speculate= value or empty; TRAP=1: the program ends in
 # __builtin_trap(), so every build must die of SIGILL, exit status 132).
-# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_dist, p_lld; reports
+# Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_dist, p_plugin, p_lld; reports
 # r_wpv.json and r_nowpv.json; remarks in p_wpv.link.err / p_nowpv.link.err.
-# Last line: RESULT wpv=<st> nowpv=<st> bazel=<st> dist=<st> lld=<st> san=<st>, where st is ok,
+# Last line: RESULT wpv=<st> nowpv=<st> bazel=<st> dist=<st> plugin=<st> lld=<st> san=<st>, where st is ok,
 # refused (bazel: a mix of split and unsplit bitcode, or a weak function a
 # native one overrides, which LLVM's thin link refuses),
 # MISMATCH, LINKFAIL (wpd-ld exited non-zero), or skip.
@@ -284,6 +285,24 @@ link_dist() { # name -> status
 st_dist=skip
 if [ "${DIST:-0}" = 1 ]; then st_dist=$(link_dist p_dist); fi
 
+# PLUGIN=1: wpd as GNU ld's (or, with LINKER=gold, gold's) plugin,
+# libwpd_plugin.so beside wpd-ld (WPD_PLUGIN overrides), with
+# whole-program visibility; no -flto on the link line, or clang would load
+# LLVM's own plugin first. Not for FAT=1 (the plugin takes a fat object's
+# native code, as GNU ld does).
+link_plugin() { # name -> status
+    local name=$1 plugin=${WPD_PLUGIN:-$(dirname "$WPD_LD")/libwpd_plugin.so} ld=bfd
+    [ -f "$plugin" ] || { echo skip; return; }
+    [ "${LINKER:-lld}" = gold ] && ld=gold
+    say "+ $CXX $OPT -fuse-ld=$ld -Wl,-plugin,$plugin -Wl,-plugin-opt=whole-program-visibility ${objs[*]} ${libs[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
+    # shellcheck disable=SC2046
+    $CXX "$OPT" -fuse-ld=$ld -Wl,-plugin,"$plugin" -Wl,-plugin-opt=whole-program-visibility \
+        "${objs[@]}" "${libs[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" 2>"$name.link.err" || { echo LINKFAIL; return; }
+    status "$name" 0
+}
+st_plugin=skip
+if [ "${PLUGIN:-0}" = 1 ] && [ "${FAT:-0}" != 1 ]; then st_plugin=$(link_plugin p_plugin); fi
+
 st_lld=skip
 if [ "$LLD" = 1 ]; then
     val=()
@@ -307,12 +326,12 @@ if [ "$SAN" = 1 ] || { [ "$SAN" != never ] && { [ "$st_wpv" != ok ] || [ "$st_no
     fi
 fi
 
-for n in p_wpv p_nowpv p_bazel p_dist p_lld; do
+for n in p_wpv p_nowpv p_bazel p_dist p_plugin p_lld; do
     [ -f $n.out ] && ! same $n && diff ref.out $n.out | head -5 | sed "s/^/$n: /" >&2
     [ -f $n.rc ] && ! cmp -s ref.rc $n.rc && echo "$n: exit $(rcname $n), expected $(rcname ref)" >&2
 done
-echo "RESULT wpv=$st_wpv nowpv=$st_nowpv bazel=$st_bazel dist=$st_dist lld=$st_lld san=$st_san"
+echo "RESULT wpv=$st_wpv nowpv=$st_nowpv bazel=$st_bazel dist=$st_dist plugin=$st_plugin lld=$st_lld san=$st_san"
 [ "$st_san" != ok ] && [ "$st_san" != skip ] && exit 3
 [ "$st_wpv" = ok ] && [ "$st_nowpv" = ok ] && [[ $st_bazel == ok || $st_bazel == skip || $st_bazel == refused ]] &&
-    [[ $st_dist == ok || $st_dist == skip ]] || exit 1
+    [[ $st_dist == ok || $st_dist == skip ]] && [[ $st_plugin == ok || $st_plugin == skip ]] || exit 1
 exit 0

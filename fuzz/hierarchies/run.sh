@@ -20,6 +20,8 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/wpd-fuzz.XXXXXX")
 cp "$SRC_LD" "$WORK/wpd-ld"
 # The distributed sequence's jobs (DIST=1) run the wpd beside wpd-ld.
 [ -x "$(dirname "$SRC_LD")/wpd" ] && cp "$(dirname "$SRC_LD")/wpd" "$WORK/wpd"
+# And the plugin's links (PLUGIN=1) the plugin beside it.
+[ -f "$(dirname "$SRC_LD")/libwpd_plugin.so" ] && cp "$(dirname "$SRC_LD")/libwpd_plugin.so" "$WORK/"
 export WPD_LD=$WORK/wpd-ld
 FAILDIR=$HERE/failures
 GEN_ARGS=${GEN_ARGS:-}
