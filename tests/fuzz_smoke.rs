@@ -132,6 +132,10 @@ const SEEDS: &[(u64, &[&str])] = &[
     (41, &["merged-calls", "dead-extracted", "byval"]),
     (108, &["const-vtable", "unicode", "dead-extracted", "byval"]),
     (163, &["dyncast", "byval"]),
+    // the plugin judged native code by the linker's resolutions only and
+    // missed a -fno-rtti native vtable (no typeinfo) under a program class:
+    // it devirtualized a destructor call wpd-ld keeps open (PLUGIN=1)
+    (121018, &["interposed", "mfp-call", "native-reader"]),
     // the archive reaching the link line in two archives inside
     // --start-group (gold), named by a linker script's GROUP (GNU ld, beside
     // a shared library), and as a thin archive (gold)

@@ -300,14 +300,8 @@ link_plugin() { # name -> status
         "${objs[@]}" "${libs[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" 2>"$name.link.err" || { echo LINKFAIL; return; }
     status "$name" 0
 }
-# Nor with -fno-rtti and native code: the plugin sees native objects only
-# through the linker's resolutions, so it cannot tell that a native vtable
-# without typeinfo may derive from a program class (README, "Current
-# limits"; wpd-ld reads the objects and opens the hierarchy; seed 121018).
 st_plugin=skip
-if [ "${PLUGIN:-0}" = 1 ] && [ "${FAT:-0}" != 1 ] && ! { [ "${NORTTI:-0}" = 1 ] && [ "${NATIVE:-0}" != 0 ]; }; then
-    st_plugin=$(link_plugin p_plugin)
-fi
+if [ "${PLUGIN:-0}" = 1 ] && [ "${FAT:-0}" != 1 ]; then st_plugin=$(link_plugin p_plugin); fi
 
 st_lld=skip
 if [ "$LLD" = 1 ]; then

@@ -30,7 +30,7 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use wpd::error::{Error, Result};
-use wpd::input::BitcodeInput;
+use wpd::input::{BitcodeInput, FileKind};
 use wpd_llvm::BitcodeSymbol;
 
 /// How the linker gives back resolutions.
@@ -350,6 +350,19 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
                 && let Some(why) = wpd_link::native::native_cxx(bytes, &name)
             {
                 state.natives.cxx = Some(format!("{} ({why})", shown(state, &name, file.offset)));
+            }
+            // Its classes, as wpd-ld scans its native inputs: a vtable
+            // without typeinfo (-fno-rtti) opens what it may derive from,
+            // which no resolution shows. An ELF file or archive the scan
+            // cannot read is native code the plugin cannot check; anything
+            // else (a linker script such as glibc's libm.so, whose files
+            // the linker offers in turn) holds no code.
+            let display = shown(state, &name, file.offset);
+            if matches!(wpd::input::classify(bytes), FileKind::Elf | FileKind::Archive)
+                && let Err(e) = state.natives.scan.scan(bytes, &display)
+                && state.natives.cxx.is_none()
+            {
+                state.natives.cxx = Some(format!("{display} (unreadable: {})", e.message));
             }
             Ok(false)
         };

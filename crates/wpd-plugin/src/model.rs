@@ -38,6 +38,10 @@ pub struct NativeFiles {
     /// The first that may hold C++ code
     /// ([`wpd_link::native::native_cxx`]), and why.
     pub cxx: Option<String>,
+    /// What their symbols say of C++ classes, as wpd-ld's scan of its
+    /// native inputs says it: vtables, typeinfos (a vtable without one,
+    /// `-fno-rtti` code, may derive from any class), undefined names.
+    pub scan: NativeScan,
 }
 
 /// What the resolutions say, for the pipeline: the link model, and the
@@ -63,9 +67,9 @@ fn prevails(res: i32) -> bool {
 /// - A class is seen natively when its vtable or typeinfo (`_ZTV`/`_ZTI`)
 ///   is referenced from a regular object, preempted by a regular object's
 ///   definition, or defined by one or by a shared library (an IR reference
-///   resolved there): the sightings `wpd-ld` gets by scanning the native
-///   inputs. (A native class without typeinfo, `-fno-rtti`, deriving from a
-///   bitcode class is visible only through such symbols.)
+///   resolved there), besides what the scan of the native files the linker
+///   offered found (`offered.scan`, as `wpd-ld` scans its native inputs:
+///   a native vtable without typeinfo, `-fno-rtti`, is seen there).
 ///
 /// A definition the linker left unresolved (`UNKNOWN`) is kept as if
 /// referenced from outside, and so is every name in `mentioned` (symbols
@@ -94,7 +98,7 @@ pub fn from_linker(
         (None, 0) => Some("the native files the linker did not show the plugin (mold shows it bitcode only)".into()),
         (None, _) => None,
     };
-    let mut native = NativeScan { cxx_code, ..NativeScan::default() };
+    let mut native = NativeScan { cxx_code, ..offered.scan.clone() };
     for f in files {
         let mut defined = BTreeSet::new();
         let mut prevailing = BTreeSet::new();
@@ -148,7 +152,7 @@ pub fn from_linker(
             refs: Default::default(),
         });
     }
-    native.refs = outside.clone();
+    native.refs.extend(outside.iter().cloned());
     // The plugin interface does not say whether `-Bsymbolic` or a dynamic
     // list binds a shared output's definitions inside it: every exported
     // default-visibility definition may be preempted.
@@ -297,7 +301,7 @@ mod tests {
             Resolved { name: "b.o", symbols: &b, resolutions: &rb },
         ];
         // The linker offered native files, none of them C++.
-        let offered = NativeFiles { count: 3, cxx: None };
+        let offered = NativeFiles { count: 3, cxx: None, scan: NativeScan::default() };
         let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
         assert!(m.model.loaded[0].prevailing.contains("_Z3tplv"));
         assert!(!m.model.loaded[1].prevailing.contains("_Z3tplv"));

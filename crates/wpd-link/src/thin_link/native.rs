@@ -34,7 +34,7 @@ impl std::fmt::Display for Sighting {
 }
 
 /// Everything the native side of a link tells wpd.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct NativeScan {
     /// Global symbols native inputs leave undefined.
     pub refs: BTreeSet<String>,
