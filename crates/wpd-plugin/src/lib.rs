@@ -344,25 +344,23 @@ unsafe extern "C" fn claim_file(file: *const api::InputFile, claimed: *mut c_int
         // virtual functions without any symbol saying so. (Judged by the
         // file's or archive's name and contents; a member is named only
         // when it is the one that says so.)
+        // Scanned as wpd-ld scans its native inputs: its classes (a vtable
+        // without typeinfo, -fno-rtti, opens what it may derive from, which
+        // no resolution shows) and whether it may be C++ code other than
+        // the runtime's (`cxx_code`). An ELF file or archive the scan cannot
+        // read is native code the plugin cannot check; anything else (a
+        // linker script such as glibc's libm.so, whose files the linker
+        // offers in turn) holds no code.
         let native = |state: &mut State, bytes: &[u8]| {
             state.natives.count += 1;
-            if state.natives.cxx.is_none()
-                && let Some(why) = wpd_link::native::native_cxx(bytes, &name)
-            {
-                state.natives.cxx = Some(format!("{} ({why})", shown(state, &name, file.offset)));
-            }
-            // Its classes, as wpd-ld scans its native inputs: a vtable
-            // without typeinfo (-fno-rtti) opens what it may derive from,
-            // which no resolution shows. An ELF file or archive the scan
-            // cannot read is native code the plugin cannot check; anything
-            // else (a linker script such as glibc's libm.so, whose files
-            // the linker offers in turn) holds no code.
-            let display = shown(state, &name, file.offset);
-            if matches!(wpd::input::classify(bytes), FileKind::Elf | FileKind::Archive)
-                && let Err(e) = state.natives.scan.scan(bytes, &display)
-                && state.natives.cxx.is_none()
-            {
-                state.natives.cxx = Some(format!("{display} (unreadable: {})", e.message));
+            if matches!(wpd::input::classify(bytes), FileKind::Elf | FileKind::Archive) {
+                let display = shown(state, &name, file.offset);
+                let scan = &mut state.natives.scan;
+                if let Err(e) = scan.scan(bytes, &display)
+                    && scan.cxx_code.is_none()
+                {
+                    scan.cxx_code = Some(format!("{display} (unreadable: {})", e.message));
+                }
             }
             Ok(false)
         };

@@ -35,12 +35,10 @@ pub enum Output {
 pub struct NativeFiles {
     /// How many.
     pub count: usize,
-    /// The first that may hold C++ code
-    /// ([`wpd_link::native::native_cxx`]), and why.
-    pub cxx: Option<String>,
-    /// What their symbols say of C++ classes, as wpd-ld's scan of its
-    /// native inputs says it: vtables, typeinfos (a vtable without one,
-    /// `-fno-rtti` code, may derive from any class), undefined names.
+    /// What they say, as wpd-ld's scan of its native inputs says it:
+    /// vtables, typeinfos (a vtable without one, `-fno-rtti` code, may
+    /// derive from any class), undefined names, and the first that may
+    /// hold C++ code besides the runtime's, and why (`cxx_code`).
     pub scan: NativeScan,
 }
 
@@ -91,7 +89,7 @@ pub fn from_linker(
     let mut loaded = Vec::with_capacity(files.len());
     let mut outside = BTreeSet::new();
     let mut exported = BTreeSet::new();
-    let cxx_code = match (&offered.cxx, offered.count) {
+    let cxx_code = match (&offered.scan.cxx_code, offered.count) {
         (Some(why), _) => Some(why.clone()),
         // Every C++ link has native startup objects: a linker that
         // offered none links native code the plugin cannot check.
@@ -301,7 +299,7 @@ mod tests {
             Resolved { name: "b.o", symbols: &b, resolutions: &rb },
         ];
         // The linker offered native files, none of them C++.
-        let offered = NativeFiles { count: 3, cxx: None, scan: NativeScan::default() };
+        let offered = NativeFiles { count: 3, scan: NativeScan::default() };
         let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
         assert!(m.model.loaded[0].prevailing.contains("_Z3tplv"));
         assert!(!m.model.loaded[1].prevailing.contains("_Z3tplv"));

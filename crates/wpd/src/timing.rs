@@ -97,9 +97,6 @@ pub fn peak_rss() -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// A link planned again without dead slots runs the thin link and the
-    /// rewrite twice: the report counts both runs, and other reports' phases
-    /// (another prefix) stay as they were.
     /// Consecutive records of one phase are one phase.
     #[test]
     fn a_phase_that_goes_on_adds_to_itself() {
@@ -110,6 +107,9 @@ mod tests {
         assert_eq!(t.peaks.len(), 1);
     }
 
+    /// A link planned again without dead slots runs the thin link and the
+    /// rewrite twice: the report counts both runs, and phases already in
+    /// the report stay as they were.
     #[test]
     fn a_phase_run_twice_counts_both_runs() {
         let mut t = Timings::default();

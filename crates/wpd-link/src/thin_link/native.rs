@@ -241,18 +241,6 @@ fn symbols_of<'d, 'f>(file: &'f object::File<'d>) -> Vec<object::Symbol<'d, 'f>>
     }
 }
 
-/// [`may_be_cxx`] for one native input that is not a whole archive (the
-/// plugin, which is handed each file and member the linker loads; `file`
-/// is its path, an archive's for a member): why it may be C++. `None` for
-/// the runtime, startup objects and what is not ELF.
-pub fn native_cxx(bytes: &[u8], file: &str) -> Option<String> {
-    if is_runtime(file) || classify(bytes) != FileKind::Elf {
-        return None;
-    }
-    let parsed = object::File::parse(bytes).ok()?;
-    may_be_cxx(&parsed, bytes, &symbols_of(&parsed))
-}
-
 impl NativeScan {
     /// Records that native code sees `class` (the mangled name after
     /// `_ZTI`/`_ZTV`); the first few distinct sightings are kept.

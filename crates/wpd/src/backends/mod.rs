@@ -28,7 +28,7 @@ use crate::rewrite::{self, Applied};
 use codegen::CodegenOptions;
 use std::collections::BTreeSet;
 use wpd_llvm::Context;
-use wpd_summary::{GlobalKind, Linkage, ModuleIdx, Plan};
+use wpd_summary::{GlobalKind, ModuleIdx, Plan};
 
 pub use crate::rewrite::{BackendStats, CallOutcome};
 pub use wpd_link::outcome::Outcome;
@@ -135,10 +135,7 @@ pub fn passthrough(
     // a native object's. The rewrite merges the two parts, the copy with
     // them.
     if layout.split_unit
-        && summary
-            .globals
-            .iter()
-            .any(|g| g.kind == GlobalKind::Function && matches!(g.linkage, Linkage::WeakAny | Linkage::LinkonceAny))
+        && summary.globals.iter().any(|g| g.kind == GlobalKind::Function && g.linkage.is_interposable())
     {
         return None;
     }
