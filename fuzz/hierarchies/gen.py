@@ -511,25 +511,18 @@ class Gen:
         for name, p in (('mfp-call', 0.3), ('dyncast', 0.3), ('native-reader', 0.4), ('exported-caller', 0.3)):
             if vr.random() < p:
                 on.add(name)
-        # a TU the link loads only for a function a dead slot's override
-        # calls (a generator of its own again)
-        if random.Random(self.seed * 49979687 + 23).random() < 0.3:
-            on.add('dead-extracted')
-        # a decorator among its slot's targets (one more generator)
-        if random.Random(self.seed * 86028121 + 29).random() < 0.3:
-            on.add('wrapper')
-        # arguments passed in memory (one more generator)
-        if random.Random(self.seed * 15485863 + 31).random() < 0.3:
-            on.add('byval')
-        # covariant returns through non-primary bases (one more generator)
-        if random.Random(self.seed * 32452867 + 37).random() < 0.3:
-            on.add('covariant')
-        # a file of static registrations, nothing external (one more generator)
-        if random.Random(self.seed * 49979693 + 43).random() < 0.3:
-            on.add('registered')
-        # weak virtual definitions, one of them overridden (one more generator)
-        if random.Random(self.seed * 86028157 + 47).random() < 0.3:
-            on.add('weak-override')
+        # Later shapes, each from a generator of its own (multiplier,
+        # offset), so that adding one changes no earlier seed's choice, each
+        # with probability 0.3: a TU the link loads only for a function a
+        # dead slot's override calls; a decorator among its slot's targets;
+        # arguments passed in memory; covariant returns through non-primary
+        # bases; a file of static registrations with nothing external; weak
+        # virtual definitions, one of them overridden.
+        for name, mul, add in (('dead-extracted', 49979687, 23), ('wrapper', 86028121, 29),
+                               ('byval', 15485863, 31), ('covariant', 32452867, 37),
+                               ('registered', 49979693, 43), ('weak-override', 86028157, 47)):
+            if random.Random(self.seed * mul + add).random() < 0.3:
+                on.add(name)
         if a.shapes is not None:
             on = set(a.shapes)
         self.shapes = [x for x in SHAPES if x in on]
