@@ -2351,7 +2351,13 @@ class Gen:
         rng = self.frng('weak-override', k)
         cands = [t for t in range(self.ntu) if self.tu_mode[t] in ('lto', 'native') and t != self.untyped]
         t_weak = rng.choice([t for t in cands if self.tu_mode[t] == 'lto'])
-        t_strong = rng.choice([t for t in cands if t != t_weak])
+        others = [t for t in cands if t != t_weak]
+        if not others:
+            # One bitcode or native TU (the others shared or untyped): no
+            # second TU for the strong definition; the seed goes without.
+            self.shapes.remove('weak-override')
+            return
+        t_strong = rng.choice(others)
         b, d, e = 'Wk%dB' % k, 'Wk%dD' % k, 'Wk%dE' % k
         self.f_hdr += [
             '// weak-override: %s::wv%d is weak where its vtable is, strong in another TU' % (d, k),
