@@ -287,8 +287,6 @@ class WpdThinBackend : public lto::ThinBackendProc {
     uint64_t work;
     // A module joined to this one (wpd_lto_join), compiled by this backend.
     std::optional<Part> joined;
-    // The joined module's own_imports, when it has them.
-    std::shared_ptr<const FunctionImporter::ImportMapTy> joined_own_imports;
   };
   ThreadPoolStrategy threads;
   AddStreamFn add_stream;
@@ -400,7 +398,6 @@ class WpdThinBackend : public lto::ThinBackendProc {
                                                                " with task " + std::to_string(host));
       Job &into = jobs[h->second];
       into.joined = jobs[j->second].part;
-      if (jobs[j->second].own_imports) into.joined_own_imports = jobs[j->second].own_imports;
       into.work += jobs[j->second].work > per_backend ? jobs[j->second].work - per_backend : 0;
       gone.insert(joined);
     }
@@ -439,7 +436,7 @@ public:
       own = std::make_shared<const FunctionImporter::ImportMapTy>(variables_only(CombinedIndex, imports));
     const FunctionImporter::ImportMapTy &used = own ? *own : imports;
     jobs.push_back({task, {module, &used, &exports, &resolved_odr, &defined}, own, &module_map,
-                    backend_work(CombinedIndex, defined, used), std::nullopt, nullptr});
+                    backend_work(CombinedIndex, defined, used), std::nullopt});
     return Error::success();
   }
 
@@ -1073,6 +1070,12 @@ WpdStatus wpd_lto_join(void *p, size_t joined, size_t host, char **err) {
                            [&](const auto &pair) { return pair.second == joined_task || pair.second == host_task; });
   if (joined == host || hosts || state->joined.count(joined_task) || state->joined.count(host_task)) {
     *err = wpd_shim::dup_string("a module is joined once, to another module that is not joined itself");
+    return WPD_FAILED;
+  }
+  // A joined module's job goes into its host's, its part pointing at
+  // lto::LTO's import list: one with imports of its own cannot be joined.
+  if (state->variables_only.count(joined_task)) {
+    *err = wpd_shim::dup_string("a module that imports variables only is not joined to another");
     return WPD_FAILED;
   }
   state->joined[joined_task] = host_task;
