@@ -136,6 +136,10 @@ const SEEDS: &[(u64, &[&str])] = &[
     // missed a -fno-rtti native vtable (no typeinfo) under a program class:
     // it devirtualized a destructor call wpd-ld keeps open (PLUGIN=1)
     (121018, &["interposed", "mfp-call", "native-reader"]),
+    // ... and left out an archive member GNU ld had loaded, because one of
+    // its references (the typeinfo of the -fno-rtti unit's class) stays
+    // undefined until the backends drop it (PLUGIN=1)
+    (122014, &["untyped", "dead-extracted", "weak-override"]),
     // the archive reaching the link line in two archives inside
     // --start-group (gold), named by a linker script's GROUP (GNU ld, beside
     // a shared library), and as a thin archive (gold)

@@ -542,12 +542,22 @@ fn link(state: &mut State) -> Result<()> {
         resolutions.push(Some(f.records.iter().map(|r| r.resolution).collect()));
     }
     let executable = matches!(state.linker.output, model::Output::Executable | model::Output::Pie);
+    // Names the linker's symbol table holds, by any file's record.
+    let bound: std::collections::HashSet<&str> = state
+        .files
+        .iter()
+        .zip(&resolutions)
+        .filter_map(|(f, r)| r.as_ref().map(|r| (f, r)))
+        .flat_map(|(f, r)| {
+            f.symbols.iter().zip(r).filter(|&(_, &res)| model::binds_name(res)).map(|(s, _)| s.name.as_str())
+        })
+        .collect();
     let loaded: Vec<(&Claimed, Vec<i32>)> = state
         .files
         .iter()
         .zip(resolutions)
         .filter_map(|(f, r)| r.map(|r| (f, r)))
-        .filter(|(f, r)| !(executable && f.member && model::probed_only(&f.symbols, r)))
+        .filter(|(f, r)| !(executable && f.member && model::probed_only(&f.symbols, r, |n| bound.contains(n))))
         .collect();
     let mut wraps = Vec::new();
     if let Some(get_wraps) = state.linker.get_wrap_symbols {

@@ -234,15 +234,41 @@ fn small_text_file(path: &std::path::Path) -> Option<String> {
     String::from_utf8(rest).ok()
 }
 
-/// Whether a claimed archive member was only probed, not loaded: one of its
-/// non-weak references is still undefined (`LDPR_UNDEF`) once every input
-/// was read, which a successful link of an executable cannot have. GNU ld
-/// claims members it then does not load (it checks the archive's members
-/// through the plugin), and its `get_symbols` (v2) does not say so. Such a
-/// member is left out, as the linker leaves it out; were it loaded after
-/// all, its symbols would be missing and the link would fail loudly.
-pub fn probed_only(symbols: &[BitcodeSymbol], resolutions: &[i32]) -> bool {
-    symbols.iter().zip(resolutions).any(|(s, &res)| s.undefined && !s.weak && res == r::UNDEF)
+/// Whether a claimed archive member was only probed, not loaded. GNU ld
+/// claims members it then does not load (it checks an archive's members
+/// through the plugin), and its `get_symbols` (v2) does not say so: it
+/// looks each name up in its symbol table, and a name it never entered
+/// comes back as `UNDEF` for a reference and as `PREVAILING_DEF_IRONLY`
+/// for a definition. Such a member is left out, as the linker leaves it
+/// out; were it loaded after all, its symbols would be missing and the
+/// link would fail loudly.
+///
+/// A member is taken as probed when one of its non-weak references is
+/// still undefined (`LDPR_UNDEF`) once every input was read, unless the
+/// linker shows that it entered one of the member's definitions: a
+/// definition resolved `PREVAILING_DEF` or `PREVAILING_DEF_IRONLY_EXP`
+/// (the linker consulted its table for those), or one resolved
+/// `PREVAILING_DEF_IRONLY` whose name is `bound` (another file's record of
+/// the name says the table holds it, [`binds_name`]). A loaded member may
+/// well keep an undefined reference that the backends then drop: a
+/// reference to the typeinfo of a class whose key function was compiled
+/// with `-fno-rtti`, from code the program never runs.
+pub fn probed_only(symbols: &[BitcodeSymbol], resolutions: &[i32], bound: impl Fn(&str) -> bool) -> bool {
+    let dangling = symbols.iter().zip(resolutions).any(|(s, &res)| s.undefined && !s.weak && res == r::UNDEF);
+    let entered = symbols.iter().zip(resolutions).any(|(s, &res)| {
+        !s.undefined
+            && (res == r::PREVAILING_DEF
+                || res == r::PREVAILING_DEF_IRONLY_EXP
+                || (res == r::PREVAILING_DEF_IRONLY && bound(&s.name)))
+    });
+    dangling && !entered
+}
+
+/// Whether a symbol's resolution shows that the linker's symbol table
+/// holds its name: every resolution but the two GNU ld also gives for a
+/// name it never entered (`UNDEF`, `PREVAILING_DEF_IRONLY`) and `UNKNOWN`.
+pub fn binds_name(res: i32) -> bool {
+    !matches!(res, r::UNKNOWN | r::UNDEF | r::PREVAILING_DEF_IRONLY)
 }
 
 /// The `--wrap` symbols of the linker's arguments (`--wrap=X`, `--wrap X`,
@@ -320,12 +346,24 @@ mod tests {
 
     #[test]
     fn probed_members() {
+        let nothing_bound = |_: &str| false;
         let syms = [sym("_Z3usev", true), sym("_Z3defv", false)];
-        assert!(probed_only(&syms, &[r::UNDEF, r::PREVAILING_DEF_IRONLY]));
-        assert!(!probed_only(&syms, &[r::RESOLVED_IR, r::PREVAILING_DEF_IRONLY]));
+        assert!(probed_only(&syms, &[r::UNDEF, r::PREVAILING_DEF_IRONLY], nothing_bound));
+        assert!(!probed_only(&syms, &[r::RESOLVED_IR, r::PREVAILING_DEF_IRONLY], nothing_bound));
         // A weak reference may stay undefined in a loaded file.
         let weak = [BitcodeSymbol { weak: true, ..sym("_Z3usev", true) }];
-        assert!(!probed_only(&weak, &[r::UNDEF]));
+        assert!(!probed_only(&weak, &[r::UNDEF], nothing_bound));
+        // A loaded member keeps an undefined reference (the backends drop
+        // it): the linker entered its definition, which another file's
+        // reference resolved to, or which a regular object references.
+        let bound = |name: &str| name == "_Z3defv";
+        assert!(!probed_only(&syms, &[r::UNDEF, r::PREVAILING_DEF_IRONLY], bound));
+        assert!(!probed_only(&syms, &[r::UNDEF, r::PREVAILING_DEF], nothing_bound));
+        assert!(!probed_only(&syms, &[r::UNDEF, r::PREVAILING_DEF_IRONLY_EXP], nothing_bound));
+        // A definition another file's copy preempts proves nothing.
+        assert!(probed_only(&syms, &[r::UNDEF, r::PREEMPTED_IR], bound));
+        assert!(binds_name(r::RESOLVED_IR) && binds_name(r::PREEMPTED_IR) && binds_name(r::PREVAILING_DEF));
+        assert!(!binds_name(r::UNDEF) && !binds_name(r::PREVAILING_DEF_IRONLY));
     }
 
     #[test]
