@@ -2177,6 +2177,10 @@ class Gen:
                     bases.insert(0, pad)
                 heads = ', '.join('%spublic %s' % ('virtual ' if rng.random() < 0.3 else '', x) for x in bases)
             home = self.pick_tu(rng, exclude=(t_run,)) if rng.random() < 0.7 else t_run
+            if home == self.untyped:
+                # the runner may be in the -fno-rtti TU, a leaf's key
+                # function never: a leaf deriving from it needs its typeinfo
+                home = self.pick_tu(rng, exclude=(t_run,))
             m = rng.randint(2, 9)
             hdr.append('struct %s : %s {' % (name, heads))
             hdr.append('  unsigned long own%d = %dul;' % (i, m))
