@@ -298,10 +298,10 @@ fn refused() -> Check {
 /// construction vtables are libstdc++.so's, and GNU ld exports the
 /// program's copies of the instantiations libstdc++.so also defines), an
 /// `int` thrown and caught (its typeinfo is the runtime's). No call loads
-/// `describe`, so its entries must be dead through the plugin of GNU ld
-/// and gold as through wpd-ld (mold shows the plugin no native file, so
-/// it keeps every slot), and the program must print what its -O0 build
-/// prints.
+/// `describe`, so its entries must be dead through the plugin of GNU ld,
+/// gold and mold as through wpd-ld (mold shows the plugin no native file:
+/// the plugin reads them from mold's command line), and the program must
+/// print what its -O0 build prints.
 fn dead_slots_beside_the_runtime() -> Check {
     let t = temp_dir("plugin-runtime-names")?;
     let src = t.path().join("prog.cpp");
@@ -349,7 +349,7 @@ int main(int argc, char **) {
     let reference = t.path().join("ref");
     run(Command::new(CLANGXX).arg("-O0").arg(&src).arg("-o").arg(&reference))?;
     let want = run(&mut Command::new(&reference))?.stdout;
-    for linker in ["bfd", "gold"] {
+    for linker in LINKERS {
         let scratch = t.path().join(format!("tmp-{linker}"));
         std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
         let prog = t.path().join(format!("prog-{linker}"));

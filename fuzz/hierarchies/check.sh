@@ -11,6 +11,7 @@
 #   BAZEL=1 ./repro.sh    # also the Bazel-style sequence (--thinlto-index-only, clang backends)
 #   DIST=1 ./repro.sh     # also wpd-ld's distributed sequence (--wpd-index-only, its jobs, --wpd-from-index)
 #   PLUGIN=1 ./repro.sh   # also a link through libwpd_plugin.so under GNU ld (gold with LINKER=gold)
+#   PLUGIN=1 PLUGIN_LD=mold ./repro.sh   # that link under mold (or bfd, gold) whatever LINKER says
 #   SANITIZE=address,undefined ./repro.sh   # every build (the -O0 reference's
 #                         # too) compiled and linked with -fsanitize=...
 #
@@ -294,6 +295,7 @@ link_plugin() { # name -> status
     local name=$1 plugin=${WPD_PLUGIN:-$(dirname "$WPD_LD")/libwpd_plugin.so} ld=bfd
     [ -f "$plugin" ] || { echo skip; return; }
     [ "${LINKER:-lld}" = gold ] && ld=gold
+    [ -n "${PLUGIN_LD:-}" ] && ld=$PLUGIN_LD
     say "+ $CXX $OPT -fuse-ld=$ld -Wl,-plugin,$plugin -Wl,-plugin-opt=whole-program-visibility ${objs[*]} ${libs[*]} ${LINKX[*]} $(iplib wpd_ip) -o $name"
     # shellcheck disable=SC2046
     $CXX "$OPT" -fuse-ld=$ld -Wl,-plugin,"$plugin" -Wl,-plugin-opt=whole-program-visibility \

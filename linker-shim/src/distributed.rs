@@ -3,14 +3,14 @@
 //! backend jobs into DIR (`wpd::backends::distributed`); `--wpd-from-index=DIR` is
 //! the final link, on the objects those jobs wrote.
 
-use crate::args::LinkArgs;
-use crate::options::Action;
 use std::path::{Path, PathBuf};
 use wpd::backends::distributed::{
     BackendOptions, FinalLink, JOBS_FILE, JobList, LINK_ARGS_FILE, NINJA_FILE, OPTIONS_FILE, REPORT_FILE,
 };
 use wpd::error::{Error, Result};
 use wpd::input::BitcodeInput;
+use wpd::link_line::args::LinkArgs;
+use wpd::link_line::options::Action;
 use wpd_summary::container::write_bytes_atomic;
 
 /// The index directory of `--wpd-index-only`, made absolute and created.
@@ -122,8 +122,8 @@ pub fn write_jobs(
         options.dwo_dir = Some(absolute(d)?);
     }
     write(dir, OPTIONS_FILE, &json(&options))?;
-    let link_args = crate::args::without_action(argv, Action::WpdIndexOnly)?;
-    write(dir, LINK_ARGS_FILE, &crate::args::response_file_text(&link_args))?;
+    let link_args = wpd::link_line::args::without_action(argv, Action::WpdIndexOnly)?;
+    write(dir, LINK_ARGS_FILE, &wpd::link_line::args::response_file_text(&link_args))?;
     let cwd = std::env::current_dir().map_err(|e| Error::msg(format!("cannot read the working directory: {e}")))?;
     let output = cwd.join(link.output.as_deref().unwrap_or("a.out"));
     let me = std::env::current_exe().map_err(|e| Error::msg(format!("cannot find wpd-ld's own path: {e}")))?;

@@ -15,11 +15,11 @@
 //! `PATH <distributor-args>... <description.json>` and must exit 0 once
 //! every job has run.
 
-use crate::args::Dtlto;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use wpd::backends::distributed::{JobList, OPTIONS_FILE};
 use wpd::error::{Error, Result};
+use wpd::link_line::args::Dtlto;
 use wpd_summary::container::write_bytes_atomic;
 
 /// A DTLTO link's files: the jobs' directory and the job description,

@@ -7,21 +7,19 @@
 
 mod ahead;
 mod allocator;
-mod args;
 mod distributed;
 mod dtlto;
 mod extraction;
-mod inputs;
-mod options;
 mod placement;
 
-use args::{Item, LinkArgs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use wpd::backends::codegen::CodegenOptions;
 use wpd::error::{Error, Result};
 use wpd::input::{BitcodeInput, SplitPlacement};
+use wpd::link_line::args::{self, Item, LinkArgs};
+use wpd::link_line::inputs;
 use wpd::timing::Timings;
 use wpd_link::resolve::InputKind;
 use wpd_link::{Flavor, InputId, LinkModel, LoadedKind, MemberId};

@@ -595,6 +595,33 @@ fn link(state: &mut State) -> Result<()> {
     for w in &wraps {
         mentioned.extend([format!("__wrap_{w}"), format!("__real_{w}"), w.clone()]);
     }
+    if state.natives.count == 0 {
+        // mold offers the plugin bitcode only: the native side comes from
+        // its command line, resolved as wpd-ld resolves its own (mold
+        // resolves archives as lld does).
+        let flavor = match argv.first().map(|a| a.rsplit('/').next().unwrap_or(a)) {
+            Some(name) if name.contains("mold") => wpd_link::Flavor::Lld,
+            _ => state.linker.flavor,
+        };
+        let fat = if state.options.fat_lto_objects == Some(true) {
+            wpd_link::resolve::FatLto::Bitcode
+        } else {
+            wpd_link::resolve::FatLto::Native
+        };
+        state.natives.from_command_line = true;
+        match wpd::link_line::inputs::native_side(argv.get(1..).unwrap_or_default(), flavor, fat) {
+            Ok((scan, count)) => (state.natives.scan, state.natives.count) = (scan, count),
+            Err(e) => {
+                let why = format!("the native files the linker did not show the plugin ({e})");
+                say(
+                    state.linker.message,
+                    api::level::WARNING,
+                    &format!("{why}: every class is taken as seen by native code"),
+                );
+                state.natives.unknown = Some(why);
+            }
+        }
+    }
     let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned, &state.natives);
     let modules: Vec<BitcodeInput> = loaded.iter().map(|(f, _)| f.input.clone()).collect();
     if modules.is_empty() {

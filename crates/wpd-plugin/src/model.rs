@@ -30,11 +30,19 @@ pub enum Output {
 }
 
 /// The native files the linker offered the plugin (its claim-file hook
-/// sees every file it loads, bitcode or not; mold offers bitcode only).
+/// sees every file it loads, bitcode or not), or, where it offered none
+/// (mold offers bitcode only), those its command line loads
+/// ([`wpd::link_line::inputs::native_side`]).
 #[derive(Debug, Default)]
 pub struct NativeFiles {
     /// How many.
     pub count: usize,
+    /// They come from the linker's command line, not from the linker.
+    pub from_command_line: bool,
+    /// Why the native side is not known (the command line could not be
+    /// read): every hierarchy is then open and every definition
+    /// referenced from outside.
+    pub unknown: Option<String>,
     /// What they say, as wpd-ld's scan of its native inputs says it:
     /// vtables, typeinfos (a vtable without one, `-fno-rtti` code, may
     /// derive from any class), undefined names, and the first that may
@@ -89,12 +97,15 @@ pub fn from_linker(
     let mut loaded = Vec::with_capacity(files.len());
     let mut outside = BTreeSet::new();
     let mut exported = BTreeSet::new();
-    let cxx_code = match (&offered.scan.cxx_code, offered.count) {
+    let cxx_code = match (&offered.scan.cxx_code, &offered.unknown) {
         (Some(why), _) => Some(why.clone()),
+        (None, Some(why)) => Some(why.clone()),
         // Every C++ link has native startup objects: a linker that
         // offered none links native code the plugin cannot check.
-        (None, 0) => Some("the native files the linker did not show the plugin (mold shows it bitcode only)".into()),
-        (None, _) => None,
+        (None, None) if offered.count == 0 && !offered.from_command_line => {
+            Some("the native files the linker did not show the plugin".into())
+        }
+        (None, None) => None,
     };
     let mut native = NativeScan { cxx_code, ..offered.scan.clone() };
     for f in files {
@@ -167,7 +178,10 @@ pub fn from_linker(
         flavor,
         inputs: Vec::new(),
         loaded,
-        outside_refs: OutsideRefs::Known(outside),
+        outside_refs: match &offered.unknown {
+            Some(why) => OutsideRefs::Unknown(why.clone()),
+            None => OutsideRefs::Known(outside),
+        },
         wraps,
         exported,
         preemptible,
@@ -325,7 +339,7 @@ mod tests {
             Resolved { name: "b.o", symbols: &b, resolutions: &rb },
         ];
         // The linker offered native files, none of them C++.
-        let offered = NativeFiles { count: 3, scan: NativeScan::default() };
+        let offered = NativeFiles { count: 3, scan: NativeScan::default(), ..Default::default() };
         let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
         assert!(m.model.loaded[0].prevailing.contains("_Z3tplv"));
         assert!(!m.model.loaded[1].prevailing.contains("_Z3tplv"));
@@ -342,6 +356,22 @@ mod tests {
         let named = BTreeSet::from(["_Z3tplv".to_string()]);
         let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &named, &offered);
         assert!(m.model.outside_refs.known().unwrap().contains("_Z3tplv"));
+        // No native file offered (mold): none on the command line either
+        // says what three offered files without C++ say; no file at all
+        // is native code the plugin cannot check; a command line the
+        // plugin could not read leaves the native side unknown.
+        let seen = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
+        let none = NativeFiles { from_command_line: true, ..Default::default() };
+        let m = from_linker(&files, Output::Executable, Flavor::Lld, Vec::new(), &BTreeSet::new(), &none);
+        assert_eq!(m.native.cxx_code, seen.native.cxx_code);
+        assert!(m.model.outside_refs.known().is_some());
+        let m =
+            from_linker(&files, Output::Executable, Flavor::Lld, Vec::new(), &BTreeSet::new(), &NativeFiles::default());
+        assert!(m.native.cxx_code.is_some() && m.model.outside_refs.known().is_some());
+        let unreadable = NativeFiles { from_command_line: true, unknown: Some("why".into()), ..Default::default() };
+        let m = from_linker(&files, Output::Executable, Flavor::Lld, Vec::new(), &BTreeSet::new(), &unreadable);
+        assert_eq!(m.native.cxx_code.as_deref(), Some("why"));
+        assert!(m.model.outside_refs.known().is_none());
     }
 
     #[test]

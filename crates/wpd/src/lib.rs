@@ -25,6 +25,7 @@ pub mod demangle;
 pub mod error;
 pub mod final_link;
 pub mod input;
+pub mod link_line;
 pub mod progress;
 pub mod report;
 pub mod rewrite;

@@ -3,10 +3,10 @@
 //! native ones from ELF. What the link loads is summarized (bitcode) or
 //! scanned for the classes it can see (native); nothing else is.
 
-use crate::args::LinkArgs;
+use super::args::LinkArgs;
+use crate::error::{Error, Result};
+use crate::native::NativeScan;
 use std::path::Path;
-use wpd::error::{Error, Result};
-use wpd::native::NativeScan;
 use wpd_link::resolve::{Comdat, Definition, DiskSource, FatLto, InputKind, Symbol, SymbolTable, Visibility};
 use wpd_link::{LinkModel, LoadedKind};
 
@@ -105,7 +105,16 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>> {
             )));
         }
     }
+    let scan = scan_native(&model, &source)?.0;
+    Ok(ResolvedLink { model, source, scan })
+}
+
+/// Scans the native units (objects, archive members, shared libraries) the
+/// resolved link loads, for the classes native code sees; with how many
+/// units were scanned.
+pub fn scan_native(model: &LinkModel, source: &DiskSource<'_>) -> Result<(NativeScan, usize)> {
     let mut scan = NativeScan::default();
+    let mut count = 0;
     for l in &model.loaded {
         if !matches!(l.kind, LoadedKind::Object | LoadedKind::Shared) {
             continue;
@@ -117,6 +126,25 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>> {
         };
         let bytes = bytes.ok_or_else(|| Error::at(&l.name, "input changed while linking"))?;
         scan.scan(bytes, &l.name)?;
+        count += 1;
     }
-    Ok(ResolvedLink { model, source, scan })
+    Ok((scan, count))
+}
+
+/// The native side of a link from its linker's command line (`argv`
+/// without the program's name), for a linker plugin the linker does not
+/// show its native files (mold offers it bitcode only): the line is read
+/// as wpd-ld reads its own, an option the table does not know passes (it
+/// may only change what this function need not know: outside
+/// references), the line is resolved as `flavor` resolves it, and the
+/// native units it loads are scanned. With how many units were scanned.
+pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Result<(NativeScan, usize)> {
+    let argv = super::args::expand_response_files(argv.to_vec())?;
+    let mut args = super::args::parse_with(&argv, super::args::UnknownOptions::UnknownRefs)?;
+    args.line.flavor = flavor;
+    let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
+        .with_demangler(wpd_llvm::demangle)
+        .with_fat_lto(fat);
+    let model = wpd_link::resolve(&args.line, &mut source)?;
+    scan_native(&model, &source)
 }

@@ -44,7 +44,6 @@ pub enum Effect {
 }
 
 impl Effect {
-    #[cfg_attr(not(test), expect(dead_code, reason = "the docs test prints it"))]
     pub fn describe(self) -> &'static str {
         match self {
             Effect::Input => "input",
@@ -191,7 +190,6 @@ pub enum Action {
 pub struct Spec {
     pub names: &'static [&'static str],
     pub arity: Arity,
-    #[cfg_attr(not(test), expect(dead_code, reason = "docs/cli.md lists it; the docs test reads it"))]
     pub effect: Effect,
     pub action: Action,
 }

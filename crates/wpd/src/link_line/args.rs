@@ -7,9 +7,9 @@
 //! every outside reference unknown). Every item keeps its position; what
 //! wpd does not consume passes through untouched.
 
-use crate::options::{self, Action, Arity, Spec};
+use super::options::{self, Action, Arity, Spec};
+use crate::error::{Error, Result};
 use std::path::PathBuf;
-use wpd::error::{Error, Result};
 use wpd_link::resolve::{Duplicates, StateChange, StateStack};
 use wpd_link::{Item as LineItem, LinkLine};
 
@@ -54,7 +54,7 @@ pub struct WpdOptions {
     pub low_memory: bool,
     pub unknown_options: UnknownOptions,
     /// `--wpd-index-only=DIR`: distributed backends (see
-    /// `wpd::backends::distributed`).
+    /// `crate::backends::distributed`).
     pub index_only: Option<PathBuf>,
     /// `--wpd-from-index=DIR`: the final link on the objects of DIR's jobs.
     pub from_index: Option<PathBuf>,
@@ -98,14 +98,14 @@ pub struct LinkArgs {
     /// What the link asks of wpd, by the parser the linker plugin uses too
     /// (`-plugin-opt=`, `-mllvm`, and the lld and `--wpd-` spellings of the
     /// same settings).
-    pub settings: wpd::settings::LinkSettings,
+    pub settings: crate::settings::LinkSettings,
     pub wpd: WpdOptions,
 }
 
 impl LinkArgs {
     /// What the link makes, for the policy and code generation.
-    pub fn output_kind(&self) -> wpd::settings::Output {
-        wpd::settings::Output {
+    pub fn output_kind(&self) -> crate::settings::Output {
+        crate::settings::Output {
             shared: self.shared,
             relocatable: self.relocatable,
             pic: self.pie,
@@ -292,7 +292,15 @@ fn scan_option(args: &[String], i: &mut usize) -> Result<Scanned> {
 
 /// Scans an ld command line (response files already expanded).
 pub fn parse(args: &[String]) -> Result<LinkArgs> {
+    parse_with(args, UnknownOptions::Error)
+}
+
+/// Scans an ld command line, an option `options.rs` does not know doing
+/// what `unknown` says unless the line says otherwise
+/// (`--wpd-unknown-options=`).
+pub fn parse_with(args: &[String], unknown_options: UnknownOptions) -> Result<LinkArgs> {
     let mut out = LinkArgs::default();
+    out.wpd.unknown_options = unknown_options;
     let mut state = StateStack::default();
     let mut unknown: Vec<String> = Vec::new();
     // `--allow-multiple-definition` / `-z muldefs` (the last of them and
@@ -455,7 +463,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
                 pass = false;
             }
             Action::ThinltoJobs | Action::WpdJobs => {
-                out.settings.jobs = Some(wpd::parse_jobs(&v)?);
+                out.settings.jobs = Some(crate::parse_jobs(&v)?);
                 pass = false;
             }
             Action::CacheDir => {
@@ -484,7 +492,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
             }
             Action::WpdRemarks => {
                 if v.is_empty() {
-                    out.settings.remarks = wpd::report::Remarks::Passed;
+                    out.settings.remarks = crate::report::Remarks::Passed;
                 } else {
                     out.settings.set_remarks(&v, &format!("--wpd-remarks={v}"))?;
                 }
@@ -632,7 +640,7 @@ pub fn parse(args: &[String]) -> Result<LinkArgs> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wpd::backends::codegen::{DebuggerTuning, Profile};
+    use crate::backends::codegen::{DebuggerTuning, Profile};
     use wpd_link::Item as LineItem;
 
     fn p(args: &[&str]) -> LinkArgs {
@@ -702,7 +710,7 @@ mod tests {
         assert!(parse(&["--lto-CGO4".to_string()]).unwrap_err().to_string().contains("--lto-CGO4"));
         assert_eq!(a.settings.jobs, Some(3));
         assert_eq!(a.settings.report, Some(PathBuf::from("r.json")));
-        assert_eq!(a.settings.remarks, wpd::report::Remarks::Passed);
+        assert_eq!(a.settings.remarks, crate::report::Remarks::Passed);
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));
         assert!(a.items.is_empty());
         assert!(parse(&["--wpd-bogus".to_string()]).unwrap_err().to_string().contains("--wpd-bogus"));
@@ -1073,21 +1081,21 @@ mod tests {
     fn verify_pie_and_remarks_options() {
         let a = p(&["--disable-verify", "-pie", "--wpd-remarks=missed", "--wpd-quiet", "--wpd-size-baseline", "a.o"]);
         assert!(a.settings.disable_verify && a.pie && a.wpd.quiet && a.wpd.size_baseline);
-        assert_eq!(a.settings.remarks, wpd::report::Remarks::Missed);
+        assert_eq!(a.settings.remarks, crate::report::Remarks::Missed);
         assert!(!p(&["-pie", "-no-pie", "a.o"]).pie);
         assert!(parse(&["--wpd-remarks=loud".to_string()]).is_err());
     }
 
     #[test]
     fn every_option_is_documented() {
-        let doc = include_str!("../../docs/cli.md");
-        for spec in crate::options::OPTIONS {
+        let doc = include_str!("../../../../docs/cli.md");
+        for spec in super::options::OPTIONS {
             for name in spec.names {
                 let shown = if name.chars().count() == 1 { format!("`-{name}") } else { format!("`--{name}") };
                 assert!(doc.contains(&shown), "docs/cli.md does not list {shown} ({})", spec.effect.describe());
             }
         }
-        for (k, _) in crate::options::Z_KEYWORDS {
+        for (k, _) in super::options::Z_KEYWORDS {
             assert!(doc.contains(&format!("`{}", k.trim_end_matches('='))), "docs/cli.md does not list -z {k}");
         }
     }
