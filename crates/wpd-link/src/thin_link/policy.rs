@@ -168,6 +168,38 @@ impl Policy {
         unknown
     }
 
+    /// Opens each class whose typeinfo the output exports dynamically: a
+    /// library loaded at run time (`dlopen`, never on the link line) may
+    /// derive from it, naming that typeinfo as its base, whether or not
+    /// any module holds the class's vtable (an abstract class whose
+    /// constructor and destructor are inline often has none). The
+    /// typeinfo's visibility is its class's vtable's where a module holds
+    /// one (it matters only when the link model does not say what is
+    /// exported).
+    fn exported_typeinfos(&self, link: &Hierarchy<'_>, classes: &mut BTreeMap<String, String>) {
+        let mut visibility: BTreeMap<&str, Visibility> = BTreeMap::new();
+        for (key, r) in &link.vtables {
+            let vt = link.vtable(*r);
+            if let (None, Some(class)) = (key.module, vt.symbol.strip_prefix("_ZTV")) {
+                visibility.insert(class, vt.visibility);
+            }
+        }
+        let how = if self.facts.shared { "-shared" } else { "--export-dynamic or an export list" };
+        for type_id in link.by_type_id.keys() {
+            let id = type_id.as_str();
+            let Some(class) = id.strip_prefix("_ZTS").filter(|_| !id.starts_with("_ZTSM")) else { continue };
+            let typeinfo = format!("_ZTI{class}");
+            let vis = visibility.get(class).copied().unwrap_or(Visibility::Default);
+            if self.facts.exports(&typeinfo, vis) {
+                classes.entry(class.to_string()).or_insert_with(|| {
+                    format!(
+                        "{typeinfo} is exported dynamically ({how}): a library loaded at run time may derive from it"
+                    )
+                });
+            }
+        }
+    }
+
     /// Open type ids of the link with the reason for each.
     pub fn open_type_ids<'a>(&self, link: &Hierarchy<'a>) -> BTreeMap<&'a TypeId, String> {
         let mut open: BTreeMap<&'a TypeId, String> = BTreeMap::new();
@@ -221,6 +253,9 @@ impl Policy {
                     )
                 });
             }
+        }
+        if v.enabled {
+            self.exported_typeinfos(link, &mut classes);
         }
         let mut unknown = v.unknown.clone().filter(|_| v.enabled || v.always);
         if v.enabled {
