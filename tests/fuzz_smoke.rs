@@ -124,7 +124,7 @@ const SEEDS: &[(u64, &[&str])] = &[
     // member's initializer before the extraction markers
     (58, &["merged-calls", "mfp-call", "dead-extracted"]),
     (90, &["merged-calls", "multi-base", "unicode", "dead-extracted"]),
-    (110, &["merged-calls", "dead-extracted"]),
+    (110, &["merged-calls", "dead-extracted", "dlopen-derived"]),
     // a closed-set dispatch whose targets the caller's module does not
     // declare, over arguments passed in memory: wpd declared them without
     // `byval`, LLVM refused to promote the calls, and with a dead slot the
@@ -143,6 +143,12 @@ const SEEDS: &[(u64, &[&str])] = &[
     // ... and under mold, which offers the plugin no native file, missed the
     // same vtable until the plugin read mold's command line
     (121018, &["plugin:mold", "native-reader"]),
+    // a plugin loaded with dlopen derives from a class whose typeinfo the
+    // program exports; wpd-ld took the class for closed where no object
+    // held its vtable (Dl0B's destructor protected and trivial: 110, 125)
+    // or where the vtable was not exported (144)
+    (125, &["interposed", "dlopen-derived"]),
+    (144, &["exported-caller", "dlopen-derived"]),
     // the archive reaching the link line in two archives inside
     // --start-group (gold), named by a linker script's GROUP (GNU ld, beside
     // a shared library), and as a thin archive (gold)
@@ -184,6 +190,7 @@ const ALL_SHAPES: &[&str] = &[
     "covariant",
     "registered",
     "weak-override",
+    "dlopen-derived",
 ];
 
 /// The ways gen.py puts an archive on the link line besides one plain
@@ -245,6 +252,12 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
         "weak-override" => {
             sources.contains("__attribute__((weak)) unsigned long Wk0D::wv0(unsigned long x) const")
                 && sources.contains("void Wk0D::wk0_key() const {}")
+        }
+        "dlopen-derived" => {
+            config.contains("dlopen:dl0p.cpp")
+                && config.contains("_ZTI4Dl0B")
+                && sources.contains("struct Plug final : Dl0B {")
+                && sources.contains("unsigned long dl0_walk(Dl0B *p, unsigned long x) {")
         }
         "registered" => {
             config.contains("ltoobj:rg0.cpp")

@@ -21,7 +21,9 @@
 # native object first on every link line, linked with -z muldefs (MULDEFS=1);
 # ishared: bitcode built into libfzip.so by a link of its own (wpd-ld's,
 # lld's, -O0 for the reference), whose members the executable defines again
-# and exports (IPEXPORT, --export-dynamic-symbol); DLEXPORT: functions
+# and exports (IPEXPORT, --export-dynamic-symbol); dlopen: a native
+# plugin lib<name>.so no link names, which the programs load at run time;
+# DLEXPORT: functions
 # the program finds with dlsym, exported by every link (the reference's
 # too) with --export-dynamic-symbol; FAT=1: bitcode objects are
 # fat (-ffat-lto-objects, linked with --fat-lto-objects); RELATIVE=1: every
@@ -96,7 +98,7 @@ srcs=() objs=() libs=() members=() ishared=()
 ARCHIVE=${ARCHIVE:-0}
 for tu in $TUS; do
     mode=${tu%%:*} f=${tu#*:}
-    [ "$mode" = ishared ] || srcs+=("$f")
+    [ "$mode" = ishared ] || [ "$mode" = dlopen ] || srcs+=("$f")
     case $mode in
     lto)    say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
@@ -118,6 +120,10 @@ for tu in $TUS; do
     ishared) say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -fPIC -c $f -o ${f%.cpp}.o"
             $CXX $STD "${LTOF[@]}" "${VIS[@]}" -fPIC -c "$f" -o "${f%.cpp}.o" || exit 2
             ishared+=("$f") ;;
+    dlopen) # a plugin the programs load with dlopen at run time (every
+            # build, the reference too): never on a link line
+            say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o lib${f%.cpp}.so"
+            $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o "lib${f%.cpp}.so" || exit 2 ;;
     shared) say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o libfz.so"
             $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o libfz.so || exit 2
             libs=(-L. -lfz '-Wl,-rpath,$ORIGIN') ;;
