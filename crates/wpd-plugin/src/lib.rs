@@ -603,11 +603,9 @@ fn link(state: &mut State) -> Result<()> {
             Some(name) if name.contains("mold") => wpd_link::Flavor::Lld,
             _ => state.linker.flavor,
         };
-        let fat = if state.options.fat_lto_objects == Some(true) {
-            wpd_link::resolve::FatLto::Bitcode
-        } else {
-            wpd_link::resolve::FatLto::Native
-        };
+        // mold links a fat LTO object's native code and never offers it to
+        // the plugin: it is native code of the link.
+        let fat = wpd_link::resolve::FatLto::Native;
         state.natives.from_command_line = true;
         match wpd::link_line::inputs::native_side(argv.get(1..).unwrap_or_default(), flavor, fat) {
             Ok((scan, count)) => (state.natives.scan, state.natives.count) = (scan, count),
