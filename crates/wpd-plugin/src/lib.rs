@@ -595,6 +595,10 @@ fn link(state: &mut State) -> Result<()> {
     for w in &wraps {
         mentioned.extend([format!("__wrap_{w}"), format!("__real_{w}"), w.clone()]);
     }
+    let modules: Vec<BitcodeInput> = loaded.iter().map(|(f, _)| f.input.clone()).collect();
+    if modules.is_empty() {
+        return Ok(());
+    }
     if state.natives.count == 0 {
         // mold offers the plugin bitcode only: the native side comes from
         // its command line, resolved as wpd-ld resolves its own (mold
@@ -621,10 +625,6 @@ fn link(state: &mut State) -> Result<()> {
         }
     }
     let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned, &state.natives);
-    let modules: Vec<BitcodeInput> = loaded.iter().map(|(f, _)| f.input.clone()).collect();
-    if modules.is_empty() {
-        return Ok(());
-    }
     let o = &state.options;
     wpd_llvm::Context::set_llvm_options(&o.llvm_options)?;
     let made = wpd::settings::Output {
