@@ -5,7 +5,9 @@
 //! callback. A program sharing names with libstdc++.so (a `<sstream>`
 //! VTT, an `int` exception's typeinfo, template instantiations GNU ld
 //! exports for the runtime) still has dead slots through the plugin, as
-//! through wpd-ld. A link given `-flto`, where clang loads LLVMgold.so
+//! through wpd-ld. Under mold, which shows the plugin no native file, the
+//! plugin scans the native members of the archives on mold's command
+//! line. A link given `-flto`, where clang loads LLVMgold.so
 //! ahead of wpd (so LLVM's LTO takes every bitcode file), says so. (`tests/e2e.rs` links every fixture through the plugin;
 //! `tests/link_model.rs` the link-model cases; `tests/realworld.rs`
 //! leveldb.)
@@ -362,6 +364,95 @@ int main(int argc, char **) {
     Ok(())
 }
 
+/// mold shows the plugin no native file: the plugin reads mold's command
+/// line, and scans every native member of its archives, loaded or not
+/// (mold may load members lld's resolution would not). A native archive
+/// member nothing references holds a subclass of the program's `Shape`:
+/// through mold `Shape`'s hierarchy is open, naming that member, while
+/// through gold, which shows the plugin the members it loads, it is closed
+/// and `area` has one implementation. (GNU ld offers the plugin members
+/// it only probes, this one too: scanned, they keep classes open.) Every
+/// program prints what its -O0 build prints.
+fn mold_scans_every_archive_member() -> Check {
+    let t = temp_dir("plugin-mold-members")?;
+    let header = t.path().join("shape.h");
+    wpd_tests::write(&header, b"struct Shape {\n  virtual ~Shape() {}\n  virtual int area() const = 0;\n};\n")?;
+    let prog_src = t.path().join("prog.cpp");
+    wpd_tests::write(
+        &prog_src,
+        br#"#include "shape.h"
+#include <cstdio>
+struct Square final : Shape {
+  int s;
+  explicit Square(int s) : s(s) {}
+  int area() const override { return s * s; }
+};
+__attribute__((noinline)) Shape *make(int i) { return new Square(i); }
+__attribute__((noinline)) int total(Shape *const *v, int n) {
+  int t = 0;
+  for (int i = 0; i < n; ++i) t += v[i]->area();
+  return t;
+}
+int main(int argc, char **) {
+  Shape *v[3] = {make(argc), make(argc + 1), make(argc + 2)};
+  std::printf("%d\n", total(v, 3));
+  for (Shape *s : v) delete s;
+}
+"#,
+    )?;
+    let extra_src = t.path().join("extra.cpp");
+    wpd_tests::write(
+        &extra_src,
+        br#"#include "shape.h"
+struct Circle final : Shape {
+  int area() const override { return 3; }
+};
+Shape *make_circle() { return new Circle; }
+"#,
+    )?;
+    let prog = t.path().join("prog.o");
+    run(Command::new(CLANGXX)
+        .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+        .arg(&prog_src)
+        .arg("-o")
+        .arg(&prog))?;
+    let extra = t.path().join("extra.o");
+    run(Command::new(CLANGXX).args(["-O2", "-c"]).arg(&extra_src).arg("-o").arg(&extra))?;
+    let archive = t.path().join("libextra.a");
+    run(Command::new("llvm-ar-19").arg("rcs").arg(&archive).arg(&extra))?;
+    let reference = t.path().join("ref");
+    run(Command::new(CLANGXX).arg("-O0").arg(&prog_src).arg(&archive).arg("-o").arg(&reference))?;
+    let want = run(&mut Command::new(&reference))?.stdout;
+    let mut failures = Vec::new();
+    for linker in LINKERS {
+        let scratch = t.path().join(format!("tmp-{linker}"));
+        std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+        let out = t.path().join(format!("prog-{linker}"));
+        let r = checked_link(
+            linker,
+            &scratch,
+            &["-Wl,-plugin-opt=whole-program-visibility"],
+            &[&prog, &archive],
+            &out,
+            &want,
+        )?;
+        let open = r["open_type_ids"].to_string();
+        let single = r["call_sites"]["single_impl"].as_u64().unwrap_or(0);
+        match (linker, open.contains("_ZTS5Shape") && open.contains("libextra.a(extra.o)")) {
+            ("mold", false) => {
+                failures.push(format!("[mold] Shape should be open, naming libextra.a(extra.o): {open}"))
+            }
+            ("mold", true) if single != 0 => {
+                failures.push(format!("[mold] {single} single-impl call(s) of an open Shape"))
+            }
+            ("gold", true) => failures.push(format!("[gold] Shape opened by a member not loaded: {open}")),
+            ("gold", false) if single == 0 => failures.push("[gold] area() not made direct".to_string()),
+            _ => {}
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures.join("\n")) }
+}
+
 /// `-flto=thin` on a GNU ld or gold link line makes clang load LLVMgold.so
 /// before any `-Wl,-plugin`: LLVM's plugin claims every bitcode file and
 /// wpd's never sees one. The program is still right (LLVM's LTO built
@@ -405,6 +496,9 @@ fn main() {
         libtest_mimic::Trial::test("same_settings", || same_settings().map_err(Into::into)),
         libtest_mimic::Trial::test("refused", || refused().map_err(Into::into)),
         libtest_mimic::Trial::test("llvm_plugin_first_is_said", || llvm_plugin_first_is_said().map_err(Into::into)),
+        libtest_mimic::Trial::test("mold_scans_every_archive_member", || {
+            mold_scans_every_archive_member().map_err(Into::into)
+        }),
         libtest_mimic::Trial::test("dead_slots_beside_the_runtime", || {
             dead_slots_beside_the_runtime().map_err(Into::into)
         }),

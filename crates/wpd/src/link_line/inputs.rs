@@ -137,7 +137,11 @@ pub fn scan_native(model: &LinkModel, source: &DiskSource<'_>) -> Result<(Native
 /// as wpd-ld reads its own, an option the table does not know passes (it
 /// may only change what this function need not know: outside
 /// references), the line is resolved as `flavor` resolves it, and the
-/// native units it loads are scanned. With how many units were scanned.
+/// native units it loads are scanned, and so is every other native
+/// member of its archives: the linker may load members `flavor`'s
+/// resolution would not (mold 1.10 does, docs/cli.md), and a member
+/// scanned that the link leaves out only keeps classes open. With how
+/// many units were scanned.
 pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Result<(NativeScan, usize)> {
     let argv = super::args::expand_response_files(argv.to_vec())?;
     let mut args = super::args::parse_with(&argv, super::args::UnknownOptions::UnknownRefs)?;
@@ -146,5 +150,20 @@ pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Re
         .with_demangler(wpd_llvm::demangle)
         .with_fat_lto(fat);
     let model = wpd_link::resolve(&args.line, &mut source)?;
-    scan_native(&model, &source)
+    let (mut scan, mut count) = scan_native(&model, &source)?;
+    for input in &model.inputs {
+        let InputKind::Archive { members, .. } = &input.kind else { continue };
+        for (index, m) in members.iter().enumerate() {
+            if m.loaded || m.kind != LoadedKind::Object {
+                continue;
+            }
+            let name = format!("{}({})", input.path.display(), m.name);
+            let bytes = source
+                .member_bytes(&input.path, index)
+                .ok_or_else(|| Error::at(&name, "input changed while linking"))?;
+            scan.scan(bytes, &name)?;
+            count += 1;
+        }
+    }
+    Ok((scan, count))
 }
