@@ -167,3 +167,24 @@ pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Re
     }
     Ok((scan, count))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line the plugin cannot resolve is an error naming what failed
+    /// (the plugin then takes the native side as unknown); a line of no
+    /// file scans nothing.
+    #[test]
+    fn native_side_of_a_line() {
+        let missing = "/nonexistent/wpd-native-side/x.o".to_string();
+        let err = native_side(&["-o".into(), "out".into(), missing.clone()], wpd_link::Flavor::Lld, FatLto::Native)
+            .unwrap_err();
+        assert!(err.to_string().contains(&missing), "{err}");
+        let (scan, count) =
+            native_side(&["-o".into(), "out".into(), "--as-needed".into()], wpd_link::Flavor::Lld, FatLto::Native)
+                .unwrap();
+        assert_eq!(count, 0);
+        assert!(scan.classes.is_empty() && scan.cxx_code.is_none());
+    }
+}
