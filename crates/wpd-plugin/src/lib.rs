@@ -27,7 +27,7 @@ pub mod model;
 
 use std::ffi::{CStr, CString};
 use std::os::raw::{c_char, c_int, c_void};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use wpd::error::{Error, Result};
 use wpd::input::{BitcodeInput, FileKind};
@@ -601,12 +601,9 @@ fn link(state: &mut State) -> Result<()> {
     }
     if state.natives.count == 0 {
         // mold offers the plugin bitcode only: the native side comes from
-        // its command line, resolved as wpd-ld resolves its own (mold
-        // resolves archives as lld does).
-        let flavor = match argv.first().map(|a| a.rsplit('/').next().unwrap_or(a)) {
-            Some(name) if name.contains("mold") => wpd_link::Flavor::Lld,
-            _ => state.linker.flavor,
-        };
+        // its command line, resolved as wpd-ld resolves its own, with the
+        // flavor wpd-ld gives that linker (mold resolves archives as lld).
+        let flavor = argv.first().map_or(state.linker.flavor, |a| wpd_link::Flavor::from_linker_path(Path::new(a)));
         // mold links a fat LTO object's native code and never offers it to
         // the plugin: it is native code of the link.
         let fat = wpd_link::resolve::FatLto::Native;

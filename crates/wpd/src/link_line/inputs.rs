@@ -66,12 +66,19 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable> {
     Ok(SymbolTable { symbols, comdats })
 }
 
+/// The files of a link as resolution reads them: bitcode symbol tables
+/// from irsymtab, C++ names demangled (for version scripts), fat LTO
+/// objects as `fat` says.
+fn disk_source(fat: FatLto) -> DiskSource<'static> {
+    DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
+        .with_demangler(wpd_llvm::demangle)
+        .with_fat_lto(fat)
+}
+
 /// Resolves the link line and scans the loaded native units.
 pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>> {
     let fat = if args.settings.fat_lto_objects == Some(true) { FatLto::Bitcode } else { FatLto::Native };
-    let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
-        .with_demangler(wpd_llvm::demangle)
-        .with_fat_lto(fat);
+    let mut source = disk_source(fat);
     let model = wpd_link::resolve(&args.line, &mut source)?;
     for w in &model.warnings {
         eprintln!("wpd-ld: warning: {w}");
@@ -146,9 +153,7 @@ pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Re
     let argv = super::args::expand_response_files(argv.to_vec())?;
     let mut args = super::args::parse_with(&argv, super::args::UnknownOptions::UnknownRefs)?;
     args.line.flavor = flavor;
-    let mut source = DiskSource::new(|_name: &str, bytes: &[u8]| bitcode_table(bytes))
-        .with_demangler(wpd_llvm::demangle)
-        .with_fat_lto(fat);
+    let mut source = disk_source(fat);
     let model = wpd_link::resolve(&args.line, &mut source)?;
     let (mut scan, mut count) = scan_native(&model, &source)?;
     for input in &model.inputs {
