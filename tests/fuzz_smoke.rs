@@ -45,7 +45,9 @@ use wpd_tests::{Check, read, repo_root, run, run_raw, short_diff, show_cmd, temp
 /// over the build choices (split or not, hidden, native, shared, archive,
 /// linker, -O level, speculation, -fno-rtti). An entry `archive:<form>`
 /// is no shape but how the seed's archive reaches the link line
-/// (`ARFORM` in config.sh: group, script or thin). About two minutes on two
+/// (`ARFORM` in config.sh: group, script or thin), `plugin:<linker>` the
+/// linker of the plugin's link, and `xflags:<flag>` a code-generation flag
+/// of every non-reference compile ([`XFLAGS`]). About two minutes on two
 /// cores; `fuzz/hierarchies/run.sh` runs any number more.
 const SEEDS: &[(u64, &[&str])] = &[
     // every shape
@@ -155,6 +157,13 @@ const SEEDS: &[(u64, &[&str])] = &[
     (43, &["archive:group", "relative", "byval"]),
     (6, &["archive:script", "interposed", "covariant"]),
     (90, &["archive:thin", "dead-extracted", "byval"]),
+    // code-generation flags real builds add (gen.py --xflags): strict vtable
+    // pointers (invariant.group loads, launder and strip intrinsics) around
+    // a placement new, beside a shared library; hidden inline functions in
+    // vtables of default visibility, with a bitcode shared library whose
+    // definitions the program interposes
+    (27, &["xflags:-fstrict-vtable-pointers", "merged-calls", "placement-dtor"]),
+    (6, &["xflags:-fvisibility-inlines-hidden", "interposed", "covariant"]),
     // passing seeds over the build choices
     (8, &["const-vtable", "untyped"]),
     (21, &["const-vtable", "untyped"]),
@@ -201,6 +210,12 @@ const ARCHIVE_FORMS: &[&str] = &["archive:group", "archive:script", "archive:thi
 /// check.sh picks (GNU ld, or gold for a seed that picks gold):
 /// check.sh's `PLUGIN_LD`.
 const PLUGIN_LINKERS: &[&str] = &["plugin:mold"];
+
+/// The code-generation flags gen.py may add to every non-reference compile
+/// (`--xflags`, `XFLAGS` in config.sh), as [`SEEDS`] names them. A seed
+/// without such an entry is generated with none, whatever its own choice,
+/// so that the seeds pinned for a bug keep the build that showed it.
+const XFLAGS: &[&str] = &["xflags:-fstrict-vtable-pointers", "xflags:-fvisibility-inlines-hidden"];
 
 /// Extra `-Wl,` flags of both wpd-ld links (check.sh's `WPD_FLAGS`).
 const WPD_FLAGS: &str = "-Wl,--wpd-jobs=1";
@@ -309,9 +324,16 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     let tmp = temp_dir(&format!("fuzz-smoke-{seed}"))?;
     let dir = tmp.path().join(format!("seed-{seed}"));
     let gen_py = fuzz_dir().join("gen.py");
-    run(Command::new("python3").arg(&gen_py).arg("--seed").arg(seed.to_string()).arg("--out").arg(&dir))?;
+    let xflags: Vec<&str> = want.iter().filter_map(|s| s.strip_prefix("xflags:")).collect();
+    let mut generate = Command::new("python3");
+    generate.arg(&gen_py).arg("--seed").arg(seed.to_string()).arg(format!("--xflags={}", xflags.join(",")));
+    run(generate.arg("--out").arg(&dir))?;
 
     let config = String::from_utf8_lossy(&read(&dir.join("config.sh"))?).into_owned();
+    let got_xflags = config_value(&config, "XFLAGS").unwrap_or_default();
+    if got_xflags != xflags.join(" ") {
+        return Err(format!("seed {seed}: gen.py --xflags={} wrote XFLAGS=\"{got_xflags}\"", xflags.join(",")));
+    }
     let got: BTreeSet<String> =
         config_value(&config, "SHAPES").unwrap_or_default().split_whitespace().map(str::to_string).collect();
     let mut sources = String::new();
@@ -323,7 +345,7 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     }
     let plugin_ld = want.iter().find_map(|s| s.strip_prefix("plugin:"));
     for shape in want {
-        if shape.starts_with("plugin:") {
+        if shape.starts_with("plugin:") || shape.starts_with("xflags:") {
             continue;
         }
         if let Some(form) = shape.strip_prefix("archive:") {
@@ -378,11 +400,12 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
 
     let mut msg = format!("seed {seed} (shapes: {}): {result}\n", got.iter().cloned().collect::<Vec<_>>().join(" "));
     msg += &format!(
-        "reproduce: python3 fuzz/hierarchies/gen.py --seed {seed} --out /tmp/seed-{seed} && \
+        "reproduce: python3 fuzz/hierarchies/gen.py --seed {seed} --xflags={xf} --out /tmp/seed-{seed} && \
          cp fuzz/hierarchies/check.sh /tmp/seed-{seed}/repro.sh && \
          WPD_LD={} LLD=0 bash /tmp/seed-{seed}/repro.sh   (SAN=1: also check the program is UB-free)\n   \
-         or: fuzz/hierarchies/run.sh 1 {seed}   (keeps it in fuzz/hierarchies/failures/seed-{seed})\n",
-        wpd_ld.display()
+         or: GEN_ARGS=--xflags={xf} fuzz/hierarchies/run.sh 1 {seed}   (keeps it in fuzz/hierarchies/failures/seed-{seed})\n",
+        wpd_ld.display(),
+        xf = xflags.join(",")
     );
     msg += &format!("check: {} -> {}\n", show_cmd(&cmd), out.status);
     match code {
@@ -426,6 +449,7 @@ fn main() {
         .iter()
         .chain(ARCHIVE_FORMS)
         .chain(PLUGIN_LINKERS)
+        .chain(XFLAGS)
         .copied()
         .filter(|s| !covered.contains(s))
         .collect();
@@ -433,10 +457,13 @@ fn main() {
         if missing.is_empty() { Ok(()) } else { Err(format!("no seed covers {missing:?}").into()) }
     }));
     for &(seed, shapes) in SEEDS {
-        let name = match shapes.iter().find_map(|s| s.strip_prefix("plugin:")) {
+        let mut name = match shapes.iter().find_map(|s| s.strip_prefix("plugin:")) {
             Some(ld) => format!("seed_{seed}_plugin_{ld}"),
             None => format!("seed_{seed}"),
         };
+        for flag in shapes.iter().filter_map(|s| s.strip_prefix("xflags:-f")) {
+            name += &format!("_{}", flag.replace('-', "_"));
+        }
         trials.push(Trial::test(name, move || check_seed(seed, shapes).map_err(Into::into)));
     }
     libtest_mimic::run(&args, trials).exit();

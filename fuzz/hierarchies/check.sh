@@ -31,7 +31,8 @@
 # HIDDEN, NATIVE, SHARED, ARCHIVE: non-main TUs go into libfzar.a, linked as
 # -L. -lfzar (ARFORM: in two archives in a group, or named by a linker
 # script, or a thin archive; see below); OPT: -O level of every non-reference compile and link; DEBUG:
-# -g; NORTTI: -fno-rtti; LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
+# -g; NORTTI: -fno-rtti; XFLAGS: more flags of every non-reference compile
+# (-fstrict-vtable-pointers, -fvisibility-inlines-hidden); LINKER: lld, bfd or gold behind wpd-ld; SPECULATE:
 # --wpd-speculate= value or empty; TRAP=1: the program ends in
 # __builtin_trap(), so every build must die of SIGILL, exit status 132).
 # Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_dist, p_plugin, p_lld; reports
@@ -61,6 +62,7 @@ VIS=()   # flags of every non-reference compile
 [ "${DEBUG:-0}" = 1 ] && VIS+=(-g)
 [ "${NORTTI:-0}" = 1 ] && VIS+=(-fno-rtti)
 [ "${RELATIVE:-0}" = 1 ] && VIS+=(-fexperimental-relative-c++-abi-vtables)
+for x in ${XFLAGS:-}; do VIS+=("$x"); done
 LINKX=() # flags of every link (the reference's too)
 if [ -n "${SANITIZE:-}" ]; then
     VIS+=("-fsanitize=$SANITIZE")

@@ -482,6 +482,17 @@ class Gen:
             ['plain', 'group', 'script', 'thin'], [5, 2, 2, 1])[0]
         if a.archive_form:
             self.arform = a.archive_form
+        # code-generation flags real builds add, which change the IR around
+        # vtables (a generator of its own: every choice above keeps its
+        # seeds): -fstrict-vtable-pointers (invariant.group loads of vtable
+        # pointers, launder/strip intrinsics on `this` after placement new
+        # and in constructors), -fvisibility-inlines-hidden (hidden inline
+        # virtual functions in default-visibility vtables)
+        self.xflags = random.Random(self.seed * 86028121 + 43).choices(
+            [[], ['-fstrict-vtable-pointers'], ['-fvisibility-inlines-hidden'],
+             ['-fstrict-vtable-pointers', '-fvisibility-inlines-hidden']], [6, 2, 2, 1])[0]
+        if a.xflags is not None:
+            self.xflags = [f for f in a.xflags.split(',') if f]
         if a.opt:
             self.opt = a.opt
         if a.rtti is not None:
@@ -924,6 +935,8 @@ class Gen:
                'IPEXPORT="%s"' % ' '.join(self.ip_exports)]
         if self.archive and self.arform != 'plain':   # only then: other seeds keep their config.sh
             cfg.append('ARFORM=%s' % self.arform)
+        if self.xflags:   # only then: other seeds keep their config.sh
+            cfg.append('XFLAGS="%s"' % ' '.join(self.xflags))
         if self.dl_exports:   # exported-caller (only then: other seeds keep their config.sh)
             cfg.append('DLEXPORT="%s"' % ' '.join(self.dl_exports))
         self.out['config.sh'] = '\n'.join(cfg) + '\n'
@@ -2636,6 +2649,10 @@ def main():
     ap.add_argument('--no-always-throw', action='store_true',
                     help='make every throw depend on an argument (same program otherwise): '
                          'works around bugs/02 (an always-throwing override is not a target)')
+    ap.add_argument('--xflags', metavar='LIST',
+                    help='comma-separated extra flags of every non-reference compile (XFLAGS), instead of '
+                         'the seed\'s choice among -fstrict-vtable-pointers and -fvisibility-inlines-hidden; '
+                         '"" for none')
     ap.add_argument('--opt', choices=['-O1', '-O2', '-O3', '-Os'], help='optimization level of the non-reference builds')
     ap.add_argument('--shapes', type=parse_shapes, metavar='LIST',
                     help='exactly these shapes instead of the seed\'s choice: comma-separated among %s, '

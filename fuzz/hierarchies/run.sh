@@ -55,11 +55,12 @@ for ((seed = START; seed < START + N; seed++)); do
     "$d/repro.sh" >"$d/result.txt" 2>"$d/repro.log"
     rc=$?
     result=$(tail -1 "$d/result.txt")
-    SPECULATE= DEBUG=0 NORTTI=0 OPT=-O2 LINKER=lld SHAPES= ARFORM=
+    SPECULATE= DEBUG=0 NORTTI=0 OPT=-O2 LINKER=lld SHAPES= ARFORM= XFLAGS=
     . "$d/config.sh"
     cfg="split=$SPLIT hidden=$HIDDEN native=$NATIVE shared=$SHARED ar=${ARCHIVE:-0}${ARFORM:+/$ARFORM} tus=$(wc -w <<<"$TUS") $OPT ld=$LINKER"
     [ "$DEBUG" = 1 ] && cfg+=" -g"
     [ "$NORTTI" = 1 ] && cfg+=" no-rtti"
+    [ -n "$XFLAGS" ] && cfg+=" ${XFLAGS// /,}"
     [ -n "$SPECULATE" ] && cfg+=" spec=$SPECULATE"
     [ -n "$SHAPES" ] && cfg+=" shapes=${SHAPES// /,}"
     cw=$(counters "$d/r_wpv.json") cn=$(counters "$d/r_nowpv.json")
