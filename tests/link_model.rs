@@ -4,7 +4,7 @@
 //! case is built at test time (native `-O0` objects and archives for the
 //! reference; bitcode objects and archives for wpd-ld), linked through
 //! wpd-ld once per real linker (ld.lld-19, GNU ld, gold), run, and compared
-//! with the `-O0` program; lines the program must not print (a constructor
+//! with the `-O0` program that linker links; lines the program must not print (a constructor
 //! of a member the linker leaves out) and the report's `link_model` (members
 //! loaded and not loaded, the flavor) are checked too. The same bitcode is
 //! then linked by GNU ld, gold and mold through the linker plugin
@@ -64,6 +64,21 @@ const CASES: &[Case] = &[
         wpd_flags: &[WPV],
         absent: &[],
         loaded: &["fake.o"],
+        not_loaded: &[],
+    },
+    Case {
+        name: "wrap_virtual",
+        objects: &[("main.o", "main.cpp", &[]), ("shape.o", "shape.cpp", &[]), ("spy.o", "spy.cpp", &[])],
+        archives: &[],
+        shared: &[],
+        link: &["@/main.o", "@/shape.o", "@/spy.o", "-Wl,--wrap=_ZNK5Shape4areaEv"],
+        // Without whole-program visibility nothing is devirtualized: the
+        // split unit shape.o goes to LLVM in two (its vtables compiled with
+        // its thin part), the case where a direct call once ran the copy of
+        // area() clang puts beside the vtable.
+        wpd_flags: &[],
+        absent: &[],
+        loaded: &["shape.o", "spy.o"],
         not_loaded: &[],
     },
     Case {
@@ -190,21 +205,37 @@ fn check(case: &Case) -> Check {
     build(case, &src, &native, false)?;
     build(case, &src, &lto, true)?;
 
-    let reference = native.join("prog");
     let link_args = |dir: &Path| case.link.iter().map(|a| with_dir(a, dir)).collect::<Vec<_>>();
-    run(Command::new(CLANGXX).arg("-O0").args(link_args(&native)).arg("-o").arg(&reference))?;
-    let want = run_program(&reference, &native)?;
-    if want.code != Some(0) {
-        return Err(format!("the -O0 program ended with {}", want.exit()));
-    }
-    for absent in case.absent {
-        if want.stdout.contains(absent) {
-            return Err(format!("the -O0 program prints {absent:?}; the fixture is wrong"));
+    // The -O0 program as `linker` links it (the linkers differ: lld wraps
+    // the references an object makes to its own definitions, GNU ld, gold
+    // and mold do not); `None` when it cannot (mold 1.10 does not restore
+    // -Bdynamic at --pop-state).
+    let reference = |linker: &str| -> Result<Option<RunResult>, String> {
+        let exe = native.join(format!("prog-{linker}"));
+        let linked = Command::new(CLANGXX)
+            .arg("-O0")
+            .arg(format!("-fuse-ld={linker}"))
+            .args(link_args(&native))
+            .arg("-o")
+            .arg(&exe)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if !linked {
+            return Ok(None);
         }
-    }
+        let want = run_program(&exe, &native)?;
+        if want.code != Some(0) {
+            return Err(format!("the -O0 program linked by {linker} ended with {}", want.exit()));
+        }
+        if let Some(absent) = case.absent.iter().find(|a| want.stdout.contains(*a)) {
+            return Err(format!("the -O0 program linked by {linker} prints {absent:?}; the fixture is wrong"));
+        }
+        Ok(Some(want))
+    };
 
     let wpd_ld = wpd_ld_bin()?;
     for (flavor, linker) in LINKERS {
+        let want = reference(flavor)?.ok_or_else(|| format!("{flavor} cannot link the -O0 program"))?;
         let exe = lto.join(format!("prog-{flavor}"));
         let report = lto.join(format!("report-{flavor}.json"));
         let mut cmd = Command::new(CLANGXX);
@@ -229,20 +260,12 @@ fn check(case: &Case) -> Check {
     // LLVMgold.so); wpd-ld's options become plugin options.
     let plugin = wpd_plugin_so()?;
     for linker in ["bfd", "gold", "mold"] {
-        // A linker that cannot link the native program (mold 1.10 does not
-        // restore -Bdynamic at --pop-state) is not asked to link the
-        // bitcode one.
-        let native_exe = native.join(format!("prog-{linker}"));
-        let native_link = Command::new(CLANGXX)
-            .arg(format!("-fuse-ld={linker}"))
-            .args(link_args(&native))
-            .arg("-o")
-            .arg(&native_exe)
-            .output();
-        if !native_link.is_ok_and(|o| o.status.success()) {
+        // A linker that cannot link the native program is not asked to
+        // link the bitcode one.
+        let Some(want) = reference(linker)? else {
             eprintln!("{}: {linker} cannot link the native program either; plugin link skipped", case.name);
             continue;
-        }
+        };
         let exe = lto.join(format!("prog-plugin-{linker}"));
         let mut cmd = Command::new(CLANGXX);
         cmd.current_dir(&lto).arg(format!("-fuse-ld={linker}")).arg(format!("-Wl,-plugin,{}", plugin.display()));

@@ -17,7 +17,8 @@
 //! nothing before that run is an archive, a `--start-lib` object, a library
 //! searched with `-l` that is not a shared library, or a linker script; the
 //! object goes right before the first of them (`thinlto::RegularObject`).
-//! Every other split unit's vtables are compiled with its thin part.
+//! Every other split unit's vtables are compiled with its thin part, and
+//! so are all of them in a link that wraps a symbol (`--wrap`).
 
 use std::collections::HashSet;
 use wpd_link::resolve::InputKind;
@@ -25,6 +26,13 @@ use wpd_link::{InputId, Item, LinkLine, LinkModel};
 
 /// The inputs whose vtables may go to the link's regular LTO object.
 pub fn regular_lto_inputs(line: &LinkLine, model: &LinkModel) -> HashSet<InputId> {
+    // GNU ld, gold and mold wrap only the references of other objects: a
+    // vtable's reference to a `--wrap`ped function its own unit defines
+    // reaches the function, not `__wrap_`, and must stay in the object
+    // that defines it.
+    if !model.wraps.is_empty() {
+        return HashSet::new();
+    }
     let opened = model.inputs_by_item();
     let mut run = HashSet::new();
     let mut started = false;

@@ -200,6 +200,17 @@ int wpd_inst_may_write_memory(LLVMValueRef inst) {
   return i ? i->mayWriteToMemory() : 0;
 }
 
+// Makes function `fn` a declaration: Function::deleteBody drops its blocks
+// and metadata attachments and gives it external linkage; its comdat goes
+// too. Returns 1, or 0 (nothing done) when `fn` is no function definition.
+int wpd_delete_body(LLVMValueRef fn) {
+  auto *f = dyn_cast<Function>(unwrap(fn));
+  if (!f || f->isDeclaration()) return 0;
+  f->deleteBody();
+  f->setComdat(nullptr);
+  return 1;
+}
+
 // Whether a metadata node is `distinct` (the type id of an internal class):
 // a boolean, 1 or 0.
 int wpd_md_is_distinct(LLVMMetadataRef md) {

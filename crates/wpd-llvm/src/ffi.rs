@@ -191,6 +191,7 @@ unsafe extern "C" {
     pub fn wpd_inst_may_read_memory(inst: LLVMValueRef) -> c_int;
     pub fn wpd_inst_may_write_memory(inst: LLVMValueRef) -> c_int;
     pub fn wpd_md_is_distinct(md: LLVMMetadataRef) -> c_int;
+    pub fn wpd_delete_body(func: LLVMValueRef) -> c_int;
     pub fn wpd_domtree_new(func: LLVMValueRef) -> *mut c_void;
     pub fn wpd_domtree_free(dt: *mut c_void);
     pub fn wpd_devirt_calls(

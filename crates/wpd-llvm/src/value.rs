@@ -471,6 +471,15 @@ impl<'m> Value<'m> {
         unsafe { c::LLVMSetLinkage(self.raw, l) }
     }
 
+    /// Makes a function definition a declaration (`Function::deleteBody`):
+    /// its body, metadata attachments and comdat dropped, external linkage.
+    /// Returns whether it was one; any other value is left as it is.
+    pub fn delete_body(self) -> bool {
+        // SAFETY: the shim checks that the value is a function definition;
+        // the caller's module owns it and nothing else holds its blocks.
+        unsafe { ffi::wpd_delete_body(self.raw) != 0 }
+    }
+
     /// Sets the visibility of a global value.
     pub fn set_visibility(self, visibility: Visibility) {
         let v = match visibility {

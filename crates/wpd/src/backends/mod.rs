@@ -217,16 +217,29 @@ pub fn split_apart(input: &BitcodeInput, in_process: bool, link_split: bool) -> 
 
 /// The regular part of a split unit (`input`) alone, as a ThinLTO module
 /// of its own, flagged split like the thin part it was cut from: its
-/// vtables, their type info and the `available_externally` copies of
-/// virtual functions clang puts beside them (for constant propagation in
-/// LLVM's regular LTO). Parses this part only, never the thin part. The
-/// module is compiled by its thin part's backend
+/// vtables and their type info. Parses this part only, never the thin
+/// part. The module is compiled by its thin part's backend
 /// ([`crate::backends::thinlto::compile`]).
+///
+/// clang puts `available_externally` copies of small virtual functions
+/// beside the vtables, for LLVM's regular LTO to fold loads from them. In
+/// a ThinLTO module each copy would be a second summary of its function,
+/// one other modules may import and inline whatever the link says of the
+/// definition in the thin part: a name `--wrap` or `--defsym` redefines,
+/// whose summary LLVM makes weak so that no module imports it, would be
+/// imported from the copy, and a direct call another file makes would run
+/// the bitcode body instead of `__wrap_X`. The thin part defines each of
+/// them, so the copies become declarations.
 pub fn vtables_module(input: &BitcodeInput) -> Result<Vec<u8>> {
     let ctx = Context::new();
     let module = ctx
         .parse_bitcode_module(&input.bytes, &input.name, 1)
         .map_err(|e| Error::at(&input.name, format!("invalid bitcode: {}", e.message)))?;
+    for f in module.functions() {
+        if f.linkage() == wpd_summary::Linkage::AvailableExternally {
+            f.delete_body();
+        }
+    }
     rewrite::refuse_cfi(input, &module)?;
     rewrite::type_tests::apply(&module);
     module.write_thinlto_bitcode(true, &rewrite::definition_names(&module)).map_err(|e| e.context(&input.name))
