@@ -158,7 +158,10 @@ impl<'m> LtoSymbols<'m> {
             None => true,
             Some(refs) => refs.contains(sym.name),
         };
-        let exported = (self.export_dynamic || self.exported.contains(sym.name)) && !sym.hidden;
+        // The model lists what the output exports of the definitions it
+        // knows (with `--export-dynamic`, not those LLVM may omit from the
+        // symbol table); `--export-dynamic` exports a name it does not know.
+        let exported = (self.exported.contains(sym.name) || (self.export_dynamic && !known)) && !sym.hidden;
         let visible = self.relocatable
             || outside
             || (unseen && !sym.introduced)

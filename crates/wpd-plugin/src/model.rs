@@ -8,7 +8,7 @@ use crate::api::resolution as r;
 use std::collections::BTreeSet;
 use wpd_link::InputId;
 use wpd_link::native::{NativeScan, Sighting, runtime_symbol};
-use wpd_link::resolve::{Flavor, LinkModel, Loaded, LoadedKind, OutsideRefs};
+use wpd_link::resolve::{Flavor, LinkModel, Loaded, LoadedKind, OutsideRefs, exports};
 use wpd_llvm::BitcodeSymbol;
 
 /// One loaded bitcode file: its name, the symbols the plugin gave the
@@ -123,7 +123,10 @@ pub fn from_linker(
                         exported.insert(s.name.clone());
                     }
                 }
-                if res == r::PREVAILING_DEF_IRONLY_EXP {
+                // In the dynamic symbol table because the output exports
+                // everything (`-shared`, `--export-dynamic`), which leaves
+                // out what LLVM may omit, as LLVMgold does.
+                if res == r::PREVAILING_DEF_IRONLY_EXP && exports::exported_by_all(&s.name, s.may_omit) {
                     exported.insert(s.name.clone());
                 }
             }
@@ -332,8 +335,10 @@ mod tests {
     fn resolutions_become_the_model() {
         let a = [sym("main", false), sym("_Z3tplv", false), sym("_ZTV4Base", false), sym("_ZTI3Ext", true)];
         let ra = [r::PREVAILING_DEF, r::PREVAILING_DEF_IRONLY, r::PREVAILING_DEF, r::RESOLVED_DYN];
-        let b = [sym("_Z3tplv", false), sym("api", false)];
-        let rb = [r::PREEMPTED_IR, r::PREVAILING_DEF_IRONLY_EXP];
+        let omit = |n: &str| BitcodeSymbol { may_omit: true, ..sym(n, false) };
+        let b = [sym("_Z3tplv", false), sym("api", false), omit("_Z6inlinev"), omit("_ZTV5Local")];
+        let exp = r::PREVAILING_DEF_IRONLY_EXP;
+        let rb = [r::PREEMPTED_IR, exp, exp, exp];
         let files = [
             Resolved { name: "a.o", symbols: &a, resolutions: &ra },
             Resolved { name: "b.o", symbols: &b, resolutions: &rb },
@@ -347,6 +352,10 @@ mod tests {
         let outside = m.model.outside_refs.known().unwrap();
         assert!(outside.contains("main") && !outside.contains("_Z3tplv") && !outside.contains("api"));
         assert!(m.model.exported.contains("api"));
+        // In the dynamic symbol table because everything is (-rdynamic): an
+        // inline function LLVM may omit is left out, as LLVMgold leaves it,
+        // a vtable is not.
+        assert!(!m.model.exported.contains("_Z6inlinev") && m.model.exported.contains("_ZTV5Local"));
         // Base's vtable is referenced natively; Ext's typeinfo comes from a
         // shared library.
         assert!(matches!(m.native.classes["4Base"][0], Sighting::References { .. }));

@@ -126,6 +126,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     visibility: visibility(sym.st_visibility()),
                     function: sym.st_type() == elf::STT_FUNC,
                     tls: sym.st_type() == elf::STT_TLS,
+                    may_omit: false,
                     comdat,
                 });
             }
@@ -157,6 +158,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     visibility: visibility(sym.st_visibility()),
                     function: sym.st_type() == elf::STT_FUNC,
                     tls: sym.st_type() == elf::STT_TLS,
+                    may_omit: false,
                     comdat: None,
                 });
             }

@@ -5,10 +5,23 @@
 //! `--dynamic-list` / `--export-dynamic-symbol(-list)` name. Patterns are
 //! globs; `extern "C++"` ones match demangled names (the caller's
 //! demangler; without one, a C++ pattern is assumed to match when that
-//! exports more, never when it would hide).
+//! exports more, never when it would hide). `-shared` and
+//! `--export-dynamic` alone leave out a bitcode definition LLVM may omit
+//! from the symbol table ([`exported_by_all`]).
 
 use super::glob_match;
 use super::script::Syntax;
+
+/// Whether `-shared` or `--export-dynamic` alone (no dynamic list naming
+/// it, no native file naming it) exports a bitcode definition: not when
+/// LLVM may omit it from the symbol table (`may_omit`: `linkonce_odr` and
+/// `unnamed_addr`, an inline function every user may keep a copy of), as
+/// lld and LLVMgold leave it out, except a vtable or type info (`_ZTV`,
+/// `_ZTI`, `_ZTS`, `_ZTT`, `_ZTC`): exported, it keeps its class open for
+/// code loaded at run time (`thin_link::policy`).
+pub fn exported_by_all(name: &str, may_omit: bool) -> bool {
+    !may_omit || ["_ZTV", "_ZTI", "_ZTS", "_ZTT", "_ZTC"].iter().any(|p| name.starts_with(p))
+}
 
 /// One pattern of a version script or dynamic list.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -675,6 +675,20 @@ impl<'a> Loader<'a> {
         }));
         let all = x.shared || x.export_dynamic;
         let cpp = versions.iter().chain([&dynamic]).flat_map(|l| l.global.iter().chain(&l.local)).any(|p| p.cpp);
+        // What native code of the link names: a definition it may bind to
+        // is exported even where `-shared` or `--export-dynamic` alone
+        // would leave it out ([`exports::exported_by_all`]).
+        let mut native_names: BTreeSet<&str> = BTreeSet::new();
+        for &u in &self.order {
+            let unit = &self.units[u.0 as usize];
+            match unit.kind {
+                LoadedKind::Shared => native_names.extend(unit.table.symbols.iter().map(|s| s.name.as_str())),
+                LoadedKind::Object => {
+                    native_names.extend(unit.table.symbols.iter().filter(|s| s.is_undefined()).map(|s| s.name.as_str()))
+                }
+                LoadedKind::Bitcode | LoadedKind::Other => {}
+            }
+        }
         let mut exported = BTreeSet::new();
         let mut preemptible = BTreeSet::new();
         for &u in &self.order {
@@ -695,7 +709,12 @@ impl<'a> Loader<'a> {
                 let demangled = if cpp { self.source.demangle(&s.name) } else { None };
                 let d = demangled.as_deref();
                 let listed = exports::listed(&dynamic, &s.name, d);
-                if (all || listed) && versions.iter().all(|l| exports::version_global(l, &s.name, d)) {
+                // lld exports such a definition only when a shared library
+                // references it; wpd, when any native file names it.
+                let omitted = !exports::exported_by_all(&s.name, s.may_omit)
+                    && !listed
+                    && !native_names.contains(s.name.as_str());
+                if ((all && !omitted) || listed) && versions.iter().all(|l| exports::version_global(l, &s.name, d)) {
                     exported.insert(s.name.clone());
                     // lld's computeIsPreemptible; GNU ld and gold agree.
                     let bound = x.dynamic_list_binds || x.symbolic.binds(s.function, s.weak);

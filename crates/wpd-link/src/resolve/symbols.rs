@@ -43,6 +43,12 @@ pub struct Symbol {
     /// Index into [`SymbolTable::comdats`] when the definition belongs to a
     /// comdat group.
     pub comdat: Option<u32>,
+    /// A bitcode definition LLVM may leave out of the symbol table
+    /// (`linkonce_odr` and `unnamed_addr`: nothing may rely on its
+    /// address), which `-shared` and `--export-dynamic` do not export by
+    /// themselves ([`super::exports::exported_by_all`]). Always false in
+    /// native files.
+    pub may_omit: bool,
 }
 
 impl Symbol {
@@ -56,6 +62,7 @@ impl Symbol {
             function: false,
             tls: false,
             comdat: None,
+            may_omit: false,
         }
     }
 

@@ -573,6 +573,28 @@ fn exports_follow_version_scripts_lists_and_exclude_libs() {
 }
 
 #[test]
+fn export_all_leaves_out_what_llvm_may_omit() {
+    // Inline functions (linkonce_odr, unnamed_addr) are not exported by
+    // --export-dynamic or -shared alone, as lld leaves them out; a dynamic
+    // list or a native file naming one exports it; vtables and type info
+    // stay exported.
+    let omit = |n: &str| Symbol { may_omit: true, ..def(n) };
+    let mut fake = Fake::default()
+        .with("a.o", bc(vec![def("main"), omit("_Z6inlinev"), omit("_Z6listedv"), omit("_Z5namedv"), omit("_ZTV1A")]))
+        .with("libn.so", shared(vec![undef("_Z5namedv")]))
+        .with("d.list", Content::Script("{ _Z6listedv; };".into()));
+    let want = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<BTreeSet<String>>();
+    let mut l = line(Flavor::Lld, vec![file("a.o"), file("libn.so")]);
+    l.exports.export_dynamic = true;
+    assert_eq!(run(&l, &mut fake).exported, want(&["main", "_Z5namedv", "_ZTV1A"]));
+    l.exports.dynamic_lists = vec!["d.list".into()];
+    assert_eq!(run(&l, &mut fake).exported, want(&["main", "_Z5namedv", "_Z6listedv", "_ZTV1A"]));
+    let mut so = line(Flavor::Bfd, vec![file("a.o")]);
+    so.exports.shared = true;
+    assert_eq!(run(&so, &mut fake).exported, want(&["main", "_ZTV1A"]));
+}
+
+#[test]
 fn duplicate_soname_adds_nothing() {
     // lld loads a second library with the same soname (it prints it with
     // --trace) but takes nothing from it.

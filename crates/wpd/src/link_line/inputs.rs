@@ -55,6 +55,7 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable> {
             function: s.executable,
             tls: s.tls,
             comdat: s.comdat,
+            may_omit: s.may_omit && !s.undefined,
             name: s.name,
         })
         .collect();
