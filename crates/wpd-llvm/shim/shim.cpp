@@ -18,6 +18,7 @@
 #include "llvm/IR/Comdat.h"
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/GlobalAlias.h"
+#include "llvm/IR/GlobalIFunc.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/GlobalObject.h"
 #include "llvm/IR/Instruction.h"
@@ -202,10 +203,13 @@ int wpd_inst_may_write_memory(LLVMValueRef inst) {
 
 // Makes function `fn` a declaration: Function::deleteBody drops its blocks
 // and metadata attachments and gives it external linkage; its comdat goes
-// too. Returns 1, or 0 (nothing done) when `fn` is no function definition.
+// too. Returns 1, or 0 (nothing done) when `fn` is no function definition
+// or an alias or ifunc names it (which must name a definition).
 int wpd_delete_body(LLVMValueRef fn) {
   auto *f = dyn_cast<Function>(unwrap(fn));
   if (!f || f->isDeclaration()) return 0;
+  for (const User *u : f->users())
+    if (isa<GlobalAlias>(u) || isa<GlobalIFunc>(u)) return 0;
   f->deleteBody();
   f->setComdat(nullptr);
   return 1;

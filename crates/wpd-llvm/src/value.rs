@@ -473,7 +473,8 @@ impl<'m> Value<'m> {
 
     /// Makes a function definition a declaration (`Function::deleteBody`):
     /// its body, metadata attachments and comdat dropped, external linkage.
-    /// Returns whether it was one; any other value is left as it is.
+    /// Returns whether it did; a definition an alias or ifunc names, and
+    /// any other value, is left as it is.
     pub fn delete_body(self) -> bool {
         // SAFETY: the shim checks that the value is a function definition;
         // the caller's module owns it and nothing else holds its blocks.
