@@ -82,6 +82,11 @@ fn clean_links() -> Check {
         if r["call_sites"]["single_impl"].as_u64().unwrap_or(0) == 0 {
             return Err(format!("[{linker}] nothing devirtualized: {}", r["call_sites"]));
         }
+        // The linker that loaded the plugin, by the name it runs under.
+        let named = r["linker"].as_str().unwrap_or_default();
+        if !named.ends_with(" (plugin)") || !named.contains(linker) {
+            return Err(format!("[{linker}] the report names the linker {named:?}"));
+        }
     }
     Ok(())
 }

@@ -681,7 +681,10 @@ fn link(state: &mut State) -> Result<()> {
     if o.report.is_some() {
         let mut json =
             wpd::report::report(&out.summaries, &out.plan, &policy, &out.stats, &mismatches, &timings, None, None);
-        json["linker"] = serde_json::Value::String(format!("{:?} (plugin)", state.linker.flavor));
+        // The linker that loaded the plugin, as its command line names it
+        // (the flavor the plugin took it for says GNU ld for mold).
+        let linker = argv.first().cloned().unwrap_or_else(|| format!("{:?}", state.linker.flavor));
+        json["linker"] = serde_json::Value::String(format!("{linker} (plugin)"));
         json["settings"] = serde_json::to_value(o).map_err(|e| Error::msg(e.to_string()))?;
         json["backends"] = serde_json::to_value(&out.natives.backends).map_err(|e| Error::msg(e.to_string()))?;
         json["prevailing_copies"] =
