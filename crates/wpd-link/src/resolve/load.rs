@@ -654,8 +654,11 @@ impl<'a> Loader<'a> {
         }
     }
 
-    /// The bitcode definitions the output exports dynamically.
-    pub fn exports(&mut self) {
+    /// The bitcode definitions the output exports dynamically. A definition
+    /// `native` names ([`Loader::native_names`]) is exported even where
+    /// `-shared` or `--export-dynamic` alone would leave it out
+    /// ([`exports::exported_by_all`]).
+    pub fn exports(&mut self, native: &BTreeSet<String>) {
         let x = &self.line.exports;
         let versions: Vec<exports::PatternList> =
             x.version_scripts.clone().iter().filter_map(|p| self.pattern_list(p)).collect();
@@ -675,20 +678,6 @@ impl<'a> Loader<'a> {
         }));
         let all = x.shared || x.export_dynamic;
         let cpp = versions.iter().chain([&dynamic]).flat_map(|l| l.global.iter().chain(&l.local)).any(|p| p.cpp);
-        // What native code of the link names: a definition it may bind to
-        // is exported even where `-shared` or `--export-dynamic` alone
-        // would leave it out ([`exports::exported_by_all`]).
-        let mut native_names: BTreeSet<&str> = BTreeSet::new();
-        for &u in &self.order {
-            let unit = &self.units[u.0 as usize];
-            match unit.kind {
-                LoadedKind::Shared => native_names.extend(unit.table.symbols.iter().map(|s| s.name.as_str())),
-                LoadedKind::Object => {
-                    native_names.extend(unit.table.symbols.iter().filter(|s| s.is_undefined()).map(|s| s.name.as_str()))
-                }
-                LoadedKind::Bitcode | LoadedKind::Other => {}
-            }
-        }
         let mut exported = BTreeSet::new();
         let mut preemptible = BTreeSet::new();
         for &u in &self.order {
@@ -711,9 +700,8 @@ impl<'a> Loader<'a> {
                 let listed = exports::listed(&dynamic, &s.name, d);
                 // lld exports such a definition only when a shared library
                 // references it; wpd, when any native file names it.
-                let omitted = !exports::exported_by_all(&s.name, s.may_omit)
-                    && !listed
-                    && !native_names.contains(s.name.as_str());
+                let omitted =
+                    !exports::exported_by_all(&s.name, s.may_omit) && !listed && !native.contains(s.name.as_str());
                 if ((all && !omitted) || listed) && versions.iter().all(|l| exports::version_global(l, &s.name, d)) {
                     exported.insert(s.name.clone());
                     // lld's computeIsPreemptible; GNU ld and gold agree.
@@ -730,7 +718,8 @@ impl<'a> Loader<'a> {
 
     // ---- the model -----------------------------------------------------
 
-    pub fn finish(mut self) -> LinkModel {
+    /// The link model; `native` is [`Loader::native_names`].
+    pub fn finish(mut self, native: BTreeSet<String>) -> LinkModel {
         let mut loaded = Vec::with_capacity(self.order.len());
         for &u in &self.order {
             let unit = &self.units[u.0 as usize];
@@ -775,7 +764,7 @@ impl<'a> Loader<'a> {
             None if self.line.relocatable => {
                 OutsideRefs::Unknown("relocatable output (-r): the rest of the program is linked later".into())
             }
-            None => OutsideRefs::Known(self.outside_refs()),
+            None => OutsideRefs::Known(self.outside_refs(native)),
         };
         let defined_by_command_line = self.line.defsyms.iter().map(|(n, _)| n.clone()).collect();
         let movable = if outside_refs.is_known() { self.movable_groups() } else { Vec::new() };
@@ -893,15 +882,15 @@ impl<'a> Loader<'a> {
             .collect()
     }
 
-    /// Every name code outside the bitcode may reference: references of
-    /// loaded native objects and shared libraries, bitcode definitions a
+    /// The names native code of the link names: references of loaded
+    /// native objects and shared libraries, and bitcode definitions a
     /// shared library also defines (the executable's copy is exported to
     /// preempt it) or a loaded native object also defines (as lld, which
     /// marks every symbol of a regular object used in regular objects:
     /// LTO must not internalize the bitcode copy of an inline function or
     /// vtable while the native copy stays global, or the program would
-    /// have two), and the names the command line uses.
-    fn outside_refs(&self) -> BTreeSet<String> {
+    /// have two).
+    pub fn native_names(&self) -> BTreeSet<String> {
         let mut refs = BTreeSet::new();
         let mut bitcode_defs: BTreeSet<&str> = BTreeSet::new();
         for &u in &self.order {
@@ -925,6 +914,13 @@ impl<'a> Loader<'a> {
                 }
             }
         }
+        refs
+    }
+
+    /// Every name code outside the bitcode may reference: what native code
+    /// names (`native`, [`Loader::native_names`]), the dynamic exports,
+    /// and the names the command line uses.
+    fn outside_refs(&self, mut refs: BTreeSet<String>) -> BTreeSet<String> {
         refs.extend(self.exported.iter().cloned());
         let line = self.line;
         refs.extend(line.undefined.iter().cloned());
@@ -943,9 +939,15 @@ impl<'a> Loader<'a> {
         }
         let globs: Vec<&String> = line.undefined_globs.iter().chain(&line.exports.dynamic_symbols).collect();
         if !globs.is_empty() {
-            for d in &bitcode_defs {
-                if globs.iter().any(|g| glob_match(g, d)) {
-                    refs.insert(d.to_string());
+            for &u in &self.order {
+                let unit = &self.units[u.0 as usize];
+                if unit.kind != LoadedKind::Bitcode {
+                    continue;
+                }
+                for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
+                    if globs.iter().any(|g| glob_match(g, &s.name)) {
+                        refs.insert(s.name.clone());
+                    }
                 }
             }
         }

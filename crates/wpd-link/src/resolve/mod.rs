@@ -50,8 +50,9 @@ pub fn resolve(line: &LinkLine, source: &mut dyn Source) -> Result<LinkModel, Er
     loader.open()?;
     loader.run();
     loader.check_duplicates()?;
-    loader.exports();
-    Ok(loader.finish())
+    let native = loader.native_names();
+    loader.exports(&native);
+    Ok(loader.finish(native))
 }
 
 /// Shell-style glob match (`*`, `?`, `[...]`), as lld matches
