@@ -10,7 +10,8 @@
 //! "Peak memory against link time: the allocator's purge delay"). The
 //! default is the faster link; `--wpd-low-memory` chooses the smaller one.
 //!
-//! The one `unsafe` outside wpd's FFI crates, and why it is here: setting
+//! One of two `unsafe` places outside wpd's FFI crates (the other maps
+//! summary files, summaries/src/container.rs), and why it is here: setting
 //! a mimalloc option is a C call (`mi_option_set`; neither the `mimalloc`
 //! crate nor anything else offers a safe one, and the environment variable
 //! is read before `main`), and it concerns the process's allocator, which

@@ -209,8 +209,10 @@ impl MappedFile {
         // contents changed between its reads). wpd writes its own files
         // atomically (rename), so a concurrent wpd replaces the inode rather
         // than mutating these pages. Besides crates/wpd-llvm (LLVM's FFI)
-        // and crates/wpd-plugin (the linker's plugin FFI), this and
-        // `SharedBytes::release` are the only `unsafe` in the project.
+        // and crates/wpd-plugin (the linker's plugin FFI), this,
+        // `SharedBytes::release` and wpd-ld's two mimalloc option calls
+        // (linker-shim/src/allocator.rs) are the only `unsafe` in the
+        // project (memmap2 offers no safe map).
         #[allow(unsafe_code)]
         let map = unsafe { memmap2::Mmap::map(&file) }?;
         Ok(MappedFile(Bytes::Mapped(map)))
