@@ -34,6 +34,12 @@ fn plugin_link(linker: &str, tmp: &Path, extra: &[&str], inputs: &[&Path], out: 
 
 /// A scratch folder with the demo's bitcode objects and what its -O0
 /// build prints.
+/// Compiles `src` to ThinLTO bitcode with whole-program vtables.
+fn thin_object(src: &Path, obj: &Path) -> Check {
+    run(Command::new(CLANGXX).args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"]).arg(src).arg("-o").arg(obj))
+        .map(drop)
+}
+
 fn demo(label: &str) -> Check<(TempDir, Vec<PathBuf>, Vec<u8>)> {
     let t = temp_dir(label)?;
     let objects = demo_objects(t.path())?;
@@ -348,11 +354,7 @@ int main(int argc, char **) {
 "#,
     )?;
     let obj = t.path().join("prog.o");
-    run(Command::new(CLANGXX)
-        .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&obj))?;
+    thin_object(&src, &obj)?;
     let reference = t.path().join("ref");
     run(Command::new(CLANGXX).arg("-O0").arg(&src).arg("-o").arg(&reference))?;
     let want = run(&mut Command::new(&reference))?.stdout;
@@ -416,11 +418,7 @@ Shape *make_circle() { return new Circle; }
 "#,
     )?;
     let prog = t.path().join("prog.o");
-    run(Command::new(CLANGXX)
-        .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
-        .arg(&prog_src)
-        .arg("-o")
-        .arg(&prog))?;
+    thin_object(&prog_src, &prog)?;
     let extra = t.path().join("extra.o");
     run(Command::new(CLANGXX).args(["-O2", "-c"]).arg(&extra_src).arg("-o").arg(&extra))?;
     let archive = t.path().join("libextra.a");
