@@ -993,10 +993,31 @@ fn fallback_module_imports_no_function() -> Check {
 /// (`fixtures/thinlto/weak_native`; found by the fuzzer's `weak-override`
 /// shape, seed 116004).
 fn weak_function_overridden_natively() -> Check {
-    let tmp = temp_dir("thinlto-weak-native")?;
+    weak_overridden_natively("weak_native", "sides 4, weak square")
+}
+
+/// The same corner through a thunk: `A::side` overrides a function of A's
+/// second base, so A's vtable holds a this-adjusting thunk, weak like
+/// `side` in the unit of A's vtable, of which clang puts an
+/// `available_externally` copy in main's own unit, which builds a vtable
+/// of a class derived from A. The native strong `side` prevails; lld's
+/// link stops on the thunk's two copies, and so did wpd-ld's, its note
+/// blaming `--thinlto-index-only`. wpd-ld gives LLVM the weak copy as the
+/// linker-redefined one, and the program runs the native body
+/// (`fixtures/thinlto/weak_native_thunk`).
+fn weak_thunk_overridden_natively() -> Check {
+    weak_overridden_natively("weak_native_thunk", "side 2")
+}
+
+/// Builds `fixture` (its `native*.cpp` without LTO), checks that the `-O0`
+/// program prints `expected` and that lld's ThinLTO link stops on the weak
+/// copy, then links through wpd-ld without and with whole-program
+/// visibility, each program printing what `-O0` prints.
+fn weak_overridden_natively(fixture: &str, expected: &str) -> Check {
+    let tmp = temp_dir(&format!("thinlto-{fixture}"))?;
     let d = tmp.path();
-    let b = build("weak_native", d, &[])?;
-    if !String::from_utf8_lossy(&b.expected).contains("sides 4, weak square") {
+    let b = build(fixture, d, &[])?;
+    if !String::from_utf8_lossy(&b.expected).contains(expected) {
         return Err(format!("-O0 prints {:?}", String::from_utf8_lossy(&b.expected)));
     }
     let lld = run_raw(
@@ -1066,6 +1087,9 @@ fn main() {
         }),
         libtest_mimic::Trial::test("weak_function_overridden_natively", || {
             weak_function_overridden_natively().map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("weak_thunk_overridden_natively", || {
+            weak_thunk_overridden_natively().map_err(Into::into)
         }),
     ];
     let both: [(&str, FlagsCheck); 7] = [

@@ -38,8 +38,8 @@
 # Writes <link>.out/.err/.rc for ref, p_wpv, p_nowpv, p_bazel, p_dist, p_plugin, p_lld; reports
 # r_wpv.json and r_nowpv.json; remarks in p_wpv.link.err / p_nowpv.link.err.
 # Last line: RESULT wpv=<st> nowpv=<st> bazel=<st> dist=<st> plugin=<st> lld=<st> san=<st>, where st is ok,
-# refused (bazel: a mix of split and unsplit bitcode, or a weak function a
-# native one overrides, which LLVM's thin link refuses),
+# refused (bazel: a mix of split and unsplit bitcode, which LLVM's thin
+# link refuses),
 # MISMATCH, LINKFAIL (wpd-ld exited non-zero), or skip.
 # Exit status: 0 wpd fine, 1 a wpd link failed or mismatched, 2 the
 # reference itself could not be built or run (generator bug), 3 the
@@ -231,11 +231,11 @@ link_bazel() { # name -> status
         -Wl,--thinlto-index-only="$name.objects" -Wl,--lto-obj-path="$name.lto.o" -Wl,--wpd-report=r_bazel.json \
         "${inputs[@]}" "${others[@]}" "${LINKX[@]}" $(iplib wpd_ip) -o "$name" 2>"$name.link.err" || {
         # Untyped bitcode (no ThinLTO summary) beside split units: LLVM's
-        # thin link refuses the mix, as lld does, and wpd-ld says so.
-        # And LLVM 19's thin link stops on a weak function a native one
-        # overrides when clang copied it into the split unit's vtable part
-        # (weak-override), as lld's does: wpd-ld says so.
-        if grep -q 'mixes bitcode with and without split LTO units\|note: LLVM.s thin link of the original bitcode' \
+        # thin link refuses the mix, as lld does, and wpd-ld says so. (A
+        # weak function a native one overrides, on which LLVM 19's thin
+        # link stops when clang copied it beside the unit's vtables, links:
+        # wpd-ld gives LLVM the weak copy as linker-redefined.)
+        if grep -q 'mixes bitcode with and without split LTO units' \
             "$name.link.err"; then echo refused; else echo LINKFAIL; fi
         return; }
     for o in "${objs[@]}" "${lazy[@]}"; do

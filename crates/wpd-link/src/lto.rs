@@ -28,6 +28,11 @@ pub struct SymbolView<'a> {
     /// The section it is placed in (`__start_`/`__stop_` refer to it).
     pub section: &'a str,
     pub undefined: bool,
+    /// One of several equivalent copies (`linkonce_odr`, `weak_odr`: the
+    /// one-definition rule makes any copy's body the program's).
+    pub odr_copy: bool,
+    /// A common symbol (the largest copy is the one; LLVM sizes them).
+    pub common: bool,
     /// Hidden or protected.
     pub non_default_visibility: bool,
     pub hidden: bool,
@@ -69,6 +74,10 @@ pub struct LtoSymbols<'m> {
     /// Names whose prevailing copy the thin link took from another module
     /// than the linker's first: the module it took it from.
     moved: BTreeMap<String, usize>,
+    /// Names the bitcode defines and no bitcode copy of prevails (a native
+    /// object's definition comes first under `-z muldefs`, `--defsym` or a
+    /// script's assignment replaces them): the first module defining each.
+    replaced: BTreeMap<&'m str, usize>,
 }
 
 /// How the output is linked.
@@ -83,12 +92,21 @@ pub struct OutputKind {
 impl<'m> LtoSymbols<'m> {
     pub fn new(model: &'m LinkModel, output: OutputKind) -> LtoSymbols<'m> {
         let modules: Vec<&Loaded> = model.bitcode().collect();
-        let prevailing_anywhere = modules.iter().flat_map(|l| l.prevailing.iter().map(String::as_str)).collect();
+        let prevailing_anywhere: HashSet<&str> =
+            modules.iter().flat_map(|l| l.prevailing.iter().map(String::as_str)).collect();
         let outside = model.outside_refs.known();
         let mut redefined: BTreeSet<String> = model.defined_by_command_line.clone();
         for w in &model.wraps {
             redefined.insert(w.clone());
             redefined.insert(format!("__real_{w}"));
+        }
+        let mut replaced = BTreeMap::new();
+        for (k, l) in modules.iter().enumerate() {
+            for name in l.defined.iter().map(String::as_str) {
+                if !prevailing_anywhere.contains(name) {
+                    replaced.entry(name).or_insert(k);
+                }
+            }
         }
         let start_stop = outside
             .into_iter()
@@ -108,6 +126,7 @@ impl<'m> LtoSymbols<'m> {
             start_stop,
             movable: &model.movable,
             moved: BTreeMap::new(),
+            replaced,
         }
     }
 
@@ -148,12 +167,27 @@ impl<'m> LtoSymbols<'m> {
         // files): this copy is the one, and nothing wpd cannot see into is
         // internalized or dropped.
         let unseen = !sym.undefined && !known;
+        // A definition the link replaces (not an ODR copy, whose body
+        // means what the kept one does): LLVM's thin link would still let
+        // other modules import its body (and inline it) when another
+        // summary of the name keeps it alive (clang's available_externally
+        // copy beside a split unit's vtable, or a thunk's in another
+        // unit), let its own module inline a weak one, and stops outright
+        // on a weak one beside such a copy ("Interposable and
+        // available_externally"). As a `--wrap`ped or `--defsym` name in
+        // lld's links, the first module's copy is given to LLVM as
+        // prevailing and redefined by the linker: weak, so never imported,
+        // inlined or folded, and the definition the link keeps wins over
+        // it.
+        let replaced =
+            !sym.undefined && !sym.odr_copy && !sym.common && known && self.replaced.get(sym.name) == Some(&module);
         let prevails = !sym.undefined
-            && match self.moved.get(sym.name) {
-                Some(&to) => to == module,
-                None if known => unit.is_some_and(|l| l.prevailing.contains(sym.name)),
-                None => true,
-            };
+            && (replaced
+                || match self.moved.get(sym.name) {
+                    Some(&to) => to == module,
+                    None if known => unit.is_some_and(|l| l.prevailing.contains(sym.name)),
+                    None => true,
+                });
         let outside = match &self.outside {
             None => true,
             Some(refs) => refs.contains(sym.name),
@@ -167,6 +201,7 @@ impl<'m> LtoSymbols<'m> {
             || (unseen && !sym.introduced)
             || (prevails && exported)
             || self.redefined.contains(sym.name)
+            || replaced
             || (!sym.section.is_empty() && self.start_stop.contains(sym.section));
         let final_definition = (self.executable || sym.non_default_visibility)
             && (prevails || self.prevailing_anywhere.contains(sym.name));
@@ -175,7 +210,7 @@ impl<'m> LtoSymbols<'m> {
             final_definition,
             visible_to_regular_obj: visible,
             export_dynamic: exported,
-            linker_redefined: prevails && self.redefined.contains(sym.name),
+            linker_redefined: prevails && (replaced || self.redefined.contains(sym.name)),
         }
     }
 }
@@ -215,6 +250,7 @@ mod tests {
             exported: set(&["api"]),
             preemptible: BTreeSet::new(),
             defined_by_command_line: BTreeSet::new(),
+            unresolved: BTreeSet::new(),
             warnings: Vec::new(),
             movable: Vec::new(),
         }
@@ -225,6 +261,8 @@ mod tests {
             name,
             section: "",
             undefined: false,
+            odr_copy: false,
+            common: false,
             non_default_visibility: false,
             hidden: false,
             introduced: false,
@@ -279,6 +317,36 @@ mod tests {
         let m5 = model(Some(&[]));
         let shared = LtoSymbols::new(&m5, OutputKind { shared: true, ..OutputKind::default() });
         assert!(!shared.resolve(1, &def("_Z6helperv")).final_definition);
+    }
+
+    #[test]
+    fn a_definition_the_link_replaces_is_redefined_in_its_first_module() {
+        // c.o and d.o define `patched`, whose copy the link keeps is not
+        // bitcode (a native object first under -z muldefs).
+        let mut m = model(Some(&["main"]));
+        for name in ["c.o", "d.o"] {
+            let mut unit = m.loaded[1].clone();
+            unit.name = name.into();
+            unit.defined = set(&["patched", "weakly"]);
+            unit.prevailing = BTreeSet::new();
+            m.loaded.push(unit);
+        }
+        let s = LtoSymbols::new(&m, OutputKind::default());
+        // The first module's strong copy goes to LLVM as the linker's own
+        // `--wrap` or `--defsym` names do: never imported or inlined.
+        let first = s.resolve(2, &def("patched"));
+        assert!(first.prevailing && first.linker_redefined && first.visible_to_regular_obj);
+        let second = s.resolve(3, &def("patched"));
+        assert!(!second.prevailing && !second.linker_redefined);
+        // An ODR copy is left to LLVM's resolution (not prevailing): any
+        // copy may be inlined. A weak copy of another kind is replaced.
+        let odr = s.resolve(2, &SymbolView { odr_copy: true, ..def("weakly") });
+        assert!(!odr.prevailing && !odr.linker_redefined);
+        assert!(s.resolve(2, &def("weakly")).linker_redefined);
+        // A common symbol's copies are sized by LLVM: left to it.
+        assert!(!s.resolve(2, &SymbolView { common: true, ..def("patched") }).linker_redefined);
+        // A copy that prevails somewhere is not replaced.
+        assert!(!s.resolve(1, &def("_Z3tplv")).linker_redefined);
     }
 
     #[test]

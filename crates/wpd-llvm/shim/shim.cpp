@@ -666,17 +666,19 @@ static void on_fatal_error(void *, const char *reason, bool) {
   std::string text(reason);
   std::replace(text.begin(), text.end(), '\n', ' ');
   std::string line = std::string(fatal_prefix) + ": error: LLVM: " + text + "\n";
-  // The one LLVM 19 stops on for inputs wpd's own links take: a weak
-  // function a definition outside the bitcode overrides, of which clang
-  // also put an available_externally copy in the split unit's vtable part
-  // (computeDeadSymbols). Only the thin link of the original bitcode
-  // (--thinlto-index-only) meets it.
+  // LLVM 19's thin link (computeDeadSymbols) stops on a weak definition
+  // that a definition outside the bitcode overrides, when another module
+  // holds an available_externally copy of it (clang copies weak virtual
+  // functions beside their vtables, and thunks into every unit building a
+  // vtable that holds them). wpd gives LLVM every such weak copy as the
+  // linker-redefined one (wpd_link::lto::LtoSymbols), which LLVM accepts;
+  // meeting it means a copy wpd did not foresee.
   if (text.find("Interposable and available_externally") != std::string::npos)
     line += std::string(fatal_prefix) +
-            ": note: LLVM's thin link of the original bitcode (--thinlto-index-only) stops on a weak function "
-            "that a definition outside the bitcode overrides, when clang copied it into its split LTO unit's "
-            "vtable part; lld stops the same way. wpd-ld's own backends take it: link without "
-            "--thinlto-index-only, or with --wpd-index-only\n";
+            ": note: LLVM's thin link stops on a weak definition in the bitcode that a definition outside it "
+            "(a native object, --defsym) overrides, when another module holds an available_externally copy "
+            "of it; lld stops the same way. wpd hands LLVM such definitions as the linker's to redefine, so "
+            "this one escaped it: please report it with the link line\n";
   size_t at = 0;
   while (at < line.size()) {
     ssize_t n = ::write(2, line.data() + at, line.size() - at);

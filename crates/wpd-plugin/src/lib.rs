@@ -585,6 +585,7 @@ fn link(state: &mut State) -> Result<()> {
     let defined: std::collections::BTreeSet<String> =
         files.iter().flat_map(|f| f.symbols.iter().filter(|s| !s.undefined).map(|s| s.name.clone())).collect();
     let mut mentioned = model::mentioned(&argv, &defined);
+    let redefined = model::redefined(&argv, &defined);
     for w in model::wrapped(&argv) {
         if !wraps.contains(&w) {
             wraps.push(w);
@@ -621,7 +622,7 @@ fn link(state: &mut State) -> Result<()> {
             }
         }
     }
-    let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned, &state.natives);
+    let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned, &redefined, &state.natives);
     let o = &state.options;
     wpd_llvm::Context::set_llvm_options(&o.llvm_options)?;
     let made = wpd::settings::Output {

@@ -80,7 +80,10 @@ fn prevails(res: i32) -> bool {
 /// A definition the linker left unresolved (`UNKNOWN`) is kept as if
 /// referenced from outside, and so is every name in `mentioned` (symbols
 /// the linker's command line or scripts name: `-init`, `-e`, `--defsym`,
-/// `ENTRY`, … which not every linker reports as references).
+/// `ENTRY`, … which not every linker reports as references). A name in
+/// `redefined` (the command line's `--defsym`, a script's assignment) is
+/// defined there, over every file: no bitcode copy of it prevails, and the
+/// program never runs the body wpd read.
 ///
 /// Native C++ code (which turns dead slots off) is what `offered` found in
 /// the native files the linker offered the plugin; when it offered none
@@ -92,6 +95,7 @@ pub fn from_linker(
     flavor: Flavor,
     wraps: Vec<String>,
     mentioned: &BTreeSet<String>,
+    redefined: &BTreeSet<String>,
     offered: &NativeFiles,
 ) -> FromLinker {
     let mut loaded = Vec::with_capacity(files.len());
@@ -108,13 +112,18 @@ pub fn from_linker(
         (None, None) => None,
     };
     let mut native = NativeScan { cxx_code, ..offered.scan.clone() };
+    let mut unresolved = BTreeSet::new();
     for f in files {
         let mut defined = BTreeSet::new();
         let mut prevailing = BTreeSet::new();
         for (s, &res) in f.symbols.iter().zip(f.resolutions) {
+            // A loaded file's reference the linker's table could not bind.
+            if s.undefined && res == r::UNDEF {
+                unresolved.insert(s.name.clone());
+            }
             if !s.undefined {
                 defined.insert(s.name.clone());
-                if prevails(res) || res == r::UNKNOWN {
+                if (prevails(res) || res == r::UNKNOWN) && !redefined.contains(&s.name) {
                     prevailing.insert(s.name.clone());
                 }
                 if res == r::PREVAILING_DEF || res == r::UNKNOWN || mentioned.contains(&s.name) {
@@ -165,6 +174,7 @@ pub fn from_linker(
         });
     }
     native.refs.extend(outside.iter().cloned());
+    native.see_unresolved(&unresolved);
     // The plugin interface does not say whether `-Bsymbolic` or a dynamic
     // list binds a shared output's definitions inside it: every exported
     // default-visibility definition may be preempted.
@@ -188,7 +198,8 @@ pub fn from_linker(
         wraps,
         exported,
         preemptible,
-        defined_by_command_line: BTreeSet::new(),
+        defined_by_command_line: redefined.intersection(&defined_anywhere(files)).cloned().collect(),
+        unresolved,
         warnings: Vec::new(),
         // The linker (gold, GNU ld) keeps its own choice of copy: wpd
         // moves none.
@@ -224,6 +235,49 @@ pub fn mentioned(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String
         let path = a.strip_prefix('@').unwrap_or(a);
         if let Some(text) = small_text_file(std::path::Path::new(path)) {
             see(&text);
+        }
+    }
+    out
+}
+
+/// Every name a loaded bitcode file defines.
+fn defined_anywhere(files: &[Resolved<'_>]) -> BTreeSet<String> {
+    files.iter().flat_map(|f| f.symbols.iter().filter(|s| !s.undefined).map(|s| s.name.clone())).collect()
+}
+
+/// The bitcode-defined names (`defined`) that the linker's arguments
+/// define over every file: `--defsym=NAME=EXPR` (and `--defsym NAME=EXPR`,
+/// `-defsym`), and the assignments (`NAME = EXPR;`, not `PROVIDE`) of the
+/// scripts they name. GNU ld and gold do not tell the plugin: they
+/// resolve the bitcode's own definition as prevailing, then the command
+/// line's value replaces it in the output. Conservative: an assignment in
+/// any text file named (a script or a response file) counts.
+pub fn redefined(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut keep = |name: &str| {
+        let name = name.trim();
+        if defined.contains(name) {
+            out.insert(name.to_string());
+        }
+    };
+    let mut it = args.iter().skip(1).peekable();
+    while let Some(a) = it.next() {
+        let value = match a.as_str() {
+            "--defsym" | "-defsym" => it.next().map(String::as_str),
+            _ => a.strip_prefix("--defsym=").or_else(|| a.strip_prefix("-defsym=")),
+        };
+        if let Some((name, _)) = value.and_then(|v| v.split_once('=')) {
+            keep(name);
+            continue;
+        }
+        if a.contains("plugin-opt") {
+            continue;
+        }
+        let path = a.strip_prefix('@').unwrap_or(a);
+        if let Some(text) = small_text_file(std::path::Path::new(path)) {
+            for name in wpd_link::resolve::script::assignments(&text) {
+                keep(&name);
+            }
         }
     }
     out
@@ -333,8 +387,14 @@ mod tests {
 
     #[test]
     fn resolutions_become_the_model() {
-        let a = [sym("main", false), sym("_Z3tplv", false), sym("_ZTV4Base", false), sym("_ZTI3Ext", true)];
-        let ra = [r::PREVAILING_DEF, r::PREVAILING_DEF_IRONLY, r::PREVAILING_DEF, r::RESOLVED_DYN];
+        let a = [
+            sym("main", false),
+            sym("_Z3tplv", false),
+            sym("_ZTV4Base", false),
+            sym("_ZTI3Ext", true),
+            sym("_ZTI4Host", true),
+        ];
+        let ra = [r::PREVAILING_DEF, r::PREVAILING_DEF_IRONLY, r::PREVAILING_DEF, r::RESOLVED_DYN, r::UNDEF];
         let omit = |n: &str| BitcodeSymbol { may_omit: true, ..sym(n, false) };
         let b = [sym("_Z3tplv", false), sym("api", false), omit("_Z6inlinev"), omit("_ZTV5Local")];
         let exp = r::PREVAILING_DEF_IRONLY_EXP;
@@ -343,9 +403,15 @@ mod tests {
             Resolved { name: "a.o", symbols: &a, resolutions: &ra },
             Resolved { name: "b.o", symbols: &b, resolutions: &rb },
         ];
+        let nothing = BTreeSet::new();
+        // An executable's model: the linker's flavor, the names the command
+        // line mentions and those it defines, the native files offered.
+        let exe = |flavor, named: &BTreeSet<String>, redefined: &BTreeSet<String>, offered: &NativeFiles| {
+            from_linker(&files, Output::Executable, flavor, Vec::new(), named, redefined, offered)
+        };
         // The linker offered native files, none of them C++.
         let offered = NativeFiles { count: 3, scan: NativeScan::default(), ..Default::default() };
-        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
+        let m = exe(Flavor::Bfd, &nothing, &nothing, &offered);
         assert!(m.model.loaded[0].prevailing.contains("_Z3tplv"));
         assert!(!m.model.loaded[1].prevailing.contains("_Z3tplv"));
         assert!(m.model.loaded[1].defined.contains("_Z3tplv"));
@@ -361,24 +427,33 @@ mod tests {
         assert!(matches!(m.native.classes["4Base"][0], Sighting::References { .. }));
         assert!(matches!(m.native.classes["3Ext"][0], Sighting::Defines { .. }));
         assert!(!m.native.classes.contains_key("3tplv"));
+        // Host's typeinfo is defined nowhere in the link (a shared output,
+        // a plugin of the program that defines the class).
+        assert!(matches!(m.native.classes["4Host"][0], Sighting::Unresolved { .. }));
+        assert!(m.model.unresolved.contains("_ZTI4Host") && !m.model.unresolved.contains("_ZTI3Ext"));
+        // A name the command line defines (`--defsym`) prevails nowhere.
+        let redefined = BTreeSet::from(["_Z3tplv".to_string(), "not_in_the_bitcode".to_string()]);
+        let m = exe(Flavor::Bfd, &redefined, &redefined, &offered);
+        assert!(!m.model.loaded[0].prevailing.contains("_Z3tplv") && m.model.loaded[0].defined.contains("_Z3tplv"));
+        assert_eq!(m.model.defined_by_command_line, BTreeSet::from(["_Z3tplv".to_string()]));
+        assert!(m.model.kept_elsewhere().contains_key("_Z3tplv"));
         // A symbol the command line names (`-init=api`) is referenced.
         let named = BTreeSet::from(["_Z3tplv".to_string()]);
-        let m = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &named, &offered);
+        let m = exe(Flavor::Bfd, &named, &nothing, &offered);
         assert!(m.model.outside_refs.known().unwrap().contains("_Z3tplv"));
         // No native file offered (mold): none on the command line either
         // says what three offered files without C++ say; no file at all
         // is native code the plugin cannot check; a command line the
         // plugin could not read leaves the native side unknown.
-        let seen = from_linker(&files, Output::Executable, Flavor::Bfd, Vec::new(), &BTreeSet::new(), &offered);
+        let seen = exe(Flavor::Bfd, &nothing, &nothing, &offered);
         let none = NativeFiles { from_command_line: true, ..Default::default() };
-        let m = from_linker(&files, Output::Executable, Flavor::Lld, Vec::new(), &BTreeSet::new(), &none);
+        let m = exe(Flavor::Lld, &nothing, &nothing, &none);
         assert_eq!(m.native.cxx_code, seen.native.cxx_code);
         assert!(m.model.outside_refs.known().is_some());
-        let m =
-            from_linker(&files, Output::Executable, Flavor::Lld, Vec::new(), &BTreeSet::new(), &NativeFiles::default());
+        let m = exe(Flavor::Lld, &nothing, &nothing, &NativeFiles::default());
         assert!(m.native.cxx_code.is_some() && m.model.outside_refs.known().is_some());
         let unreadable = NativeFiles { from_command_line: true, unknown: Some("why".into()), ..Default::default() };
-        let m = from_linker(&files, Output::Executable, Flavor::Lld, Vec::new(), &BTreeSet::new(), &unreadable);
+        let m = exe(Flavor::Lld, &nothing, &nothing, &unreadable);
         assert_eq!(m.native.cxx_code.as_deref(), Some("why"));
         assert!(m.model.outside_refs.known().is_none());
     }
@@ -403,6 +478,33 @@ mod tests {
         assert!(probed_only(&syms, &[r::UNDEF, r::PREEMPTED_IR], bound));
         assert!(binds_name(r::RESOLVED_IR) && binds_name(r::PREEMPTED_IR) && binds_name(r::PREVAILING_DEF));
         assert!(!binds_name(r::UNDEF) && !binds_name(r::PREVAILING_DEF_IRONLY));
+    }
+
+    #[test]
+    fn defsyms_and_script_assignments_redefine() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("link.ld");
+        let text = "SECTIONS { . = ALIGN(8); }\nassigned = other;\nPROVIDE(provided = other);\nbumped += 4;\nASSERT(compared == 1, \"x\")\n";
+        std::fs::write(&script, text).unwrap();
+        let defined: BTreeSet<String> = ["a", "b", "c", "assigned", "provided", "bumped", "compared", "other", "kept"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let args: Vec<String> = [
+            "ld",
+            "--defsym=a=kept",
+            "--defsym",
+            "b=kept+4",
+            "-defsym=c=0x10",
+            "-plugin-opt=wpd-report=x=y.json",
+            &script.display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let got = redefined(&args, &defined);
+        let want: BTreeSet<String> = ["a", "b", "c", "assigned", "bumped"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

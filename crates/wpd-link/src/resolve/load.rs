@@ -73,6 +73,9 @@ pub struct Loader<'a> {
     /// Reasons the outside references are unknown (the first is reported).
     unknown: Vec<String>,
     script_entry: Option<String>,
+    /// Symbols the scripts assign: their value replaces every file's
+    /// definition, as `--defsym`'s does.
+    script_assigned: BTreeSet<String>,
     in_lib: bool,
     exported: BTreeSet<String>,
     preemptible: BTreeSet<String>,
@@ -98,6 +101,7 @@ impl<'a> Loader<'a> {
             sonames: HashSet::new(),
             unknown: line.unknown.iter().cloned().collect(),
             script_entry: None,
+            script_assigned: BTreeSet::new(),
             in_lib: false,
             exported: BTreeSet::new(),
             preemptible: BTreeSet::new(),
@@ -222,6 +226,7 @@ impl<'a> Loader<'a> {
                 if let Some(u) = &s.unknown {
                     self.unknown.push(u.clone());
                 }
+                self.script_assigned.extend(s.assigned.iter().cloned());
                 // The input each file entry opened (None: not found).
                 let mut opened = Vec::new();
                 for c in &s.commands {
@@ -738,6 +743,7 @@ impl<'a> Loader<'a> {
                 for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
                     if unit.kind == LoadedKind::Bitcode
                         && self.symtab.find(&s.name).and_then(|id| self.symtab.owner(id)) == Some(u)
+                        && !self.script_assigned.contains(&s.name)
                     {
                         prevailing.insert(s.name.clone());
                     }
@@ -766,7 +772,14 @@ impl<'a> Loader<'a> {
             }
             None => OutsideRefs::Known(self.outside_refs(native)),
         };
-        let defined_by_command_line = self.line.defsyms.iter().map(|(n, _)| n.clone()).collect();
+        let defined_by_command_line =
+            self.line.defsyms.iter().map(|(n, _)| n.clone()).chain(std::mem::take(&mut self.script_assigned)).collect();
+        // A name only references reached: undefined, or defined by an
+        // archive member that only weak references asked for.
+        let unresolved = (self.symtab.names.iter().zip(&self.symtab.states))
+            .filter(|(_, state)| matches!(state, Some(State::Undefined { .. } | State::Lazy { weak_ref: true, .. })))
+            .map(|(name, _)| name.to_string())
+            .collect();
         let movable = if outside_refs.is_known() { self.movable_groups() } else { Vec::new() };
         LinkModel {
             flavor: self.line.flavor,
@@ -777,6 +790,7 @@ impl<'a> Loader<'a> {
             exported: self.exported,
             preemptible: self.preemptible,
             defined_by_command_line,
+            unresolved,
             warnings: self.warnings,
             movable,
         }

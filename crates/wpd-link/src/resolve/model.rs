@@ -165,9 +165,15 @@ pub struct LinkModel {
     /// names. Empty for an executable, whose definitions come first in
     /// every lookup. The body wpd read is not the one such a name may run.
     pub preemptible: BTreeSet<String>,
-    /// Symbols the command line defines (`--defsym`): no bitcode copy of
-    /// them prevails.
+    /// Symbols the command line defines (`--defsym`, or an assignment in a
+    /// linker script): no bitcode copy of them prevails.
     pub defined_by_command_line: BTreeSet<String>,
+    /// Names a loaded file references that nothing the link loads
+    /// defines: no object, archive member, shared library or `--defsym`.
+    /// A shared output leaves them to the dynamic linker (a plugin's
+    /// references to its host program's classes); an executable's are
+    /// weak, or references the backends drop.
+    pub unresolved: BTreeSet<String>,
     /// What the real linker warns of that the front end should say too
     /// (duplicate symbols under `--noinhibit-exec`).
     pub warnings: Vec<String>,
@@ -259,7 +265,7 @@ impl LinkModel {
         let mut out = BTreeMap::new();
         for name in elsewhere {
             let keeper = if self.defined_by_command_line.contains(name) {
-                "the command line (--defsym)".to_string()
+                "the command line (--defsym, or a linker script's assignment)".to_string()
             } else {
                 match native.get(name) {
                     Some(unit) => format!("the native object {unit}"),

@@ -3,7 +3,9 @@
 //! the commands that change nothing about symbols (`OUTPUT_FORMAT`,
 //! `OUTPUT_ARCH`, `TARGET`, `OUTPUT`). Any other command (assignments,
 //! `SECTIONS`, `PROVIDE`, `INCLUDE`, …) may define or keep symbols: it makes
-//! the outside references unknown.
+//! the outside references unknown. The names a script assigns (outside
+//! `PROVIDE`) are also the command line's definitions: no file's copy of
+//! them prevails, so no body wpd read stands for them.
 
 /// What a script contributes to the link, in order.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -11,6 +13,10 @@ pub struct Script {
     pub commands: Vec<Command>,
     /// The first command wpd does not model.
     pub unknown: Option<String>,
+    /// The symbols the script assigns (`NAME = EXPR;`, `NAME += 4;`, in
+    /// `SECTIONS` or outside): the script's value replaces any file's
+    /// definition of them ([`assignments`]).
+    pub assigned: Vec<String>,
 }
 
 /// A command wpd models.
@@ -125,10 +131,44 @@ pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
     out
 }
 
+/// The symbols a linker script (or any text in its syntax) assigns over
+/// every file's definition: the word before each `=` or compound `op=`
+/// that is not part of `==`, `<=`, `>=` or `!=`. `PROVIDE(NAME = ...)` and
+/// `PROVIDE_HIDDEN` are left out: they define a name only where no file
+/// does.
+pub fn assignments(text: &str) -> Vec<String> {
+    let toks = tokens(text, &SCRIPT);
+    let symbol =
+        |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
+    let mut out = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        if t != "=" || toks.get(i + 1).is_some_and(|n| n == "=") || (i > 0 && toks[i - 1] == "=") {
+            continue;
+        }
+        // `NAME =`, `NAME+=` (one word) or `NAME += ` (the operator alone).
+        let (mut k, mut name) = match i.checked_sub(1).map(|p| (p, toks[p].as_str())) {
+            Some((p, w)) => (p, w),
+            None => continue,
+        };
+        let op = |c: char| matches!(c, '+' | '-' | '*' | '/' | '&' | '|');
+        if name.len() == 1 && name.chars().all(op) && k > 0 {
+            k -= 1;
+            name = &toks[k];
+        } else if let Some(stripped) = name.strip_suffix(op) {
+            name = stripped;
+        }
+        let provided = k >= 2 && toks[k - 1] == "(" && matches!(toks[k - 2].as_str(), "PROVIDE" | "PROVIDE_HIDDEN");
+        if symbol(name) && name != "." && !provided {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
 /// Parses a script; `shown` names it in the reason of an unknown command.
 pub fn parse(text: &str, shown: &str) -> Script {
     let toks = tokens(text, &SCRIPT);
-    let mut s = Script::default();
+    let mut s = Script { assigned: assignments(text), ..Script::default() };
     let mut i = 0;
     // The parenthesized words after toks[i] (the command), nested lists kept
     // as their own words.

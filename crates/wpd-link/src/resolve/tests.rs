@@ -608,3 +608,38 @@ fn duplicate_soname_adds_nothing() {
         run(&line(Flavor::Lld, vec![file("main.o"), file("a/libx.so"), file("b/libx.so"), file("lib.a")]), &mut fake);
     assert_eq!(names(&m), vec!["main.o", "a/libx.so", "b/libx.so", "lib.a(g.o)"]);
 }
+
+#[test]
+fn names_nothing_defines_are_unresolved() {
+    // A plugin's link: its subclass's typeinfo names its host's base class,
+    // which no input defines; a shared library answers another reference,
+    // and a member asked for by a weak reference only stays in its archive.
+    let weak_ref = Symbol { weak: true, ..undef("_Z8optionalv") };
+    let mut fake = Fake::default()
+        .with("plugin.o", bc(vec![def("consume"), undef("_ZTI4Host"), undef("puts"), weak_ref]))
+        .with("libc.so", shared(vec![def("puts")]))
+        .with("lib.a", archive(vec![("opt.o", bc(vec![def("_Z8optionalv")]))]));
+    for flavor in [Flavor::Lld, Flavor::Bfd] {
+        let mut l = line(flavor, vec![file("plugin.o"), file("libc.so"), file("lib.a")]);
+        l.exports.shared = true;
+        l.entry = None;
+        l.defsyms = vec![("by_line".into(), "consume".into())];
+        let m = run(&l, &mut fake);
+        let want: BTreeSet<String> = ["_Z8optionalv", "_ZTI4Host"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(m.unresolved, want, "{flavor:?}");
+    }
+}
+
+#[test]
+fn a_script_assignment_defines_over_the_bitcode() {
+    let mut fake = Fake::default()
+        .with("main.o", bc(vec![def("main"), def("_ZNK5Large5scaleEi"), def("_ZNK5Small5scaleEi"), def("kept")]))
+        .with("assign.ld", Content::Script("_ZNK5Large5scaleEi = _ZNK5Small5scaleEi;\nPROVIDE(kept = main);\n".into()));
+    let l = line(Flavor::Lld, vec![file("main.o"), file("assign.ld")]);
+    let m = run(&l, &mut fake);
+    // The script's value replaces the bitcode copy; PROVIDE yields to it.
+    assert!(!prevailing(&m, "main.o").contains("_ZNK5Large5scaleEi"));
+    assert!(prevailing(&m, "main.o").contains("kept") && prevailing(&m, "main.o").contains("_ZNK5Small5scaleEi"));
+    assert!(m.defined_by_command_line.contains("_ZNK5Large5scaleEi") && !m.defined_by_command_line.contains("kept"));
+    assert!(m.kept_elsewhere()["_ZNK5Large5scaleEi"].contains("linker script"));
+}

@@ -21,6 +21,10 @@ pub enum Sighting {
     /// A typeinfo defined in a relocatable native object names `_ZTI<X>`
     /// as a base class.
     BaseOf { derived: String, file: String },
+    /// `_ZTI<X>` or `_ZTV<X>` is referenced and nothing in the link
+    /// defines it: the class lives outside the link (the program that
+    /// loads a shared output), with subclasses wpd cannot see.
+    Unresolved { symbol: String },
 }
 
 impl std::fmt::Display for Sighting {
@@ -29,6 +33,7 @@ impl std::fmt::Display for Sighting {
             Sighting::Defines { symbol, file } => write!(f, "{symbol} is defined in native {file}"),
             Sighting::References { symbol, file } => write!(f, "{symbol} is referenced by native {file}"),
             Sighting::BaseOf { derived, file } => write!(f, "native class {derived} in {file} derives from it"),
+            Sighting::Unresolved { symbol } => write!(f, "{symbol} is referenced and defined nowhere in the link"),
         }
     }
 }
@@ -249,6 +254,16 @@ impl NativeScan {
         // A few sightings are enough for a reason.
         if list.len() < 3 && !list.contains(&s) {
             list.push(s);
+        }
+    }
+
+    /// Records the classes whose typeinfo or vtable the link references
+    /// and does not define (`unresolved`: the link model's names).
+    pub fn see_unresolved<'a>(&mut self, unresolved: impl IntoIterator<Item = &'a String>) {
+        for name in unresolved {
+            if let Some(class) = name.strip_prefix("_ZTI").or_else(|| name.strip_prefix("_ZTV")) {
+                self.see(class, Sighting::Unresolved { symbol: name.clone() });
+            }
         }
     }
 

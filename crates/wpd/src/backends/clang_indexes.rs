@@ -360,7 +360,7 @@ pub fn write(
                 .symbols()
                 .iter()
                 .map(|s| {
-                    let mut r = resolution(symbols, k, s, false);
+                    let mut r = resolution(symbols, k, s, false, &summaries[k]);
                     // A function a resolution names is called from other
                     // modules' backends by name: LLVM's thin link must
                     // neither internalize nor drop it.

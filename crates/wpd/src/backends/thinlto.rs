@@ -110,7 +110,7 @@ fn add_modules<'b>(
         let resolutions: Vec<LtoResolution> = lto_input
             .symbols()
             .iter()
-            .map(|s| resolution(&symbols, k, s, module.introduced.contains(&s.name)))
+            .map(|s| resolution(&symbols, k, s, module.introduced.contains(&s.name), &summaries[k]))
             .collect();
         lto.add(lto_input, &resolutions).map_err(|e| e.context(&input.name))?;
         // As in LLVM's own link, where it is part of the regular LTO
@@ -124,19 +124,31 @@ fn add_modules<'b>(
 }
 
 /// LLVM's resolution of symbol `s` of the `k`-th bitcode module of the
-/// link, from the link model (`introduced`: a name wpd's rewrite made).
+/// link, from the link model (`introduced`: a name wpd's rewrite made;
+/// `summary`: the module's, for its definitions' linkage).
 pub(crate) fn resolution(
     symbols: &LtoSymbols<'_>,
     k: usize,
     s: &wpd_llvm::LtoSymbol,
     introduced: bool,
+    summary: &ModuleSummary,
 ) -> LtoResolution {
+    // A weak definition whose linkage the summary does not give counts as
+    // an ODR copy, as LLVM treats every non-prevailing weak copy.
+    let odr_copy = s.weak
+        && !s.undefined
+        && summary
+            .globals
+            .binary_search_by(|g| g.name.as_str().cmp(&s.name))
+            .map_or(true, |i| !summary.globals[i].linkage.is_interposable());
     let r = symbols.resolve(
         k,
         &SymbolView {
             name: &s.name,
             section: &s.section,
             undefined: s.undefined,
+            odr_copy,
+            common: s.common,
             non_default_visibility: s.visibility != wpd_llvm::Visibility::Default,
             hidden: s.visibility == wpd_llvm::Visibility::Hidden,
             introduced,

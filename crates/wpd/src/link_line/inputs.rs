@@ -136,6 +136,7 @@ pub fn scan_native(model: &LinkModel, source: &DiskSource<'_>) -> Result<(Native
         scan.scan(bytes, &l.name)?;
         count += 1;
     }
+    scan.see_unresolved(&model.unresolved);
     Ok((scan, count))
 }
 
