@@ -120,6 +120,20 @@ fn cases() -> Vec<Case> {
             expect: Expect { unguarded: Some((1, 1)), reason: Some("_ZNK6Widget4sizeEv may be preempted") },
         },
         Case {
+            name: "shared_dynamic_list_quoted_glob",
+            shared: true,
+            compile: HIDDEN,
+            link: &["-Wl,--dynamic-list=size_glob.list"],
+            preempted: true,
+            // GNU ld reads the quoted pattern as an exact name: its -O0
+            // build binds Widget::size, lld's does not.
+            plugin: false,
+            // lld reads the quoted pattern as a glob: Widget::size stays
+            // preemptible (wpd-ld once took it for an exact name, bound
+            // the function inside and devirtualized its calls).
+            expect: Expect { unguarded: Some((1, 1)), reason: Some("_ZNK6Widget4sizeEv may be preempted") },
+        },
+        Case {
             name: "shared_export_dynamic_symbol",
             shared: true,
             compile: HIDDEN,
@@ -255,7 +269,7 @@ struct Built {
 fn build(case: &Case, root: &Path) -> Check<Built> {
     let dir = root.join(case.name);
     mkdir(&dir)?;
-    for f in ["size.list", "api.map"] {
+    for f in ["size.list", "size_glob.list", "api.map"] {
         std::fs::copy(fixture(f), dir.join(f)).map_err(|e| format!("{f}: {e}"))?;
     }
     let b = Built {

@@ -54,8 +54,29 @@ pub struct PatternList {
     pub local: Vec<Pattern>,
 }
 
-/// Parses a version script or dynamic list. Errors name what is malformed.
-pub fn parse(text: &str) -> Result<PatternList, crate::Error> {
+/// How a linker reads a quoted pattern outside `extern "C++"`: GNU ld and
+/// gold as an exact name, lld (`ScriptParser::readSymbols`) as the glob it
+/// spells once unquoted. Inside `extern "C++"` every linker takes a quoted
+/// pattern as an exact demangled name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quoted {
+    Exact,
+    Glob,
+}
+
+impl Quoted {
+    /// The rule of `flavor`'s linker.
+    pub fn of(flavor: super::Flavor) -> Quoted {
+        match flavor {
+            super::Flavor::Lld => Quoted::Glob,
+            _ => Quoted::Exact,
+        }
+    }
+}
+
+/// Parses a version script or dynamic list, reading quoted patterns as
+/// `quoted` says. Errors name what is malformed.
+pub fn parse(text: &str, quoted: Quoted) -> Result<PatternList, crate::Error> {
     let toks = tokens(text);
     let mut out = PatternList::default();
     let mut local = false;
@@ -91,7 +112,7 @@ pub fn parse(text: &str) -> Result<PatternList, crate::Error> {
             _ if depth == 0 => {} // a version name or dependency
             _ => {
                 let (text, exact) = match t.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-                    Some(q) => (q.to_string(), true),
+                    Some(q) => (q.to_string(), cpp || quoted == Quoted::Exact),
                     None => (t.to_string(), false),
                 };
                 let p = Pattern { text, cpp, exact };
@@ -158,7 +179,7 @@ mod tests {
                 api_*;   # C names
               local: *;
             };"#;
-        let l = parse(text).unwrap();
+        let l = parse(text, Quoted::Exact).unwrap();
         assert_eq!(l.global.len(), 3);
         assert_eq!(l.local, vec![Pattern { text: "*".into(), cpp: false, exact: false }]);
         let g = |name: &str, d: Option<&str>| version_global(&l, name, d);
@@ -169,16 +190,25 @@ mod tests {
         // Without a demangler a C++ global pattern may match: exported.
         assert!(g("_ZTV6Helper", None));
         // Exact local beats wildcard global.
-        let l2 = parse("{ global: f*; local: foo; };").unwrap();
+        let l2 = parse("{ global: f*; local: foo; };", Quoted::Exact).unwrap();
         assert!(!version_global(&l2, "foo", None) && version_global(&l2, "fab", None));
     }
 
     #[test]
     fn dynamic_list() {
-        let l = parse("{ main_hook; extern \"C++\" { \"ns::f(int)\"; }; };").unwrap();
+        let l = parse("{ main_hook; extern \"C++\" { \"ns::f(int)\"; }; };", Quoted::Exact).unwrap();
         assert!(listed(&l, "main_hook", None));
         assert!(listed(&l, "_ZN2ns1fEi", Some("ns::f(int)")));
         assert!(!listed(&l, "_ZN2ns1gEi", Some("ns::g(int)")));
-        assert!(parse("{ a; ").is_err());
+        assert!(parse("{ a; ", Quoted::Exact).is_err());
+        // A quoted glob: an exact name to GNU ld and gold, a glob to lld;
+        // inside extern "C++" an exact demangled name to every linker.
+        let text = "{ \"_ZNK4Base*\"; extern \"C++\" { \"ns::*\"; }; };";
+        let gnu = parse(text, Quoted::Exact).unwrap();
+        let lld = parse(text, Quoted::Glob).unwrap();
+        let f = Some("Base::f() const");
+        assert!(!listed(&gnu, "_ZNK4Base1fEv", f) && listed(&gnu, "_ZNK4Base*", Some("?")));
+        assert!(listed(&lld, "_ZNK4Base1fEv", f));
+        assert!(!listed(&lld, "_ZN2ns1fEv", Some("ns::f()")) && listed(&lld, "_ZN2ns1fEv", Some("ns::*")));
     }
 }

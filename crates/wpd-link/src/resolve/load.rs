@@ -654,7 +654,7 @@ impl<'a> Loader<'a> {
     /// The real linker reports a file it cannot read itself.
     fn pattern_list(&mut self, path: &str) -> Option<exports::PatternList> {
         match self.source.load(Path::new(path), false) {
-            Ok(Content::Script(text)) => exports::parse(&text).ok(),
+            Ok(Content::Script(text)) => exports::parse(&text, exports::Quoted::of(self.line.flavor)).ok(),
             _ => None,
         }
     }
