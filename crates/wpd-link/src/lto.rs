@@ -76,7 +76,8 @@ pub struct LtoSymbols<'m> {
     moved: BTreeMap<String, usize>,
     /// Names the bitcode defines and no bitcode copy of prevails (a native
     /// object's definition comes first under `-z muldefs`, `--defsym` or a
-    /// script's assignment replaces them): the first module defining each.
+    /// script's assignment replaces them): the first module defining each
+    /// ([`LinkModel::replaced_in_bitcode`]).
     replaced: BTreeMap<&'m str, usize>,
 }
 
@@ -92,21 +93,12 @@ pub struct OutputKind {
 impl<'m> LtoSymbols<'m> {
     pub fn new(model: &'m LinkModel, output: OutputKind) -> LtoSymbols<'m> {
         let modules: Vec<&Loaded> = model.bitcode().collect();
-        let prevailing_anywhere: HashSet<&str> =
-            modules.iter().flat_map(|l| l.prevailing.iter().map(String::as_str)).collect();
+        let prevailing_anywhere = modules.iter().flat_map(|l| l.prevailing.iter().map(String::as_str)).collect();
         let outside = model.outside_refs.known();
         let mut redefined: BTreeSet<String> = model.defined_by_command_line.clone();
         for w in &model.wraps {
             redefined.insert(w.clone());
             redefined.insert(format!("__real_{w}"));
-        }
-        let mut replaced = BTreeMap::new();
-        for (k, l) in modules.iter().enumerate() {
-            for name in l.defined.iter().map(String::as_str) {
-                if !prevailing_anywhere.contains(name) {
-                    replaced.entry(name).or_insert(k);
-                }
-            }
         }
         let start_stop = outside
             .into_iter()
@@ -126,7 +118,7 @@ impl<'m> LtoSymbols<'m> {
             start_stop,
             movable: &model.movable,
             moved: BTreeMap::new(),
-            replaced,
+            replaced: model.replaced_in_bitcode(),
         }
     }
 

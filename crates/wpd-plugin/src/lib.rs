@@ -584,8 +584,7 @@ fn link(state: &mut State) -> Result<()> {
         .unwrap_or_default();
     let defined: std::collections::BTreeSet<String> =
         files.iter().flat_map(|f| f.symbols.iter().filter(|s| !s.undefined).map(|s| s.name.clone())).collect();
-    let mut mentioned = model::mentioned(&argv, &defined);
-    let redefined = model::redefined(&argv, &defined);
+    let model::NamedByArgs { mut mentioned, redefined } = model::named_by_args(&argv, &defined);
     for w in model::wrapped(&argv) {
         if !wraps.contains(&w) {
             wraps.push(w);

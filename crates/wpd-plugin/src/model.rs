@@ -198,7 +198,11 @@ pub fn from_linker(
         wraps,
         exported,
         preemptible,
-        defined_by_command_line: redefined.intersection(&defined_anywhere(files)).cloned().collect(),
+        defined_by_command_line: redefined
+            .iter()
+            .filter(|n| files.iter().any(|f| f.symbols.iter().any(|s| !s.undefined && s.name == **n)))
+            .cloned()
+            .collect(),
         unresolved,
         warnings: Vec::new(),
         // The linker (gold, GNU ld) keeps its own choice of copy: wpd
@@ -208,78 +212,65 @@ pub fn from_linker(
     FromLinker { model, native }
 }
 
-/// The bitcode-defined names (`defined`) that the linker's arguments (or
-/// the text files they name: scripts, version scripts, dynamic lists,
-/// response files) mention as a word. Conservative: a word that happens to
-/// equal a symbol only keeps that symbol.
-pub fn mentioned(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String> {
+/// The bitcode-defined names (`defined`) the linker's arguments name, read
+/// once with the text files they name (scripts, version scripts, dynamic
+/// lists, response files).
+#[derive(Debug, Default)]
+pub struct NamedByArgs {
+    /// Those they mention as a word. Conservative: a word that happens to
+    /// equal a symbol only keeps that symbol.
+    pub mentioned: BTreeSet<String>,
+    /// Those they define over every file: `--defsym=NAME=EXPR` (and
+    /// `--defsym NAME=EXPR`, `-defsym`), and the assignments (`NAME =
+    /// EXPR;`, not `PROVIDE`) of the scripts they name. GNU ld and gold do
+    /// not tell the plugin: they resolve the bitcode's own definition as
+    /// prevailing, then the command line's value replaces it in the
+    /// output. Conservative: an assignment in any text file named (a
+    /// script or a response file) counts.
+    pub redefined: BTreeSet<String>,
+}
+
+/// What the linker's arguments (`args[0]` the linker) name of `defined`.
+pub fn named_by_args(args: &[String], defined: &BTreeSet<String>) -> NamedByArgs {
     fn words(text: &str) -> impl Iterator<Item = &str> {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '@')))
             .filter(|w| !w.is_empty())
     }
-    let mut out = BTreeSet::new();
+    let mut out = NamedByArgs::default();
     let mut see = |text: &str| {
-        for w in words(text) {
-            if defined.contains(w) {
-                out.insert(w.to_string());
-            }
+        out.mentioned.extend(words(text).filter(|w| defined.contains(*w)).map(str::to_string));
+    };
+    let mut redefined = BTreeSet::new();
+    let mut keep = |name: &str| {
+        if let Some(name) = defined.get(name.trim()) {
+            redefined.insert(name.clone());
         }
     };
-    for a in args.iter().skip(1) {
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
         // Plugin options name vtables for wpd (`wpd-known-safe=`), not
         // symbols for the link.
         if a.contains("plugin-opt") {
             continue;
         }
         see(a);
-        let path = a.strip_prefix('@').unwrap_or(a);
-        if let Some(text) = small_text_file(std::path::Path::new(path)) {
-            see(&text);
-        }
-    }
-    out
-}
-
-/// Every name a loaded bitcode file defines.
-fn defined_anywhere(files: &[Resolved<'_>]) -> BTreeSet<String> {
-    files.iter().flat_map(|f| f.symbols.iter().filter(|s| !s.undefined).map(|s| s.name.clone())).collect()
-}
-
-/// The bitcode-defined names (`defined`) that the linker's arguments
-/// define over every file: `--defsym=NAME=EXPR` (and `--defsym NAME=EXPR`,
-/// `-defsym`), and the assignments (`NAME = EXPR;`, not `PROVIDE`) of the
-/// scripts they name. GNU ld and gold do not tell the plugin: they
-/// resolve the bitcode's own definition as prevailing, then the command
-/// line's value replaces it in the output. Conservative: an assignment in
-/// any text file named (a script or a response file) counts.
-pub fn redefined(args: &[String], defined: &BTreeSet<String>) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut keep = |name: &str| {
-        let name = name.trim();
-        if defined.contains(name) {
-            out.insert(name.to_string());
-        }
-    };
-    let mut it = args.iter().skip(1).peekable();
-    while let Some(a) = it.next() {
-        let value = match a.as_str() {
-            "--defsym" | "-defsym" => it.next().map(String::as_str),
+        let defsym = match a.as_str() {
+            "--defsym" | "-defsym" => it.next().inspect(|v| see(v)).map(String::as_str),
             _ => a.strip_prefix("--defsym=").or_else(|| a.strip_prefix("-defsym=")),
         };
-        if let Some((name, _)) = value.and_then(|v| v.split_once('=')) {
+        if let Some((name, _)) = defsym.and_then(|v| v.split_once('=')) {
             keep(name);
             continue;
         }
-        if a.contains("plugin-opt") {
-            continue;
-        }
         let path = a.strip_prefix('@').unwrap_or(a);
         if let Some(text) = small_text_file(std::path::Path::new(path)) {
+            see(&text);
             for name in wpd_link::resolve::script::assignments(&text) {
                 keep(&name);
             }
         }
     }
+    out.redefined = redefined;
     out
 }
 
@@ -502,7 +493,7 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let got = redefined(&args, &defined);
+        let got = named_by_args(&args, &defined).redefined;
         let want: BTreeSet<String> = ["a", "b", "c", "assigned", "bumped"].iter().map(|s| s.to_string()).collect();
         assert_eq!(got, want);
     }
@@ -523,7 +514,7 @@ mod tests {
             "other-prog".into(),
             "-plugin-opt=wpd-known-safe=_ZTV4Base".into(),
         ];
-        let m = mentioned(&args, &defined);
+        let m = named_by_args(&args, &defined).mentioned;
         assert!(m.contains("start_here") && m.contains("hook"), "{m:?}");
         assert!(!m.contains("_ZTV4Base"));
         let w: Vec<String> =

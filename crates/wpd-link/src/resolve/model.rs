@@ -4,7 +4,7 @@
 
 use super::line::Flavor;
 use super::script::Script;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -241,6 +241,20 @@ impl LinkModel {
         }
     }
 
+    /// The names some loaded bitcode module defines and no bitcode copy of
+    /// prevails, each with the first module defining it (its position
+    /// among [`LinkModel::bitcode`]): the link keeps another definition.
+    pub fn replaced_in_bitcode(&self) -> BTreeMap<&str, usize> {
+        let prevailing: HashSet<&str> = self.bitcode().flat_map(|l| l.prevailing.iter().map(String::as_str)).collect();
+        let mut out = BTreeMap::new();
+        for (k, l) in self.bitcode().enumerate() {
+            for name in l.defined.iter().map(String::as_str).filter(|n| !prevailing.contains(n)) {
+                out.entry(name).or_insert(k);
+            }
+        }
+        out
+    }
+
     /// The non-local names some loaded bitcode module defines whose copy
     /// the link keeps is not bitcode, each with the unit (or option) that
     /// keeps it: a native object's strong definition over a weak bitcode
@@ -248,22 +262,16 @@ impl LinkModel {
     /// `--defsym`, a `--wrap`ped name (its references reach `__wrap_X`).
     /// The program never runs the bitcode body of such a name.
     pub fn kept_elsewhere(&self) -> BTreeMap<String, String> {
-        let mut bitcode_defined: BTreeSet<&str> = BTreeSet::new();
-        let mut prevailing: BTreeSet<&str> = BTreeSet::new();
-        for l in self.bitcode() {
-            bitcode_defined.extend(l.defined.iter().map(String::as_str));
-            prevailing.extend(l.prevailing.iter().map(String::as_str));
-        }
-        let elsewhere: BTreeSet<&str> = bitcode_defined.difference(&prevailing).copied().collect();
+        let elsewhere = self.replaced_in_bitcode();
         // The first native object defining each (one pass over the units).
         let mut native: BTreeMap<&str, &str> = BTreeMap::new();
         for l in self.loaded.iter().filter(|l| l.kind == LoadedKind::Object) {
-            for name in l.defined.iter().filter(|n| elsewhere.contains(n.as_str())) {
+            for name in l.defined.iter().filter(|n| elsewhere.contains_key(n.as_str())) {
                 native.entry(name.as_str()).or_insert(l.name.as_str());
             }
         }
         let mut out = BTreeMap::new();
-        for name in elsewhere {
+        for name in elsewhere.into_keys() {
             let keeper = if self.defined_by_command_line.contains(name) {
                 "the command line (--defsym, or a linker script's assignment)".to_string()
             } else {
@@ -275,7 +283,7 @@ impl LinkModel {
             out.insert(name.to_string(), keeper);
         }
         for w in &self.wraps {
-            if bitcode_defined.contains(w.as_str()) {
+            if self.bitcode().any(|l| l.defined.contains(w)) {
                 out.insert(w.clone(), format!("__wrap_{w} (--wrap)"));
             }
         }

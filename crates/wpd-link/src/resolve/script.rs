@@ -137,9 +137,14 @@ pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
 /// `PROVIDE_HIDDEN` are left out: they define a name only where no file
 /// does.
 pub fn assignments(text: &str) -> Vec<String> {
-    let toks = tokens(text, &SCRIPT);
+    assigned(&tokens(text, &SCRIPT))
+}
+
+/// [`assignments`] over a script's tokens.
+fn assigned(toks: &[String]) -> Vec<String> {
     let symbol =
         |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$'));
+    let op = |c: char| matches!(c, '+' | '-' | '*' | '/' | '&' | '|');
     let mut out = Vec::new();
     for (i, t) in toks.iter().enumerate() {
         if t != "=" || toks.get(i + 1).is_some_and(|n| n == "=") || (i > 0 && toks[i - 1] == "=") {
@@ -150,7 +155,6 @@ pub fn assignments(text: &str) -> Vec<String> {
             Some((p, w)) => (p, w),
             None => continue,
         };
-        let op = |c: char| matches!(c, '+' | '-' | '*' | '/' | '&' | '|');
         if name.len() == 1 && name.chars().all(op) && k > 0 {
             k -= 1;
             name = &toks[k];
@@ -168,7 +172,7 @@ pub fn assignments(text: &str) -> Vec<String> {
 /// Parses a script; `shown` names it in the reason of an unknown command.
 pub fn parse(text: &str, shown: &str) -> Script {
     let toks = tokens(text, &SCRIPT);
-    let mut s = Script { assigned: assignments(text), ..Script::default() };
+    let mut s = Script { assigned: assigned(&toks), ..Script::default() };
     let mut i = 0;
     // The parenthesized words after toks[i] (the command), nested lists kept
     // as their own words.
