@@ -49,6 +49,9 @@ struct Case {
     /// wpd-ld's model knows every outside reference (a script command it
     /// does not model makes them unknown).
     outside_refs_known: bool,
+    /// wpd-ld's report must count functions its dead slots dropped (what
+    /// the case is about would otherwise not happen).
+    drops_functions: bool,
 }
 
 const WPV: &str = "-Wl,--lto-whole-program-visibility";
@@ -67,6 +70,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "wrap_double",
@@ -81,6 +85,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "wrap_virtual",
@@ -99,6 +104,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "defsym_alias",
@@ -113,6 +119,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "defsym_virtual",
@@ -131,6 +138,7 @@ const CASES: &[Case] = &[
         broken_in: &["gold"],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "script_assignment",
@@ -148,6 +156,24 @@ const CASES: &[Case] = &[
         broken_in: &["gold"],
         files: &["assign.ld"],
         outside_refs_known: false,
+        drops_functions: false,
+    },
+    Case {
+        name: "as_needed_dead_slot",
+        objects: &[("main.o", "main.cpp", &[])],
+        archives: &[],
+        shared: &[("libaudit.so", "audit.cpp", &["-nostdlib++"])],
+        link: &["@/main.o", "-L@", "-Wl,-rpath,@", "-Wl,--as-needed", "-laudit", "-Wl,--no-as-needed"],
+        // Dead slots drop `Base::audit` and `Derived::audit`, the only
+        // references to the library; the program must still load it.
+        wpd_flags: &[WPV],
+        absent: &[],
+        loaded: &["main.o", "libaudit.so"],
+        not_loaded: &[],
+        broken_in: &[],
+        files: &[],
+        outside_refs_known: true,
+        drops_functions: true,
     },
     Case {
         name: "push_pop_state",
@@ -174,6 +200,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "group_rescan",
@@ -193,6 +220,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "weak_reference",
@@ -207,6 +235,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
     Case {
         name: "undefined_flag",
@@ -221,6 +250,7 @@ const CASES: &[Case] = &[
         broken_in: &[],
         files: &[],
         outside_refs_known: true,
+        drops_functions: false,
     },
 ];
 
@@ -386,6 +416,10 @@ fn check_model(case: &Case, flavor: &str, report: &Path) -> Check {
     }
     if model["outside_refs_known"] != case.outside_refs_known {
         return Err(format!("[{flavor}] outside references unknown: {model}"));
+    }
+    let dropped = r["dead_slots"]["functions"].as_u64().unwrap_or(0);
+    if case.drops_functions && dropped == 0 {
+        return Err(format!("[{flavor}] dead slots dropped no function: {}", r["dead_slots"]));
     }
     Ok(())
 }

@@ -6,7 +6,8 @@
 //! extracted later still loads there), and a reference whose definition
 //! is gone (dead code LLVM or wpd dropped) becomes a reference to a marker
 //! the unit that kept the definition defines. Only for symbols a native
-//! object of the final link defines, global or weak.
+//! object of the final link defines, global or weak, and for lost
+//! references an `--as-needed` library answers.
 
 use std::collections::HashSet;
 use wpd::backends::thinlto::Natives;
@@ -31,6 +32,6 @@ pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Optio
         .zip(&natives.objects)
         .map(|(l, object)| Unit { name: &l.name, object, refs: &l.refs, prevailing: &l.prevailing })
         .collect();
-    let edited = keep(&units, &|name| defined.contains(name))?;
+    let edited = keep(&units, &|name| defined.contains(name), &|name| model.as_needed_refs.contains(name))?;
     Ok(edited.into_iter().map(|e| e.map(|(bytes, _)| bytes)).collect())
 }

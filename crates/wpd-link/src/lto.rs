@@ -243,6 +243,7 @@ mod tests {
             preemptible: BTreeSet::new(),
             defined_by_command_line: BTreeSet::new(),
             unresolved: BTreeSet::new(),
+            as_needed_refs: BTreeSet::new(),
             warnings: Vec::new(),
             movable: Vec::new(),
         }

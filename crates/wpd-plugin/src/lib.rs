@@ -609,7 +609,10 @@ fn link(state: &mut State) -> Result<()> {
         let fat = wpd_link::resolve::FatLto::Native;
         state.natives.from_command_line = true;
         match wpd::link_line::inputs::native_side(argv.get(1..).unwrap_or_default(), flavor, fat) {
-            Ok((scan, count)) => (state.natives.scan, state.natives.count) = (scan, count),
+            Ok(side) => {
+                (state.natives.scan, state.natives.count) = (side.scan, side.count);
+                state.natives.as_needed_refs = side.as_needed_refs;
+            }
             Err(e) => {
                 let why = format!("the native files the linker did not show the plugin ({e})");
                 say(
@@ -663,8 +666,25 @@ fn link(state: &mut State) -> Result<()> {
     if natives.regular.is_some() {
         return Err(Error::msg("a regular LTO object was made for the plugin's link (a wpd bug)"));
     }
-    for (k, object) in natives.objects.iter().enumerate() {
+    let as_needed = &state.natives.as_needed_refs;
+    let restored = if as_needed.is_empty() {
+        vec![None; natives.objects.len()]
+    } else {
+        let refs: Vec<wpd_link::Refs> = loaded.iter().map(|(f, _)| model::refs(&f.symbols)).collect();
+        let (none, units) = (std::collections::BTreeSet::new(), loaded.iter().zip(&refs).zip(&natives.objects));
+        let units: Vec<wpd::final_link::extraction::Unit<'_>> = units
+            .map(|(((f, _), refs), object)| wpd::final_link::extraction::Unit {
+                name: &f.input.name,
+                object,
+                refs,
+                prevailing: &none,
+            })
+            .collect();
+        wpd::final_link::extraction::restore_as_needed(&units, &|name| as_needed.contains(name))?
+    };
+    for (k, (object, restored)) in natives.objects.iter().zip(restored).enumerate() {
         let path = temp.path().join(format!("{k}.o"));
+        let object = restored.as_ref().map_or(object.as_slice(), |(bytes, _)| bytes.as_slice());
         std::fs::write(&path, object).map_err(|e| Error::at(path.display().to_string(), e.to_string()))?;
         paths.push(path);
     }

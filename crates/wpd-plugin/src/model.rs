@@ -48,6 +48,25 @@ pub struct NativeFiles {
     /// derive from any class), undefined names, and the first that may
     /// hold C++ code besides the runtime's, and why (`cxx_code`).
     pub scan: NativeScan,
+    /// When they come from the command line (mold): the bitcode's strong
+    /// references a shared library read under `--as-needed` answers. mold
+    /// records such a library only if the objects the plugin hands back
+    /// reference it, so the backends' objects make these references again
+    /// ([`wpd::final_link::extraction::restore_as_needed`]).
+    pub as_needed_refs: BTreeSet<String>,
+}
+
+/// The undefined symbols of a bitcode file's symbol table, as the link
+/// model records a unit's references.
+pub fn refs(symbols: &[BitcodeSymbol]) -> wpd_link::Refs {
+    let mut refs = wpd_link::Refs::default();
+    for s in symbols.iter().filter(|s| s.undefined) {
+        if s.weak { &mut refs.weak } else { &mut refs.strong }.insert(s.name.clone());
+        if s.tls {
+            refs.tls.insert(s.name.clone());
+        }
+    }
+    refs
 }
 
 /// What the resolutions say, for the pipeline: the link model, and the
@@ -204,6 +223,9 @@ pub fn from_linker(
             .cloned()
             .collect(),
         unresolved,
+        // The linker records the libraries it needs from the symbols the
+        // plugin gave it before the backends ran: the bitcode's own.
+        as_needed_refs: BTreeSet::new(),
         warnings: Vec::new(),
         // The linker (gold, GNU ld) keeps its own choice of copy: wpd
         // moves none.

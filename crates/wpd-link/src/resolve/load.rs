@@ -42,6 +42,9 @@ struct Unit {
     soname: Option<String>,
     loaded: bool,
     name: String,
+    /// A shared library read under `--as-needed` (or in a script's
+    /// `AS_NEEDED`): the output names it only if a reference needs it.
+    as_needed: bool,
 }
 
 /// One step of the line, after opening.
@@ -169,7 +172,7 @@ impl<'a> Loader<'a> {
         name: String,
     ) -> UnitId {
         let id = UnitId(self.units.len() as u32);
-        self.units.push(Unit { input, member, kind, table, soname, loaded: false, name });
+        self.units.push(Unit { input, member, kind, table, soname, loaded: false, name, as_needed: false });
         id
     }
 
@@ -190,6 +193,7 @@ impl<'a> Loader<'a> {
             Content::Shared { soname, symbols } => {
                 let input = self.add_input(path, InputKind::Shared, item, from_script);
                 let unit = self.add_unit(input, None, LoadedKind::Shared, symbols, soname, shown);
+                self.units[unit.0 as usize].as_needed = state.as_needed;
                 self.steps.push(Step::Unit(unit));
             }
             Content::Archive { thin, members } => {
@@ -726,6 +730,7 @@ impl<'a> Loader<'a> {
     /// The link model; `native` is [`Loader::native_names`].
     pub fn finish(mut self, native: BTreeSet<String>) -> LinkModel {
         let mut loaded = Vec::with_capacity(self.order.len());
+        let mut as_needed_refs = BTreeSet::new();
         for &u in &self.order {
             let unit = &self.units[u.0 as usize];
             let mut prevailing = BTreeSet::new();
@@ -736,6 +741,9 @@ impl<'a> Loader<'a> {
                     if s.weak { &mut refs.weak } else { &mut refs.strong }.insert(s.name.clone());
                     if s.tls {
                         refs.tls.insert(s.name.clone());
+                    }
+                    if !s.weak && self.answered_as_needed(&s.name) {
+                        as_needed_refs.insert(s.name.clone());
                     }
                 }
             }
@@ -791,8 +799,20 @@ impl<'a> Loader<'a> {
             preemptible: self.preemptible,
             defined_by_command_line,
             unresolved,
+            as_needed_refs,
             warnings: self.warnings,
             movable,
+        }
+    }
+
+    /// Whether a shared library read under `--as-needed` answers a
+    /// bitcode unit's reference to `name` (through `--wrap`, as GNU ld and
+    /// gold bind it).
+    fn answered_as_needed(&self, name: &str) -> bool {
+        let bound = self.referenced_name(name, LoadedKind::Bitcode);
+        match self.symtab.find(&bound).and_then(|id| self.symtab.state(id)) {
+            Some(State::Shared { unit }) => self.units[unit.0 as usize].as_needed,
+            _ => false,
         }
     }
 

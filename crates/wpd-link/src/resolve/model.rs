@@ -174,6 +174,13 @@ pub struct LinkModel {
     /// references to its host program's classes); an executable's are
     /// weak, or references the backends drop.
     pub unresolved: BTreeSet<String>,
+    /// The bitcode's strong references that a shared library read under
+    /// `--as-needed` answers. Such a reference may be what records the
+    /// library in the output (its `DT_NEEDED`, and with it the library's
+    /// constructors), so a native object that replaces the bitcode and no
+    /// longer makes it (dead code dropped, a dead vtable entry's function)
+    /// must make it again (`wpd::final_link::extraction`).
+    pub as_needed_refs: BTreeSet<String>,
     /// What the real linker warns of that the front end should say too
     /// (duplicate symbols under `--noinhibit-exec`).
     pub warnings: Vec<String>,

@@ -643,3 +643,27 @@ fn a_script_assignment_defines_over_the_bitcode() {
     assert!(m.defined_by_command_line.contains("_ZNK5Large5scaleEi") && !m.defined_by_command_line.contains("kept"));
     assert!(m.kept_elsewhere()["_ZNK5Large5scaleEi"].contains("linker script"));
 }
+
+#[test]
+fn strong_bitcode_references_an_as_needed_library_answers() {
+    // `hook` comes from a library read under --as-needed, `puts` from one
+    // read without it; a weak reference and a native object's reference
+    // to the as-needed library do not count.
+    let weak_ref = Symbol { weak: true, ..undef("optional_hook") };
+    let mut fake = Fake::default()
+        .with("main.o", bc(vec![def("main"), undef("hook"), undef("puts"), weak_ref]))
+        .with("native.o", obj(vec![def("other"), undef("native_hook")]))
+        .with("libhook.so", shared(vec![def("hook"), def("optional_hook"), def("native_hook")]))
+        .with("libc.so", shared(vec![def("puts")]));
+    let as_needed = InputState { as_needed: true, ..InputState::default() };
+    let items = vec![
+        file("main.o"),
+        file("native.o"),
+        Item::File { path: "libhook.so".into(), state: as_needed },
+        file("libc.so"),
+    ];
+    for flavor in [Flavor::Lld, Flavor::Bfd] {
+        let m = run(&line(flavor, items.clone()), &mut fake);
+        assert_eq!(m.as_needed_refs, BTreeSet::from(["hook".to_string()]), "{flavor:?}");
+    }
+}

@@ -23,10 +23,18 @@
 //!
 //! Both only for a symbol that a native object of the link defines as a
 //! global or weak symbol (a native input, or an object LLVM compiled):
-//! never one only a shared library defines (a weak reference does not keep
-//! an `--as-needed` library), nor one the thin link internalized or dropped
-//! (a reference wpd's rewrite removed, to a vtable say: restored, it would
-//! dangle).
+//! never one the thin link internalized or dropped (a reference wpd's
+//! rewrite removed, to a vtable say: restored, it would dangle), and never
+//! a new one only a shared library defines (a weak reference does not keep
+//! an `--as-needed` library).
+//!
+//! - **needed**: a lost reference that a shared library read under
+//!   `--as-needed` answers ([`wpd_link::LinkModel::as_needed_refs`]) is
+//!   restored too. The library is recorded in the output (`DT_NEEDED`, so
+//!   its constructors run) only if a reference asks for it, and the lost
+//!   one may have been the only one: a C library's function called only
+//!   from a virtual function no call can reach, whose dead vtable entry
+//!   wpd dropped.
 //!
 //! - **gone**: a lost reference whose definition no object has any more.
 //!   LLVM's dead stripping, or wpd's dead vtable entries, dropped the
@@ -95,16 +103,22 @@ pub fn marker(n: usize) -> String {
 /// appended, and the markers its gone ones need (module docs); per unit,
 /// `None` when nothing changes. `defined_elsewhere` tells whether another
 /// native object of the final link (an input, LLVM's regular LTO object)
-/// defines a symbol, global or weak; the units' own objects are read once,
-/// for their definitions and what they reference together.
-pub fn keep_extraction(units: &[Unit<'_>], defined_elsewhere: &dyn Fn(&str) -> bool) -> Result<Vec<Edited>> {
+/// defines a symbol, global or weak; `as_needed` whether a shared library
+/// read under `--as-needed` answers a bitcode reference to it. The units'
+/// own objects are read once, for their definitions and what they
+/// reference together.
+pub fn keep_extraction(
+    units: &[Unit<'_>],
+    defined_elsewhere: &dyn Fn(&str) -> bool,
+    as_needed: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Edited>> {
     let reads = units
         .iter()
         .map(|u| read(u).map_err(|e| Error::at(u.name, format!("cannot read the native object's symbols: {e}"))))
         .collect::<Result<Vec<_>>>()?;
     let defined_by_units: HashSet<&str> = reads.iter().flat_map(|r| r.defined.iter().map(|d| d.as_ref())).collect();
     let defined_in_link = |name: &str| defined_by_units.contains(name) || defined_elsewhere(name);
-    let scans: Vec<Scan<'_>> = units.iter().zip(&reads).map(|(u, r)| scan(u, r, &defined_in_link)).collect();
+    let scans: Vec<Scan<'_>> = units.iter().zip(&reads).map(|(u, r)| scan(u, r, &defined_in_link, as_needed)).collect();
     // The unit that kept each gone symbol's definition.
     let gone: HashSet<&str> = scans.iter().flat_map(|s| s.gone.iter().copied()).collect();
     let mut owner: HashMap<&str, usize> = HashMap::new();
@@ -138,6 +152,27 @@ pub fn keep_extraction(units: &[Unit<'_>], defined_elsewhere: &dyn Fn(&str) -> b
         );
     }
     Ok(out)
+}
+
+/// Every unit's object with its lost strong references that an
+/// `--as-needed` library answers appended, and nothing else changed; per
+/// unit, `None` when nothing changes. For a linker that keeps its own
+/// archive extraction but records `--as-needed` libraries from the
+/// objects it is handed after the backends (mold, behind the plugin).
+pub fn restore_as_needed(units: &[Unit<'_>], as_needed: &dyn Fn(&str) -> bool) -> Result<Vec<Edited>> {
+    units
+        .iter()
+        .map(|u| {
+            let failed =
+                |what: &str, e: String| Error::at(u.name, format!("cannot {what} the native object's symbols: {e}"));
+            let r = read(u).map_err(|e| failed("read", e))?;
+            let restore: Vec<(&str, bool)> =
+                r.lost.iter().filter(|s| as_needed(s)).map(|&s| (s, u.refs.tls.contains(s))).collect();
+            let edits = Edits { restored: restore.len(), ..Edits::default() };
+            let scan = Scan { weaken: Vec::new(), restore, gone: Vec::new() };
+            Ok(edit(u.object, r.table_at, &scan, &edits).map_err(|e| failed("edit", e))?.map(|bytes| (bytes, edits)))
+        })
+        .collect()
 }
 
 /// One unit's object as read: where its symbol table lies, its global and
@@ -181,18 +216,23 @@ fn read<'u>(u: &Unit<'u>) -> std::result::Result<Read<'u>, String> {
 struct Scan<'u> {
     /// Indices of the symbols to make weak: new global references.
     weaken: Vec<usize>,
-    /// Lost strong references some object of the link defines (name,
-    /// thread-local).
+    /// Lost strong references some object of the link defines, or an
+    /// `--as-needed` library answers (name, thread-local).
     restore: Vec<(&'u str, bool)>,
     /// Lost strong references no object defines any more.
     gone: Vec<&'u str>,
 }
 
-fn scan<'u>(u: &Unit<'u>, r: &Read<'u>, defined_in_link: &dyn Fn(&str) -> bool) -> Scan<'u> {
+fn scan<'u>(
+    u: &Unit<'u>,
+    r: &Read<'u>,
+    defined_in_link: &dyn Fn(&str) -> bool,
+    as_needed: &dyn Fn(&str) -> bool,
+) -> Scan<'u> {
     let weaken = r.unasked.iter().filter(|(_, name)| defined_in_link(name)).map(|&(index, _)| index).collect();
     let (mut restore, mut gone) = (Vec::new(), Vec::new());
     for &s in &r.lost {
-        if defined_in_link(s) {
+        if defined_in_link(s) || as_needed(s) {
             restore.push((s, u.refs.tls.contains(s)));
         } else {
             gone.push(s);
@@ -274,22 +314,23 @@ mod tests {
     /// A real object: `main` calls `used` and `kept`. `used` is new (the
     /// bitcode did not reference it): weak; `kept` stays strong; `lost`
     /// (referenced by the bitcode, not by the object) comes back, strong
-    /// and undefined, unless only a shared library defines it.
+    /// and undefined, unless only a shared library defines it, one read
+    /// without `--as-needed`.
     #[test]
     fn new_references_become_weak_and_lost_ones_come_back() {
         let dir = tempfile::tempdir().expect("temp dir");
         let bytes = compile(dir.path(), "m", "int used(); int kept();\nint main() { return used() + kept(); }\n");
         let bitcode = Refs {
-            strong: names(&["_Z4lostv", "_Z4keptv", "shared_only", "tls_var"]),
+            strong: names(&["_Z4lostv", "_Z4keptv", "shared_only", "as_needed_only", "tls_var"]),
             tls: names(&["tls_var"]),
             ..Refs::default()
         };
         let none = BTreeSet::new();
         let unit = Unit { name: "m.o", object: &bytes, refs: &bitcode, prevailing: &none };
-        let in_link = |s: &str| s != "shared_only";
-        let mut out = keep_extraction(&[unit], &in_link).expect("readable");
+        let in_link = |s: &str| s != "shared_only" && s != "as_needed_only";
+        let mut out = keep_extraction(&[unit], &in_link, &|s| s == "as_needed_only").expect("readable");
         let (edited, edits) = out.pop().flatten().expect("edited");
-        assert_eq!(edits, Edits { weakened: 1, restored: 2, markers_referenced: vec![], marker: None });
+        assert_eq!(edits, Edits { weakened: 1, restored: 3, markers_referenced: vec![], marker: None });
         // A thread-local reference comes back typed so (GNU ld and gold
         // reject a typeless one against the TLS definition), others untyped.
         let kind = |name: &str| {
@@ -302,11 +343,12 @@ mod tests {
         assert_eq!(symbol(&edited, "_Z4keptv"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "_Z4lostv"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "shared_only"), None);
+        assert_eq!(symbol(&edited, "as_needed_only"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "main"), Some((false, false, true, false, false)));
         // Nothing new, nothing lost: unchanged.
         let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]), ..Refs::default() };
         let same = Unit { name: "m.o", object: &bytes, refs: &all, prevailing: &none };
-        assert_eq!(keep_extraction(&[same], &in_link).expect("readable"), vec![None]);
+        assert_eq!(keep_extraction(&[same], &in_link, &|_| false).expect("readable"), vec![None]);
     }
 
     /// Three units: `a` lost its reference to `ingest`, whose definition
@@ -329,7 +371,7 @@ mod tests {
             Unit { name: "lib.a(c.o)", object: &c, refs: &no_refs, prevailing: &none },
         ];
         let defined = |s: &str| s == "_Z5otherv" || s == "_Z6c_onlyv";
-        let out = keep_extraction(&units, &defined).expect("readable");
+        let out = keep_extraction(&units, &defined, &|_| false).expect("readable");
         let (a_out, a_edits) = out[0].clone().expect("a edited");
         assert_eq!(a_edits.markers_referenced, vec![marker(1)]);
         assert_eq!(a_edits.restored, 0);
@@ -351,7 +393,7 @@ mod tests {
             refs: &no_refs,
             prevailing: &none,
         };
-        let err = keep_extraction(&[unit], &|_| true).expect_err("not an object");
+        let err = keep_extraction(&[unit], &|_| true, &|_| false).expect_err("not an object");
         assert!(err.to_string().contains('x'), "{err}");
     }
 }

@@ -149,9 +149,8 @@ pub fn scan_native(model: &LinkModel, source: &DiskSource<'_>) -> Result<(Native
 /// native units it loads are scanned, and so is every other native
 /// member of its archives: the linker may load members `flavor`'s
 /// resolution would not (mold 1.10 does, docs/cli.md), and a member
-/// scanned that the link leaves out only keeps classes open. With how
-/// many units were scanned.
-pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Result<(NativeScan, usize)> {
+/// scanned that the link leaves out only keeps classes open.
+pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Result<NativeSide> {
     let argv = super::args::expand_response_files(argv.to_vec())?;
     let mut args = super::args::parse_with(&argv, super::args::UnknownOptions::UnknownRefs)?;
     args.line.flavor = flavor;
@@ -172,7 +171,19 @@ pub fn native_side(argv: &[String], flavor: wpd_link::Flavor, fat: FatLto) -> Re
             count += 1;
         }
     }
-    Ok((scan, count))
+    Ok(NativeSide { scan, count, as_needed_refs: model.as_needed_refs })
+}
+
+/// The native side of a link, read from its linker's command line
+/// ([`native_side`]).
+#[derive(Debug)]
+pub struct NativeSide {
+    pub scan: NativeScan,
+    /// How many native units were scanned.
+    pub count: usize,
+    /// The bitcode's strong references an `--as-needed` library answers
+    /// ([`wpd_link::LinkModel::as_needed_refs`]).
+    pub as_needed_refs: std::collections::BTreeSet<String>,
 }
 
 #[cfg(test)]
@@ -188,10 +199,10 @@ mod tests {
         let err = native_side(&["-o".into(), "out".into(), missing.clone()], wpd_link::Flavor::Lld, FatLto::Native)
             .unwrap_err();
         assert!(err.to_string().contains(&missing), "{err}");
-        let (scan, count) =
+        let side =
             native_side(&["-o".into(), "out".into(), "--as-needed".into()], wpd_link::Flavor::Lld, FatLto::Native)
                 .unwrap();
-        assert_eq!(count, 0);
-        assert!(scan.classes.is_empty() && scan.cxx_code.is_none());
+        assert_eq!(side.count, 0);
+        assert!(side.scan.classes.is_empty() && side.scan.cxx_code.is_none() && side.as_needed_refs.is_empty());
     }
 }
