@@ -851,6 +851,53 @@ fn prevailing_copies_spread(extra: &[&str]) -> Check {
     Ok(())
 }
 
+/// Copies of an inline function compiled with other flags do not move
+/// (`fixtures/thinlto/spread_flags`): b.cpp, compiled with
+/// `-fno-exceptions -ffast-math`, has copies of `run` (nounwind there: an
+/// exception through it skips its cleanup) and `ratio` (folded to 1) that
+/// do not run as a.cpp's, which the linker keeps. Nothing moves and the
+/// program prints what -O0 prints. With b.cpp compiled as a.cpp is, the
+/// copies move to it (the thin link would move them here too, but for the
+/// flags).
+fn spread_keeps_copies_of_other_flags() -> Check {
+    let src = repo_root().join("fixtures/thinlto/spread_flags");
+    let moved_groups = |b_flags: &[&str], label: &str| -> Check<Vec<String>> {
+        let dir = temp_dir(&format!("thinlto-spread-flags-{label}"))?;
+        let d = dir.path();
+        let mut objects = Vec::new();
+        let mut reference = Vec::new();
+        for unit in ["a", "b", "main"] {
+            let flags: &[&str] = if unit == "b" { b_flags } else { &[] };
+            let (bc, o0) = (d.join(format!("{unit}.o")), d.join(format!("{unit}.o0.o")));
+            let source = src.join(format!("{unit}.cpp"));
+            let thin = ["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"];
+            run(Command::new(CLANGXX).args(thin).args(flags).arg(&source).arg("-o").arg(&bc))?;
+            run(Command::new(CLANGXX).args(["-O0", "-c"]).args(flags).arg(&source).arg("-o").arg(&o0))?;
+            objects.push(bc);
+            reference.push(o0);
+        }
+        run(Command::new(CLANGXX).args(&reference).arg("-o").arg(d.join("ref")))?;
+        let expected = run(&mut Command::new(d.join("ref")))?.stdout;
+        let b = Build { dir: d.to_path_buf(), objects, expected };
+        let report = d.join("report.json");
+        let inputs: Vec<&Path> = b.objects.iter().map(PathBuf::as_path).collect();
+        link_inputs(&b, &inputs, "wpd", &[&format!("-Wl,--wpd-report={}", report.display())], None)?;
+        let moved = report_json(&report)?["prevailing_copies"]["moved"].clone();
+        let groups = moved.as_array().ok_or("the report has no `prevailing_copies.moved`")?;
+        Ok(groups.iter().filter_map(|g| g["group"].as_str().map(str::to_string)).collect())
+    };
+    let ours = |groups: &[String]| groups.iter().any(|g| g == "_Z3runi" || g == "_Z5ratiod");
+    let moved = moved_groups(&["-fno-exceptions", "-ffast-math"], "other")?;
+    if ours(&moved) {
+        return Err(format!("copies compiled with other flags moved: {moved:?}"));
+    }
+    let moved = moved_groups(&[], "same")?;
+    if !(moved.iter().any(|g| g == "_Z3runi") && moved.iter().any(|g| g == "_Z5ratiod")) {
+        return Err(format!("with the same flags, run and ratio should move to b.cpp's module: {moved:?}"));
+    }
+    Ok(())
+}
+
 /// A check taking the extra compile flags of its objects.
 type FlagsCheck = fn(&[&str]) -> Check;
 
@@ -1090,6 +1137,9 @@ fn main() {
         }),
         libtest_mimic::Trial::test("weak_thunk_overridden_natively", || {
             weak_thunk_overridden_natively().map_err(Into::into)
+        }),
+        libtest_mimic::Trial::test("spread_keeps_copies_of_other_flags", || {
+            spread_keeps_copies_of_other_flags().map_err(Into::into)
         }),
     ];
     let both: [(&str, FlagsCheck); 7] = [

@@ -12,7 +12,7 @@ use crate::ids::{FileNames, Name, TypeId};
 use serde::{Deserialize, Serialize};
 
 /// Version of the summary types; bump on any change below.
-pub const SUMMARY_VERSION: u32 = 12;
+pub const SUMMARY_VERSION: u32 = 13;
 
 /// One module's summary.
 #[derive(Serialize, Deserialize, bincode::Encode, bincode::Decode, Debug, Clone, PartialEq, Eq)]
@@ -554,6 +554,13 @@ pub struct GlobalRefs {
     /// when wpd read it); 0 for other kinds. What compiling it costs, for
     /// the thin link's choice of where a prevailing copy goes.
     pub instructions: u32,
+    /// For an ODR function (`linkonce_odr`, `weak_odr`): a fingerprint of
+    /// the attributes compile flags gave this copy (`-fno-exceptions`,
+    /// `-ffast-math`, `-mavx2`, `-O0`, sanitizers); 0 for anything else.
+    /// Copies of one inline function whose fingerprints differ were
+    /// compiled with different flags and need not run alike, so the thin
+    /// link keeps the copy the linker keeps (`wpd::backends::spread`).
+    pub flags: u64,
 }
 
 /// Decoded as [`CallSite`] is: a thin link decodes one per global.
@@ -569,6 +576,7 @@ impl bincode::Decode<FileNames> for GlobalRefs {
             visibility: fast::variant(d, &Visibility::ALL)?,
             refs: Vec::<Name>::decode(d)?,
             instructions: fast::u32(d)?,
+            flags: fast::u64(d)?,
         })
     }
 }

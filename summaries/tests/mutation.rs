@@ -93,6 +93,7 @@ fn sample_summary() -> ModuleSummary {
             visibility: Visibility::Default,
             refs: vec!["_ZTV4Base".into()],
             instructions: 3,
+            flags: 0,
         }],
         roots: SpecialRoots::default(),
         slot_reads: Default::default(),
@@ -398,6 +399,7 @@ fn records_decode_as_written_on_both_sides_of_one_byte() {
             visibility: Visibility::ALL[i % Visibility::ALL.len()],
             refs: (0..i).map(|k| format!("r{k}").into()).collect(),
             instructions: n,
+            flags: u64::from(n) << 40 | i as u64,
         })
         .collect();
     let summary = ModuleSummary { call_sites: sites, ..base };

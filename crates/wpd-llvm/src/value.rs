@@ -414,6 +414,42 @@ impl<'m> Value<'m> {
         (!a.is_null()).then(|| unsafe { c::LLVMGetEnumAttributeValue(a) })
     }
 
+    /// The function's own attributes that compile flags set, as text,
+    /// sorted: every string attribute (`"key"="value"`: target CPU and
+    /// features, frame pointers, floating-point modes, stack protector
+    /// size) and the enum attributes of `flag_kinds` it has (by name).
+    /// Empty for what is not a function.
+    pub fn flag_attributes(self, flag_kinds: &[(&str, u32)]) -> Vec<String> {
+        if !self.is_function() {
+            return Vec::new();
+        }
+        let index = llvm_sys::LLVMAttributeFunctionIndex;
+        // SAFETY: a function; index -1 is its own attribute set.
+        let n = unsafe { c::LLVMGetAttributeCountAtIndex(self.raw, index) } as usize;
+        let mut attrs: Vec<LLVMAttributeRef> = vec![std::ptr::null_mut(); n];
+        // SAFETY: `attrs` has room for the `n` attributes it asks for.
+        unsafe { c::LLVMGetAttributesAtIndex(self.raw, index, attrs.as_mut_ptr()) };
+        let mut out: Vec<String> = Vec::new();
+        for a in attrs.into_iter().filter(|a| !a.is_null()) {
+            // SAFETY: `a` is a live attribute of the function.
+            if unsafe { c::LLVMIsStringAttribute(a) } == 0 {
+                continue;
+            }
+            let (mut klen, mut vlen) = (0u32, 0u32);
+            // SAFETY: a string attribute; each call gives a pointer to
+            // `len` bytes the attribute owns.
+            let (key, value) = unsafe {
+                let k = c::LLVMGetStringAttributeKind(a, &mut klen);
+                let v = c::LLVMGetStringAttributeValue(a, &mut vlen);
+                (lossy(k, klen as usize), lossy(v, vlen as usize))
+            };
+            out.push(format!("{key:?}={value:?}"));
+        }
+        out.extend(flag_kinds.iter().filter(|&&(_, kind)| self.has_fn_attr(kind)).map(|(name, _)| name.to_string()));
+        out.sort();
+        out
+    }
+
     /// The personality function of a function definition.
     pub fn personality(self) -> Option<Value<'m>> {
         // SAFETY: only asked of functions; LLVMGetPersonalityFn requires

@@ -140,16 +140,21 @@ fn compiled_here(linkage: Linkage, prevails: impl FnOnce() -> bool) -> bool {
 
 /// The group's weight (its functions' instructions in the linker's first
 /// module) when every member, in every module that defines the group, is
-/// an ODR function or an alias of a member; `None` otherwise.
+/// an ODR function or an alias of a member, and each function's copies
+/// were compiled with the same flags (`GlobalRefs::flags`: an inline
+/// function compiled with `-fexceptions` in one unit and `-fno-exceptions`
+/// or `-mavx2` in another does not run alike); `None` otherwise.
 fn interchangeable(g: &MovableGroup, summaries: &[ModuleSummary]) -> Option<u64> {
     let mut weight = None;
+    let mut flags: Vec<Option<u64>> = vec![None; g.members.len()];
     for &k in &g.modules {
         let globals = &summaries[k].globals;
         let mut here = 0u64;
-        for m in &g.members {
+        for (m, first) in g.members.iter().zip(&mut flags) {
             let i = globals.binary_search_by(|x| x.name.as_str().cmp(m)).ok()?;
             let d = &globals[i];
-            if !matches!(d.linkage, Linkage::LinkonceOdr | Linkage::WeakOdr) {
+            if !matches!(d.linkage, Linkage::LinkonceOdr | Linkage::WeakOdr) || *first.get_or_insert(d.flags) != d.flags
+            {
                 return None;
             }
             match d.kind {

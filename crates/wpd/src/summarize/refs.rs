@@ -4,7 +4,7 @@
 use super::bodies::Indexed;
 use std::collections::{BTreeSet, HashSet};
 use wpd_llvm::{Module, Value};
-use wpd_summary::{GlobalKind, GlobalRefs, SpecialRoots};
+use wpd_summary::{GlobalKind, GlobalRefs, Linkage, SpecialRoots};
 
 /// One record per defined global value of `module`. A function `indexed`
 /// describes takes its references and instruction count from there (its
@@ -62,14 +62,50 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
 }
 
 fn record(g: Value<'_>, kind: GlobalKind, w: Walker, instructions: u32) -> GlobalRefs {
+    let linkage = g.linkage();
+    let flags = match (kind, linkage) {
+        (GlobalKind::Function, Linkage::LinkonceOdr | Linkage::WeakOdr) => flags_fingerprint(g),
+        _ => 0,
+    };
     GlobalRefs {
         name: g.name().into(),
         kind,
-        linkage: g.linkage(),
+        linkage,
         visibility: g.visibility(),
         refs: w.refs.into_iter().map(Into::into).collect(),
         instructions,
+        flags,
     }
+}
+
+/// The enum attributes a compile flag puts on every function of a unit
+/// (besides the string attributes, which all come from flags): exceptions
+/// off, `-O0`, sanitizers, stack protection, strict floating point.
+const FLAG_ATTRIBUTES: &[&str] = &[
+    "nounwind",
+    "optnone",
+    "sanitize_address",
+    "sanitize_hwaddress",
+    "sanitize_memory",
+    "sanitize_thread",
+    "sanitize_memtag",
+    "safestack",
+    "shadowcallstack",
+    "speculative_load_hardening",
+    "ssp",
+    "sspreq",
+    "sspstrong",
+    "strictfp",
+    "nocf_check",
+    "uwtable",
+];
+
+/// [`GlobalRefs::flags`] of an ODR function: a hash of the attributes
+/// compile flags gave it, never 0.
+fn flags_fingerprint(f: Value<'_>) -> u64 {
+    let kinds: Vec<(&str, u32)> = FLAG_ATTRIBUTES.iter().map(|&n| (n, wpd_llvm::Context::attr_kind(n))).collect();
+    let text = f.flag_attributes(&kinds).join("\n");
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes()).max(1)
 }
 
 /// Collects the global values reachable through constant operands.
