@@ -25,6 +25,9 @@ enum Native {
     CxxObject(&'static [&'static str]),
     /// `intro.cpp` as `libintro.so`.
     CxxShared,
+    /// `intro.cpp` compiled with `-O2`, the one member of an archive of
+    /// this name (a project's, named like a runtime library).
+    CxxArchive(&'static str),
     /// `count.c` compiled by clang as C with these flags.
     CObject(&'static [&'static str]),
 }
@@ -48,6 +51,12 @@ const CASES: &[Case] = &[
         off_naming: Some("intro.o (its debug information names a language other than C)"),
     },
     Case { name: "cxx_shared_library", native: Native::CxxShared, off_naming: Some("libintro.so (it needs the C++") },
+    // Only a file named exactly like a runtime library is the runtime.
+    Case {
+        name: "cxx_archive_named_like_the_runtime",
+        native: Native::CxxArchive("libatomic_queue.a"),
+        off_naming: Some("libatomic_queue.a(intro.o)"),
+    },
     Case { name: "c_object_debug_info", native: Native::CObject(&["-O2", "-g"]), off_naming: None },
     Case { name: "c_object", native: Native::CObject(&["-O2"]), off_naming: Some("count.o (it names no C++ symbol") },
 ];
@@ -75,6 +84,12 @@ fn build_native(native: Native, dir: &Path, opt: &[&str]) -> Check<Vec<OsString>
             let so = dir.join("libintro.so");
             run(Command::new(CLANGXX).args(opt).args(["-fPIC", "-shared"]).arg(src("intro.cpp")).arg("-o").arg(&so))?;
             vec![so.into(), format!("-Wl,-rpath,{}", dir.display()).into()]
+        }
+        Native::CxxArchive(name) => {
+            let (o, a) = (dir.join("intro.o"), dir.join(name));
+            run(Command::new(CLANGXX).args(opt).arg("-O2").arg("-c").arg(src("intro.cpp")).arg("-o").arg(&o))?;
+            run(Command::new(wpd_tests::LLVM_AR).arg("rcs").arg(&a).arg(&o))?;
+            vec![a.into()]
         }
         Native::CObject(flags) => {
             let o = dir.join("count.o");

@@ -55,28 +55,35 @@ pub struct NativeScan {
     pub cxx_code: Option<String>,
 }
 
-/// The C and C++ runtime libraries of a link (by file name): their C++
-/// code knows only its own classes, which are open whenever a program
-/// class derives from them (their vtables and typeinfos are native). The
-/// startup objects (`crt1.o`, `crtbegin.o`, ...) are not listed: they
-/// define no C++ symbols, and a prefix as short as `crt` would also take
-/// a program's own `crtp_shapes.o` for the runtime.
+/// The C and C++ runtime libraries of a link, by the stem of their file
+/// name (`libstdc++` for `libstdc++.so.6`, `libm` for glibc's
+/// `libm-2.36.a`): their C++ code knows only its own classes, which are
+/// open whenever a program class derives from them (their vtables and
+/// typeinfos are native). Only a file named exactly so is the runtime: a
+/// project's `libatomic_queue.a` or `libgcc_utils.a` may hold C++ code
+/// that calls the program's virtual functions. The startup objects
+/// (`crt1.o`, `crtbegin.o`, ...) are listed apart ([`STARTUP`]).
 const RUNTIME: &[&str] = &[
     "libstdc++",
+    "libstdc++fs",
+    "libstdc++exp",
     "libc++",
+    "libc++abi",
+    "libc++experimental",
     "libsupc++",
     "libgcc",
+    "libgcc_s",
+    "libgcc_eh",
     "libunwind",
-    "libc.",
+    "libc",
     "libc_nonshared",
-    "libm.",
+    "libm",
     "libmvec",
-    "ld-linux",
+    "ld-linux-x86-64",
     "libpthread",
-    "libdl.",
-    "librt.",
+    "libdl",
+    "librt",
     "libatomic",
-    "libclang_rt",
 ];
 
 /// Whether the C++ symbol `name` belongs to the C++ runtime: the
@@ -160,16 +167,32 @@ const STARTUP: &[&str] = &[
 /// of the C or C++ runtime, or a startup object.
 fn is_runtime(name: &str) -> bool {
     let base = file_name(name);
-    RUNTIME.iter().any(|r| base.starts_with(r))
-        || glibc_versioned(base)
+    base.starts_with("libclang_rt.")
+        || library_stems(base)
+            .is_some_and(|(stem, unversioned)| RUNTIME.contains(&stem) || RUNTIME.contains(&unversioned))
         || (!name.contains('(') && STARTUP.contains(&base))
 }
 
-/// glibc's static math library under its versioned name (`libm-2.36.a`):
-/// Debian's `libm.a` is a linker script naming it (and `libmvec.a`), so a
-/// `-static` link loads its members from that file.
-fn glibc_versioned(base: &str) -> bool {
-    base.strip_prefix("libm-").is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit()) && v.ends_with(".a"))
+/// The stem of a library's file name, `<stem>.a`, `<stem>.so` or
+/// `<stem>.so.<version>` (`libc.so.6`, `ld-linux-x86-64.so.2`), and that
+/// stem without a trailing `-<version>`: glibc's versioned names
+/// (`libm-2.36.a`: Debian's `libm.a` is a linker script naming it, so a
+/// `-static` link loads its members from that file).
+fn library_stems(base: &str) -> Option<(&str, &str)> {
+    let numeric =
+        |v: &str| !v.is_empty() && v.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let stem = match base.find(".so") {
+        Some(at) => {
+            let version = &base[at + 3..];
+            (version.is_empty() || version.strip_prefix('.').is_some_and(numeric)).then_some(&base[..at])?
+        }
+        None => base.strip_suffix(".a")?,
+    };
+    let unversioned = match stem.rsplit_once('-') {
+        Some((glibc, version)) if numeric(version) => glibc,
+        _ => stem,
+    };
+    Some((stem, unversioned))
 }
 
 /// Whether the native input `name` is one of the compiler's own runtime
@@ -428,6 +451,28 @@ mod tests {
         // -static: Debian's libm.a is a script naming the versioned archive.
         assert!(is_runtime("/usr/lib/x86_64-linux-gnu/libm-2.36.a(s_nextafter.o)"));
         assert!(!is_runtime("/tmp/x/libm-shapes.a(shape.o)"));
+        for runtime in [
+            "/lib/x86_64-linux-gnu/libc.so.6",
+            "/usr/lib/x86_64-linux-gnu/libstdc++.so.6.0.30",
+            "/lib64/ld-linux-x86-64.so.2",
+            "/usr/lib/gcc/x86_64-linux-gnu/12/libgcc_s.so.1",
+            "/usr/lib/gcc/x86_64-linux-gnu/12/libgcc.a(_muldi3.o)",
+            "/usr/lib/x86_64-linux-gnu/libatomic.so.1",
+            "/usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.asan-x86_64.a(asan_rtl.cpp.o)",
+        ] {
+            assert!(is_runtime(runtime), "{runtime}");
+        }
+        // A project's library whose name only starts like the runtime's.
+        for project in [
+            "/tmp/x/libatomic_queue.a(queue.o)",
+            "/tmp/x/libgcc_utils.a(u.o)",
+            "/tmp/x/libmvec_shapes.so",
+            "/tmp/x/librtx.so.1",
+            "/tmp/x/libc.so.6x",
+            "/tmp/x/libm.shapes.a(s.o)",
+        ] {
+            assert!(!is_runtime(project), "{project}");
+        }
         assert!(!is_runtime("/tmp/x/intro.o"));
         // A program's own C++ object whose name starts like a startup file.
         assert!(!is_runtime("/tmp/x/crtp_shapes.o"));
