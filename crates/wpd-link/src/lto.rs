@@ -67,7 +67,8 @@ pub struct LtoSymbols<'m> {
     relocatable: bool,
     /// `--defsym` names, `--wrap` symbols and their `__real_` names.
     redefined: BTreeSet<String>,
-    /// Section names with a `__start_`/`__stop_` reference.
+    /// Section names with a `__start_`/`__stop_` reference, from outside
+    /// the bitcode or from a bitcode module (as lld keeps them).
     start_stop: BTreeSet<String>,
     /// The model's movable groups.
     movable: &'m [MovableGroup],
@@ -100,9 +101,11 @@ impl<'m> LtoSymbols<'m> {
             redefined.insert(w.clone());
             redefined.insert(format!("__real_{w}"));
         }
+        let bitcode_refs = modules.iter().flat_map(|l| l.refs.strong.iter().chain(&l.refs.weak));
         let start_stop = outside
             .into_iter()
             .flatten()
+            .chain(bitcode_refs)
             .filter_map(|n| n.strip_prefix("__start_").or_else(|| n.strip_prefix("__stop_")))
             .map(str::to_string)
             .collect();
@@ -348,5 +351,15 @@ mod tests {
         let s = LtoSymbols::new(&m6, OutputKind::default());
         let r = s.resolve(1, &SymbolView { section: "plugins", ..def("_Z6helperv") });
         assert!(r.visible_to_regular_obj);
+        // A bitcode module's own reference keeps the section too.
+        let mut m = model(Some(&[]));
+        assert!(
+            !LtoSymbols::new(&m, OutputKind::default())
+                .resolve(1, &SymbolView { section: "reg", ..def("_Z6helperv") })
+                .visible_to_regular_obj
+        );
+        m.loaded[0].refs.weak.insert("__stop_reg".into());
+        let s = LtoSymbols::new(&m, OutputKind::default());
+        assert!(s.resolve(1, &SymbolView { section: "reg", ..def("_Z6helperv") }).visible_to_regular_obj);
     }
 }

@@ -41,6 +41,7 @@ struct Sym {
   int comdat;
   uint64_t common_size;
   unsigned common_align;
+  std::string section;  // a definition's section, empty for the default ones
 };
 
 struct Table {
@@ -90,7 +91,8 @@ void *wpd_symtab_read(const char *data, size_t len, char **err) {
     if (s.isExecutable()) f |= WPD_SYM_EXECUTABLE;
     if (s.isUnnamedAddr()) f |= WPD_SYM_UNNAMED_ADDR;
     if (s.isIndirect()) f |= WPD_SYM_INDIRECT;
-    Sym out{s.getName().str(), f, static_cast<unsigned>(s.getVisibility()), s.getComdatIndex(), 0, 0};
+    Sym out{s.getName().str(), f, static_cast<unsigned>(s.getVisibility()), s.getComdatIndex(), 0, 0, {}};
+    if (!s.isUndefined()) out.section = s.getSectionName().str();
     if (s.isCommon()) {
       out.common_size = s.getCommonSize();
       out.common_align = s.getCommonAlignment();
@@ -116,6 +118,15 @@ void wpd_symtab_symbol(const void *table, size_t i, const char **name, size_t *n
   *comdat = s.comdat;
   *common_size = s.common_size;
   *common_align = s.common_align;
+}
+
+// The section symbol `i` (< wpd_symtab_num_symbols) is defined in: name
+// bytes (owned by the table), empty for an undefined symbol or a default
+// section.
+void wpd_symtab_symbol_section(const void *table, size_t i, const char **name, size_t *name_len) {
+  const Sym &s = static_cast<const Table *>(table)->symbols[i];
+  *name = s.section.data();
+  *name_len = s.section.size();
 }
 
 // Comdat `i` (< wpd_symtab_num_comdats): name bytes and selection kind

@@ -357,6 +357,7 @@ unsafe extern "C" {
         common_size: *mut u64,
         common_align: *mut u32,
     );
+    pub fn wpd_symtab_symbol_section(table: *const c_void, i: usize, name: *mut *const c_char, name_len: *mut usize);
     pub fn wpd_symtab_comdat(
         table: *const c_void,
         i: usize,

@@ -61,6 +61,10 @@ pub struct BitcodeSymbol {
     pub unnamed_addr: bool,
     /// An `ifunc` or alias whose target is resolved at run time.
     pub indirect: bool,
+    /// The section a definition is placed in, when its name is a C
+    /// identifier: only such a section has `__start_`/`__stop_` symbols,
+    /// whose references keep every definition placed in it.
+    pub start_stop_section: Option<String>,
 }
 
 impl BitcodeSymbol {
@@ -78,6 +82,14 @@ pub struct BitcodeSymtab {
     pub comdats: Vec<(String, ComdatKind)>,
     /// Modules in the file (2 for a split LTO unit).
     pub modules: usize,
+}
+
+/// Whether a section name is a C identifier, as linkers require of a
+/// section with `__start_`/`__stop_` symbols.
+pub fn c_identifier(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes.next().is_some_and(|b| b == b'_' || b.is_ascii_alphabetic())
+        && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
 }
 
 /// Reads the symbol table of a bitcode file (raw or wrapped).
@@ -153,6 +165,10 @@ fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab> {
             v => return Err(Error::msg(format!("unknown symbol visibility {v}"))),
         };
         let comdat = u32::try_from(comdat).ok().filter(|&k| (k as usize) < c);
+        let (mut section, mut section_len) = (std::ptr::null(), 0usize);
+        // SAFETY: see above.
+        unsafe { ffi::wpd_symtab_symbol_section(table, i, &mut section, &mut section_len) };
+        let section = bytes(section, section_len);
         let has = |bit: u32| flags & bit != 0;
         symbols.push(BitcodeSymbol {
             name: bytes(name, len),
@@ -171,6 +187,7 @@ fn read_table(table: *mut std::os::raw::c_void) -> Result<BitcodeSymtab> {
             executable: has(EXECUTABLE),
             unnamed_addr: has(UNNAMED_ADDR),
             indirect: has(INDIRECT),
+            start_stop_section: c_identifier(&section).then_some(section),
         });
     }
     Ok(BitcodeSymtab { symbols, comdats, modules })

@@ -189,8 +189,21 @@ pub fn from_linker(
             name: f.name.to_string(),
             prevailing,
             defined,
-            refs: Default::default(),
+            refs: refs(f.symbols),
         });
+    }
+    // A bitcode reference to `__start_X`/`__stop_X` keeps every bitcode
+    // definition placed in section `X`, as in wpd-ld's model (the linker
+    // keeps it, LLVMgold too).
+    let start_stop: BTreeSet<&str> = (files.iter().flat_map(|f| f.symbols.iter()).filter(|s| s.undefined))
+        .filter_map(|s| s.name.strip_prefix("__start_").or_else(|| s.name.strip_prefix("__stop_")))
+        .collect();
+    if !start_stop.is_empty() {
+        for s in files.iter().flat_map(|f| f.symbols.iter()).filter(|s| !s.undefined) {
+            if s.start_stop_section.as_deref().is_some_and(|x| start_stop.contains(x)) {
+                outside.insert(s.name.clone());
+            }
+        }
     }
     native.refs.extend(outside.iter().cloned());
     native.see_unresolved(&unresolved);
@@ -395,6 +408,7 @@ mod tests {
             executable: true,
             unnamed_addr: false,
             indirect: false,
+            start_stop_section: None,
         }
     }
 

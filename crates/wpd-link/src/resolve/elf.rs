@@ -127,6 +127,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     function: sym.st_type() == elf::STT_FUNC,
                     tls: sym.st_type() == elf::STT_TLS,
                     may_omit: false,
+                    section: None,
                     comdat,
                 });
             }
@@ -159,6 +160,7 @@ fn read_file<Elf: FileHeader<Endian = Endianness>>(
                     function: sym.st_type() == elf::STT_FUNC,
                     tls: sym.st_type() == elf::STT_TLS,
                     may_omit: false,
+                    section: None,
                     comdat: None,
                 });
             }

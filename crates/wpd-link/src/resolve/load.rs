@@ -971,6 +971,26 @@ impl<'a> Loader<'a> {
             refs.insert(name.clone());
             refs.extend(expression_symbols(expr));
         }
+        // A `__start_X`/`__stop_X` reference from any file keeps every
+        // bitcode definition placed in section `X` (lld's rule: such a
+        // definition is visible to regular objects).
+        let start_stop: HashSet<&str> = (self.order.iter().map(|&u| &self.units[u.0 as usize]))
+            .flat_map(|unit| unit.table.symbols.iter().filter(|s| s.is_undefined()))
+            .filter_map(|s| s.name.strip_prefix("__start_").or_else(|| s.name.strip_prefix("__stop_")))
+            .collect();
+        if !start_stop.is_empty() {
+            for &u in &self.order {
+                let unit = &self.units[u.0 as usize];
+                if unit.kind != LoadedKind::Bitcode {
+                    continue;
+                }
+                for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
+                    if s.section.as_deref().is_some_and(|x| start_stop.contains(x)) {
+                        refs.insert(s.name.clone());
+                    }
+                }
+            }
+        }
         let globs: Vec<&String> = line.undefined_globs.iter().chain(&line.exports.dynamic_symbols).collect();
         if !globs.is_empty() {
             for &u in &self.order {

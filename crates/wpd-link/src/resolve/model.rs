@@ -97,9 +97,9 @@ pub struct Loaded {
     /// (prevailing or not). Empty for a shared library.
     pub defined: BTreeSet<String>,
     /// For bitcode: the symbols its symbol table references, which decided
-    /// what the link extracted. Filled by the link-line resolver (wpd-ld,
-    /// whose relink must extract the same, `wpd::final_link::extraction`); the
-    /// linker plugin's model, which never relinks, leaves it empty.
+    /// what the link extracted (wpd-ld's relink must extract the same,
+    /// `wpd::final_link::extraction`), and which name the `__start_`/
+    /// `__stop_` symbols that keep a section's globals.
     pub refs: Refs,
 }
 

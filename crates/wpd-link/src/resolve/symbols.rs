@@ -49,6 +49,11 @@ pub struct Symbol {
     /// themselves ([`super::exports::exported_by_all`]). Always false in
     /// native files.
     pub may_omit: bool,
+    /// A bitcode definition's section, when its name is a C identifier
+    /// (`wpd_llvm::BitcodeSymbol::start_stop_section`): a `__start_` or
+    /// `__stop_` reference anywhere in the link keeps the definition. Always
+    /// `None` in native files, which the real linker handles itself.
+    pub section: Option<Box<str>>,
 }
 
 impl Symbol {
@@ -63,6 +68,7 @@ impl Symbol {
             tls: false,
             comdat: None,
             may_omit: false,
+            section: None,
         }
     }
 

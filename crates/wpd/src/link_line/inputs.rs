@@ -56,6 +56,7 @@ pub fn bitcode_table(bytes: &[u8]) -> Result<SymbolTable> {
             tls: s.tls,
             comdat: s.comdat,
             may_omit: s.may_omit && !s.undefined,
+            section: s.start_stop_section.map(String::into_boxed_str),
             name: s.name,
         })
         .collect();
