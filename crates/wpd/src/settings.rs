@@ -317,6 +317,7 @@ impl LinkSettings {
             external_refs: model.outside_refs.known().cloned(),
             preemptible: Some(model.preemptible.clone()),
             kept_elsewhere: model.kept_elsewhere(),
+            undefined: model.unresolved.clone(),
         };
         self.policy_with(facts, native, unknown, output)
     }
@@ -340,6 +341,7 @@ impl LinkSettings {
             external_refs: outside_refs,
             preemptible: None,
             kept_elsewhere: Default::default(),
+            undefined: Default::default(),
         };
         self.policy_with(facts, native, None, output)
     }

@@ -98,6 +98,12 @@ fn slot_members<'a>(
                     return Err(format!("vtable {} holds no function at byte {at}", vt.symbol));
                 };
                 let key = link.key(vref.module, name);
+                if link.defined_nowhere(key) {
+                    return Err(format!(
+                        "vtable {}'s entry at byte {at} names {name}, which nothing in the link defines (a weak declaration: the entry is null)",
+                        vt.symbol
+                    ));
+                }
                 if !never_callable(link, key, vt) {
                     out.push(SlotMember { vtable: vref, address_point, function: key });
                 }

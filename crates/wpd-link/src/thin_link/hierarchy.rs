@@ -51,6 +51,10 @@ pub struct LinkFacts {
     /// Names some bitcode module defines whose kept copy is not bitcode,
     /// each with what keeps it (the link model's `kept_elsewhere`).
     pub kept_elsewhere: BTreeMap<String, String>,
+    /// Names the link references and nothing in it defines (the link
+    /// model's `unresolved`): a weak reference left null, or one a shared
+    /// output leaves to the dynamic linker. Empty without a link model.
+    pub undefined: BTreeSet<String>,
 }
 
 impl LinkFacts {
@@ -117,6 +121,8 @@ pub struct Hierarchy<'a> {
     /// For each non-local name, the module (and linkage) of the copy the
     /// link keeps (see [`Hierarchy::kept_copy`]).
     kept: HashMap<&'a str, (ModuleIdx, Linkage)>,
+    /// What the link references and does not define ([`LinkFacts::undefined`]).
+    undefined: &'a BTreeSet<String>,
 }
 
 impl<'a> Hierarchy<'a> {
@@ -146,7 +152,27 @@ impl<'a> Hierarchy<'a> {
             },
         );
         let live = graph.live_without(&HashSet::default(), &RefEdges::default());
-        Hierarchy { summaries, locals, vtables, by_type_id, facts: function_facts, unknown_bodies, live, graph, kept }
+        Hierarchy {
+            summaries,
+            locals,
+            vtables,
+            by_type_id,
+            facts: function_facts,
+            unknown_bodies,
+            live,
+            graph,
+            kept,
+            undefined: &facts.undefined,
+        }
+    }
+
+    /// Whether `key` names a function no module of the link defines and the
+    /// link leaves undefined: a weak declaration (`__attribute__((weak))`
+    /// on a member never defined), whose vtable entry is null, or a
+    /// definition only the dynamic linker finds. No call may name it
+    /// directly.
+    pub fn defined_nowhere(&self, key: SymKey<'a>) -> bool {
+        key.module.is_none() && self.kept_copy(key.name).is_none() && self.undefined.contains(key.name)
     }
 
     /// Why the program may run another body than the bitcode's for the
