@@ -151,6 +151,12 @@ const SEEDS: &[(u64, &[&str])] = &[
     // or where the vtable was not exported (144)
     (125, &["interposed", "dlopen-derived"]),
     (144, &["exported-caller", "dlopen-derived"]),
+    // a C library linked --as-needed that only a dead slot's override
+    // calls: the native object lost the only reference, the linker left
+    // the library out of DT_NEEDED and its constructor did not run (wpd-ld,
+    // its distributed links, and the plugin under mold)
+    (222, &["dyncast", "weak-override", "dead-needed"]),
+    (53, &["plugin:mold", "multi-base", "dead-extracted", "dead-needed"]),
     // the archive reaching the link line in two archives inside
     // --start-group (gold), named by a linker script's GROUP (GNU ld, beside
     // a shared library), and as a thin archive (gold)
@@ -200,6 +206,7 @@ const ALL_SHAPES: &[&str] = &[
     "registered",
     "weak-override",
     "dlopen-derived",
+    "dead-needed",
 ];
 
 /// The ways gen.py puts an archive on the link line besides one plain
@@ -273,6 +280,11 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
                 && config.contains("_ZTI4Dl0B")
                 && sources.contains("struct Plug final : Dl0B {")
                 && sources.contains("unsigned long dl0_walk(Dl0B *p, unsigned long x) {")
+        }
+        "dead-needed" => {
+            config.contains("cneeded:dn0.cpp")
+                && sources.contains("unsigned long Dn0D::nv0(unsigned long x) const { return fzdn0_hook(x); }")
+                && sources.contains("dead-needed0 loaded")
         }
         "registered" => {
             config.contains("ltoobj:rg0.cpp")

@@ -100,7 +100,7 @@ srcs=() objs=() libs=() members=() ishared=()
 ARCHIVE=${ARCHIVE:-0}
 for tu in $TUS; do
     mode=${tu%%:*} f=${tu#*:}
-    [ "$mode" = ishared ] || [ "$mode" = dlopen ] || srcs+=("$f")
+    [ "$mode" = ishared ] || [ "$mode" = dlopen ] || [ "$mode" = cneeded ] || srcs+=("$f")
     case $mode in
     lto)    say "+ $CXX $STD ${LTOF[*]} ${VIS[*]} -c $f -o ${f%.cpp}.o"
             $CXX $STD "${LTOF[@]}" "${VIS[@]}" -c "$f" -o "${f%.cpp}.o" || exit 2
@@ -126,6 +126,10 @@ for tu in $TUS; do
             # build, the reference too): never on a link line
             say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o lib${f%.cpp}.so"
             $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o "lib${f%.cpp}.so" || exit 2 ;;
+    cneeded) # a C library (no libstdc++) every link names --as-needed
+            say "+ $CXX $STD $OPT -fPIC -shared -nostdlib++ $f -o lib${f%.cpp}.so"
+            $CXX $STD "$OPT" -fPIC -shared -nostdlib++ "$f" -o "lib${f%.cpp}.so" || exit 2
+            LINKX+=(-Wl,--as-needed -L. "-l${f%.cpp}" -Wl,--no-as-needed '-Wl,-rpath,$ORIGIN') ;;
     shared) say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o libfz.so"
             $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o libfz.so || exit 2
             libs=(-L. -lfz '-Wl,-rpath,$ORIGIN') ;;
