@@ -176,6 +176,31 @@ const CASES: &[Case] = &[
         drops_functions: true,
     },
     Case {
+        name: "as_needed_dead_slot_gc",
+        objects: &[("main.o", "main.cpp", &[])],
+        archives: &[],
+        shared: &[("libaudit.so", "audit.cpp", &["-nostdlib++"])],
+        link: &[
+            "@/main.o",
+            "-L@",
+            "-Wl,-rpath,@",
+            "-Wl,--as-needed",
+            "-laudit",
+            "-Wl,--no-as-needed",
+            "-Wl,--gc-sections",
+        ],
+        // The same under --gc-sections: lld counts only references from
+        // live sections' relocations.
+        wpd_flags: &[WPV],
+        absent: &[],
+        loaded: &["main.o", "libaudit.so"],
+        not_loaded: &[],
+        broken_in: &[],
+        files: &[],
+        outside_refs_known: true,
+        drops_functions: true,
+    },
+    Case {
         name: "push_pop_state",
         objects: &[
             ("main.o", "main.cpp", &[]),

@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use wpd::backends::thinlto::Natives;
 use wpd::error::Result;
-use wpd::final_link::extraction::{Unit, global_definitions, keep_extraction as keep};
+use wpd::final_link::extraction::{AsNeeded, Unit, global_definitions, keep_extraction as keep};
 use wpd_link::{LinkModel, LoadedKind};
 
 /// Edits every native object of `natives` (one per loaded bitcode unit of
@@ -32,6 +32,10 @@ pub fn keep_extraction(model: &LinkModel, natives: &Natives) -> Result<Vec<Optio
         .zip(&natives.objects)
         .map(|(l, object)| Unit { name: &l.name, object, refs: &l.refs, prevailing: &l.prevailing })
         .collect();
-    let edited = keep(&units, &|name| defined.contains(name), &|name| model.as_needed_refs.contains(name))?;
+    let as_needed = AsNeeded {
+        answers: &|name| model.as_needed_refs.contains(name),
+        retained_section: model.flavor == wpd_link::Flavor::Lld,
+    };
+    let edited = keep(&units, &|name| defined.contains(name), &as_needed)?;
     Ok(edited.into_iter().map(|e| e.map(|(bytes, _)| bytes)).collect())
 }

@@ -680,7 +680,13 @@ fn link(state: &mut State) -> Result<()> {
                 prevailing: &none,
             })
             .collect();
-        wpd::final_link::extraction::restore_as_needed(&units, &|name| as_needed.contains(name))?
+        // mold counts the references of the objects it is handed as they
+        // are, without a relocation (checked with --gc-sections too).
+        let needed = wpd::final_link::extraction::AsNeeded {
+            answers: &|name| as_needed.contains(name),
+            retained_section: false,
+        };
+        wpd::final_link::extraction::restore_as_needed(&units, &needed)?
     };
     for (k, (object, restored)) in natives.objects.iter().zip(restored).enumerate() {
         let path = temp.path().join(format!("{k}.o"));

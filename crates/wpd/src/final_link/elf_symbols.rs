@@ -9,6 +9,13 @@
 //!   that a reference to it extracts the archive member that defines it
 //!   and binds to nothing else.
 //!
+//! References that must keep an `--as-needed` library needed under
+//! `--gc-sections` also get a relocation (`R_X86_64_NONE`, which patches
+//! nothing) from a new one-byte section the linker must keep
+//! (`.wpd.needed`, `SHF_ALLOC | SHF_GNU_RETAIN`): lld counts a shared
+//! library needed only for references it meets in live sections' relocations
+//! once garbage collection runs.
+//!
 //! The edit is made on the ELF file, not in LLVM: objects may come from
 //! LLVM's cache. The symbols are appended after every existing symbol, so
 //! no symbol index changes (relocations, section groups and
@@ -19,8 +26,8 @@
 
 use object::LittleEndian as LE;
 use object::elf::{
-    ET_REL, FileHeader64, SHN_ABS, SHN_UNDEF, SHT_SYMTAB, STB_GLOBAL, STT_NOTYPE, STT_TLS, STV_HIDDEN, SectionHeader64,
-    Sym64,
+    ET_REL, FileHeader64, SHF_ALLOC, SHF_GNU_RETAIN, SHF_INFO_LINK, SHN_ABS, SHN_LORESERVE, SHN_UNDEF, SHT_PROGBITS,
+    SHT_RELA, SHT_SYMTAB, STB_GLOBAL, STT_NOTYPE, STT_TLS, STV_HIDDEN, SectionHeader64, Sym64,
 };
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
@@ -52,13 +59,17 @@ impl<'d> Object<'d> {
 
 /// `elf` with a strong undefined reference to each of `references` (name,
 /// thread-local) and a definition of each of `markers` appended to its symbol table (global
-/// symbols, so after every local one). The file is read with the `object`
-/// crate; only the symbol table, its string table and its extended section
-/// index table (if any) are rewritten.
+/// symbols, so after every local one), and, when `retained` (indices into
+/// `references`) is not empty, a relocation to each of those references
+/// from a new retained section (module docs). The file is read with the
+/// `object` crate; only the symbol table, its string table and its
+/// extended section index table (if any) are rewritten, and for the new
+/// section the section header table and the section names' table.
 pub(crate) fn add_symbols(
     elf: &[u8],
     references: &[(&str, bool)],
     markers: &[&str],
+    retained: &[usize],
 ) -> std::result::Result<Vec<u8>, String> {
     let text = |e: object::read::Error| e.to_string();
     let Object { header, endian, sections, symtab } = Object::parse(elf)?;
@@ -71,6 +82,7 @@ pub(crate) fn add_symbols(
 
     let mut strings = contents(symtab.string_section())?;
     let mut table = contents(symtab.section())?;
+    let first_added = table.len() / size_of::<Sym64<LE>>();
     let appended = references.iter().map(|&(n, tls)| (n, tls, false)).chain(markers.iter().map(|&n| (n, false, true)));
     for (name, tls, marker) in appended {
         let offset = u32::try_from(strings.len()).map_err(|e| e.to_string())?;
@@ -105,7 +117,97 @@ pub(crate) fn add_symbols(
         indices.resize(indices.len() + 4 * (references.len() + markers.len()), 0);
         place(&mut out, at(symtab.shndx_section()), &indices);
     }
+    if !retained.is_empty() {
+        let symbols: Vec<usize> = retained.iter().map(|&i| first_added + i).collect();
+        add_retained_section(&mut out, header, endian, &sections, symtab.section().0, &symbols)?;
+    }
     Ok(out)
+}
+
+/// Appends to `out` (the object `header` and `sections` describe, its
+/// symbol table section `symtab`) a one-byte section `.wpd.needed`
+/// (`SHF_ALLOC | SHF_GNU_RETAIN`) and `.rela.wpd.needed`, one
+/// `R_X86_64_NONE` relocation to each of `symbols` (symbol indices). The
+/// section header table moves to the end of the file with the two new
+/// headers; the new names go into the section names' table, rewritten at
+/// the end too. An object whose section count would need extended
+/// numbering is left as it is (the symbols alone still ask for the
+/// library, which GNU ld and gold, and lld without `--gc-sections`, count).
+fn add_retained_section(
+    out: &mut Vec<u8>,
+    header: &FileHeader64<LE>,
+    endian: LE,
+    sections: &SectionTable<'_, FileHeader64<LE>>,
+    symtab: usize,
+    symbols: &[usize],
+) -> std::result::Result<(), String> {
+    let count = sections.len();
+    let names_index = usize::from(header.e_shstrndx(endian));
+    if header.e_shnum(endian) == 0 || count + 2 >= usize::from(SHN_LORESERVE) || names_index == 0 {
+        return Ok(());
+    }
+    let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
+    let header_size = size_of::<SectionHeader64<LE>>();
+    let header_at = |index: usize| shoff + index * header_size;
+    // The section names' table as `out` has it (the symbol string table
+    // may be it, already moved to the end).
+    let names_header = header_at(names_index);
+    let word = |at: usize| u64::from_le_bytes(out[at..at + 8].try_into().expect("8 bytes"));
+    let (names_offset, names_size) = (word(names_header + 24) as usize, word(names_header + 32) as usize);
+    let mut names = out.get(names_offset..names_offset + names_size).ok_or("section names out of the file")?.to_vec();
+    let rela_name = u32::try_from(names.len()).map_err(|e| e.to_string())?;
+    names.extend_from_slice(b".rela.wpd.needed\0");
+    // ".wpd.needed" is the tail of ".rela.wpd.needed".
+    let section_name = rela_name + 5;
+    let align = |out: &mut Vec<u8>| out.resize(out.len().next_multiple_of(8), 0);
+    align(out);
+    let new_names_offset = out.len() as u64;
+    out.extend_from_slice(&names);
+    // The section's one byte (gold refuses a relocation at the end of an
+    // empty section), then the relocations.
+    let needed_offset = out.len() as u64;
+    out.push(0);
+    align(out);
+    let relocations_offset = out.len() as u64;
+    for &symbol in symbols {
+        out.extend_from_slice(&0u64.to_le_bytes()); // r_offset
+        out.extend_from_slice(&((symbol as u64) << 32).to_le_bytes()); // r_info: symbol, R_X86_64_NONE
+        out.extend_from_slice(&0i64.to_le_bytes()); // r_addend
+    }
+    // The section header table, moved to the end with two more headers.
+    let mut headers = out[shoff..shoff + count * header_size].to_vec();
+    let names_header = names_index * header_size;
+    headers[names_header + 24..names_header + 32].copy_from_slice(&new_names_offset.to_le_bytes());
+    headers[names_header + 32..names_header + 40].copy_from_slice(&(names.len() as u64).to_le_bytes());
+    let section_header =
+        |name: u32, kind: u32, flags: u64, offset: u64, size: u64, link: u32, info: u32, align: u64, entsize: u64| {
+            let mut h = Vec::with_capacity(header_size);
+            h.extend_from_slice(&name.to_le_bytes());
+            h.extend_from_slice(&kind.to_le_bytes());
+            h.extend_from_slice(&flags.to_le_bytes());
+            h.extend_from_slice(&0u64.to_le_bytes()); // sh_addr
+            h.extend_from_slice(&offset.to_le_bytes());
+            h.extend_from_slice(&size.to_le_bytes());
+            h.extend_from_slice(&link.to_le_bytes());
+            h.extend_from_slice(&info.to_le_bytes());
+            h.extend_from_slice(&align.to_le_bytes());
+            h.extend_from_slice(&entsize.to_le_bytes());
+            h
+        };
+    let needed = count as u32;
+    let flags = u64::from(SHF_ALLOC) | u64::from(SHF_GNU_RETAIN);
+    headers.extend(section_header(section_name, SHT_PROGBITS, flags, needed_offset, 1, 0, 0, 1, 0));
+    let rela_size = (symbols.len() * 24) as u64;
+    let link = u32::try_from(symtab).map_err(|e| e.to_string())?;
+    let info_link = u64::from(SHF_INFO_LINK);
+    headers.extend(section_header(rela_name, SHT_RELA, info_link, relocations_offset, rela_size, link, needed, 8, 24));
+    align(out);
+    let new_shoff = out.len() as u64;
+    out.extend_from_slice(&headers);
+    // e_shoff (offset 40) and e_shnum (offset 60) of the ELF header.
+    out[40..48].copy_from_slice(&new_shoff.to_le_bytes());
+    out[60..62].copy_from_slice(&((count + 2) as u16).to_le_bytes());
+    Ok(())
 }
 
 #[cfg(test)]
@@ -115,9 +217,9 @@ mod tests {
     #[test]
     fn refuses_what_is_not_a_relocatable_elf_object() {
         assert!(
-            add_symbols(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[], &[])
+            add_symbols(b"not an object at all, but long enough to hold a header of sixty-four bytes", &[], &[], &[])
                 .is_err()
         );
-        assert!(add_symbols(b"\x7fELF", &[("x", false)], &[]).is_err());
+        assert!(add_symbols(b"\x7fELF", &[("x", false)], &[], &[]).is_err());
     }
 }

@@ -34,7 +34,9 @@
 //!   its constructors run) only if a reference asks for it, and the lost
 //!   one may have been the only one: a C library's function called only
 //!   from a virtual function no call can reach, whose dead vtable entry
-//!   wpd dropped.
+//!   wpd dropped. Under `--gc-sections` lld counts only references from
+//!   the relocations of live sections, so these also get one from a
+//!   section the linker keeps.
 //!
 //! - **gone**: a lost reference whose definition no object has any more.
 //!   LLVM's dead stripping, or wpd's dead vtable entries, dropped the
@@ -103,14 +105,14 @@ pub fn marker(n: usize) -> String {
 /// appended, and the markers its gone ones need (module docs); per unit,
 /// `None` when nothing changes. `defined_elsewhere` tells whether another
 /// native object of the final link (an input, LLVM's regular LTO object)
-/// defines a symbol, global or weak; `as_needed` whether a shared library
-/// read under `--as-needed` answers a bitcode reference to it. The units'
-/// own objects are read once, for their definitions and what they
-/// reference together.
+/// defines a symbol, global or weak; `as_needed` which references an
+/// `--as-needed` library answers, and how to restore them. The units' own
+/// objects are read once, for their definitions and what they reference
+/// together.
 pub fn keep_extraction(
     units: &[Unit<'_>],
     defined_elsewhere: &dyn Fn(&str) -> bool,
-    as_needed: &dyn Fn(&str) -> bool,
+    as_needed: &AsNeeded<'_>,
 ) -> Result<Vec<Edited>> {
     let reads = units
         .iter()
@@ -159,7 +161,7 @@ pub fn keep_extraction(
 /// unit, `None` when nothing changes. For a linker that keeps its own
 /// archive extraction but records `--as-needed` libraries from the
 /// objects it is handed after the backends (mold, behind the plugin).
-pub fn restore_as_needed(units: &[Unit<'_>], as_needed: &dyn Fn(&str) -> bool) -> Result<Vec<Edited>> {
+pub fn restore_as_needed(units: &[Unit<'_>], as_needed: &AsNeeded<'_>) -> Result<Vec<Edited>> {
     units
         .iter()
         .map(|u| {
@@ -167,12 +169,24 @@ pub fn restore_as_needed(units: &[Unit<'_>], as_needed: &dyn Fn(&str) -> bool) -
                 |what: &str, e: String| Error::at(u.name, format!("cannot {what} the native object's symbols: {e}"));
             let r = read(u).map_err(|e| failed("read", e))?;
             let restore: Vec<(&str, bool)> =
-                r.lost.iter().filter(|s| as_needed(s)).map(|&s| (s, u.refs.tls.contains(s))).collect();
+                r.lost.iter().filter(|s| (as_needed.answers)(s)).map(|&s| (s, u.refs.tls.contains(s))).collect();
             let edits = Edits { restored: restore.len(), ..Edits::default() };
-            let scan = Scan { weaken: Vec::new(), restore, gone: Vec::new() };
+            let needed = if as_needed.retained_section { (0..restore.len()).collect() } else { Vec::new() };
+            let scan = Scan { weaken: Vec::new(), restore, needed, gone: Vec::new() };
             Ok(edit(u.object, r.table_at, &scan, &edits).map_err(|e| failed("edit", e))?.map(|bytes| (bytes, edits)))
         })
         .collect()
+}
+
+/// The bitcode references an `--as-needed` library answers
+/// ([`wpd_link::LinkModel::as_needed_refs`]), and whether a restored one
+/// also gets a relocation from a retained section: for lld, which under
+/// `--gc-sections` counts only references from live sections'
+/// relocations (GNU ld refuses such a relocation against a shared
+/// library's symbol, and GNU ld and gold count the symbol alone).
+pub struct AsNeeded<'a> {
+    pub answers: &'a dyn Fn(&str) -> bool,
+    pub retained_section: bool,
 }
 
 /// One unit's object as read: where its symbol table lies, its global and
@@ -219,26 +233,30 @@ struct Scan<'u> {
     /// Lost strong references some object of the link defines, or an
     /// `--as-needed` library answers (name, thread-local).
     restore: Vec<(&'u str, bool)>,
+    /// Those of `restore` an `--as-needed` library answers (indices): they
+    /// also get a relocation from a retained section, for lld's
+    /// `--gc-sections` ([`crate::final_link::elf_symbols`]).
+    needed: Vec<usize>,
     /// Lost strong references no object defines any more.
     gone: Vec<&'u str>,
 }
 
-fn scan<'u>(
-    u: &Unit<'u>,
-    r: &Read<'u>,
-    defined_in_link: &dyn Fn(&str) -> bool,
-    as_needed: &dyn Fn(&str) -> bool,
-) -> Scan<'u> {
+fn scan<'u>(u: &Unit<'u>, r: &Read<'u>, defined_in_link: &dyn Fn(&str) -> bool, as_needed: &AsNeeded<'_>) -> Scan<'u> {
     let weaken = r.unasked.iter().filter(|(_, name)| defined_in_link(name)).map(|&(index, _)| index).collect();
-    let (mut restore, mut gone) = (Vec::new(), Vec::new());
+    let (mut restore, mut needed, mut gone) = (Vec::new(), Vec::new(), Vec::new());
     for &s in &r.lost {
-        if defined_in_link(s) || as_needed(s) {
+        if defined_in_link(s) {
+            restore.push((s, u.refs.tls.contains(s)));
+        } else if (as_needed.answers)(s) {
+            if as_needed.retained_section {
+                needed.push(restore.len());
+            }
             restore.push((s, u.refs.tls.contains(s)));
         } else {
             gone.push(s);
         }
     }
-    Scan { weaken, restore, gone }
+    Scan { weaken, restore, needed, gone }
 }
 
 /// `elf` (its symbol table at `table_at`) with the symbols `scan` weakens
@@ -259,7 +277,7 @@ fn edit(elf: &[u8], table_at: usize, scan: &Scan<'_>, edits: &Edits) -> std::res
         scan.restore.iter().copied().chain(edits.markers_referenced.iter().map(|m| (m.as_str(), false))).collect();
     let markers: Vec<&str> = edits.marker.iter().map(String::as_str).collect();
     if !references.is_empty() || !markers.is_empty() {
-        out = Some(add_symbols(out.as_deref().unwrap_or(elf), &references, &markers)?);
+        out = Some(add_symbols(out.as_deref().unwrap_or(elf), &references, &markers, &scan.needed)?);
     }
     Ok(out)
 }
@@ -284,8 +302,10 @@ pub fn global_definitions(elf: &[u8], name: &str) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use object::{Object, ObjectSymbol};
+    use object::{Object, ObjectSection, ObjectSymbol};
     use std::process::Command;
+
+    const NONE_NEEDED: AsNeeded<'static> = AsNeeded { answers: &|_| false, retained_section: false };
 
     /// A real object compiled from `source`.
     fn compile(dir: &std::path::Path, stem: &str, source: &str) -> Vec<u8> {
@@ -328,7 +348,12 @@ mod tests {
         let none = BTreeSet::new();
         let unit = Unit { name: "m.o", object: &bytes, refs: &bitcode, prevailing: &none };
         let in_link = |s: &str| s != "shared_only" && s != "as_needed_only";
-        let mut out = keep_extraction(&[unit], &in_link, &|s| s == "as_needed_only").expect("readable");
+        let mut out = keep_extraction(
+            &[unit],
+            &in_link,
+            &AsNeeded { answers: &|s| s == "as_needed_only", retained_section: false },
+        )
+        .expect("readable");
         let (edited, edits) = out.pop().flatten().expect("edited");
         assert_eq!(edits, Edits { weakened: 1, restored: 3, markers_referenced: vec![], marker: None });
         // A thread-local reference comes back typed so (GNU ld and gold
@@ -344,11 +369,35 @@ mod tests {
         assert_eq!(symbol(&edited, "_Z4lostv"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "shared_only"), None);
         assert_eq!(symbol(&edited, "as_needed_only"), Some((true, false, true, false, false)));
+        assert!(object::File::parse(&*edited).expect("object").section_by_name(".wpd.needed").is_none());
+        // For lld: the as-needed reference also gets a relocation from a
+        // retained one-byte section.
+        let retained = AsNeeded { answers: &|s| s == "as_needed_only", retained_section: true };
+        let unit = Unit { name: "m.o", object: &bytes, refs: &bitcode, prevailing: &none };
+        let (edited, _) =
+            keep_extraction(&[unit], &in_link, &retained).expect("readable").pop().flatten().expect("edited");
+        let file = object::File::parse(&*edited).expect("still an object");
+        let section = file.section_by_name(".wpd.needed").expect("the retained section");
+        assert_eq!(section.size(), 1);
+        assert!(
+            matches!(section.flags(), object::SectionFlags::Elf { sh_flags } if sh_flags & u64::from(object::elf::SHF_GNU_RETAIN) != 0)
+        );
+        let targets: Vec<String> = section
+            .relocations()
+            .map(|(_, r)| match r.target() {
+                object::RelocationTarget::Symbol(i) => {
+                    file.symbol_by_index(i).expect("symbol").name().expect("name").to_string()
+                }
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(targets, ["as_needed_only"]);
+        assert_eq!(symbol(&edited, "_Z4lostv"), Some((true, false, true, false, false)));
         assert_eq!(symbol(&edited, "main"), Some((false, false, true, false, false)));
         // Nothing new, nothing lost: unchanged.
         let all = Refs { strong: names(&["_Z4keptv"]), weak: names(&["_Z4usedv"]), ..Refs::default() };
         let same = Unit { name: "m.o", object: &bytes, refs: &all, prevailing: &none };
-        assert_eq!(keep_extraction(&[same], &in_link, &|_| false).expect("readable"), vec![None]);
+        assert_eq!(keep_extraction(&[same], &in_link, &NONE_NEEDED).expect("readable"), vec![None]);
     }
 
     /// Three units: `a` lost its reference to `ingest`, whose definition
@@ -371,7 +420,7 @@ mod tests {
             Unit { name: "lib.a(c.o)", object: &c, refs: &no_refs, prevailing: &none },
         ];
         let defined = |s: &str| s == "_Z5otherv" || s == "_Z6c_onlyv";
-        let out = keep_extraction(&units, &defined, &|_| false).expect("readable");
+        let out = keep_extraction(&units, &defined, &NONE_NEEDED).expect("readable");
         let (a_out, a_edits) = out[0].clone().expect("a edited");
         assert_eq!(a_edits.markers_referenced, vec![marker(1)]);
         assert_eq!(a_edits.restored, 0);
@@ -393,7 +442,7 @@ mod tests {
             refs: &no_refs,
             prevailing: &none,
         };
-        let err = keep_extraction(&[unit], &|_| true, &|_| false).expect_err("not an object");
+        let err = keep_extraction(&[unit], &|_| true, &NONE_NEEDED).expect_err("not an object");
         assert!(err.to_string().contains('x'), "{err}");
     }
 }
