@@ -175,6 +175,35 @@ fn relinks() -> Check {
     Ok(())
 }
 
+/// Machine flags wpd-ld sets on the target itself (`-stack-size-section`
+/// here; `-emulated-tls`, `-enable-tlsdesc`, `-enable-jmc-instrument`
+/// alike), which LLVM's cache key leaves out: a relink that adds one
+/// compiles every object again and gets the flag's output (the cached
+/// objects had no `.stack_sizes`).
+fn machine_flags_miss() -> Check {
+    let dir = temp_dir("cache-machine-flags")?;
+    let d = dir.path();
+    let cache = d.join("cache");
+    let (objects, expected) = build(d, &[])?;
+    let flag = format!("--wpd-cache-dir={}", cache.display());
+    let (cold, _) = link(d, &objects, &expected, "plain", &flag)?;
+    let compiled = thin_modules(&cold);
+    let stack_sizes = |prog: &str| -> Check<bool> {
+        let out = run(Command::new("readelf").arg("-SW").arg(d.join(prog)))?;
+        Ok(String::from_utf8_lossy(&out.stdout).contains(".stack_sizes"))
+    };
+    if stack_sizes("plain")? {
+        return Err("a link without -stack-size-section has .stack_sizes".into());
+    }
+    let with = format!("{flag},-plugin-opt=-stack-size-section");
+    let (flagged, _) = link(d, &objects, &expected, "flagged", &with)?;
+    expect(&flagged, "objects", 0, compiled, "-stack-size-section added")?;
+    if !stack_sizes("flagged")? {
+        return Err("the relink with -stack-size-section has no .stack_sizes: objects came from the cache".into());
+    }
+    Ok(())
+}
+
 /// Two links sharing one cache directory at once both succeed.
 fn concurrent() -> Check {
     let dir = temp_dir("cache-concurrent")?;
@@ -219,6 +248,7 @@ fn main() {
         libtest_mimic::Trial::test("relinks", || relinks().map_err(Into::into)),
         libtest_mimic::Trial::test("concurrent", || concurrent().map_err(Into::into)),
         libtest_mimic::Trial::test("bad_policy", || bad_policy().map_err(Into::into)),
+        libtest_mimic::Trial::test("machine_flags_miss", || machine_flags_miss().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -314,14 +314,15 @@ fn progress(link: &LinkArgs) -> wpd::progress::Progress {
     wpd::progress::Progress::new("wpd-ld", std::io::IsTerminal::is_terminal(&std::io::stderr()) && !link.wpd.quiet)
 }
 
-/// The link cache, when the link names one. Its entries also depend on the
-/// -mllvm options, which no key names.
+/// The link cache, when the link names one. Its entries also depend on
+/// what no key names: the -mllvm options, and the target machine flags
+/// wpd-ld sets itself (`-emulated-tls`, `-stack-size-section`,
+/// `-enable-tlsdesc`, `-enable-jmc-instrument`, ...), which LLVM's
+/// ThinLTO cache key leaves out.
 fn link_cache(link: &LinkArgs) -> Result<Option<wpd::backends::cache::Cache>> {
-    link.settings
-        .cache_dir
-        .as_ref()
-        .map(|dir| wpd::backends::cache::Cache::open(dir, &link.settings.llvm_options))
-        .transpose()
+    let mut extra = link.settings.llvm_options.clone();
+    extra.push(format!("{:?}", link.settings.machine));
+    link.settings.cache_dir.as_ref().map(|dir| wpd::backends::cache::Cache::open(dir, &extra)).transpose()
 }
 
 /// lld's `--thinlto-index-only`: the thin link, then each loaded bitcode

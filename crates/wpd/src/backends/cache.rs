@@ -11,8 +11,10 @@
 //!   build;
 //! - **native objects** ([`Cache::object`]): LLVM's ThinLTO cache key (the
 //!   module's hash, its imports and exports, resolutions, the LTO
-//!   configuration; as lld's cache), extended with wpd's build and the
-//!   `-mllvm` options LLVM's key leaves out.
+//!   configuration; as lld's cache), extended with wpd's build, the
+//!   `-mllvm` options and the target machine flags wpd sets itself
+//!   (`-emulated-tls`, `-stack-size-section`, ...), which LLVM's key leaves
+//!   out.
 //!
 //! "wpd's build" is a fingerprint of the running executable (its size and
 //! modification time), so a rebuilt wpd never reads a previous build's
@@ -89,7 +91,7 @@ struct RewriteEntry {
 impl Cache {
     /// Opens (creating it if needed) the cache in `dir`. `extra` is
     /// anything else the entries depend on that no key names (the link's
-    /// `-mllvm` options).
+    /// `-mllvm` options and machine flags).
     pub fn open(dir: &Path, extra: &[String]) -> Result<Cache> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::at(dir.display().to_string(), format!("cannot create the cache directory: {e}")))?;
