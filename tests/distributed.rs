@@ -162,11 +162,18 @@ fn final_link(jobs_dir: &Path) -> Check<std::process::Output> {
     run_raw(Command::new(argv[0]).args(&argv[1..]).current_dir(jobs["link"]["cwd"].as_str().ok_or("no cwd")?))
 }
 
-/// The final link before the jobs ran, or after an input changed, stops
-/// with an error naming the file, and writes no program.
+/// The final link before the jobs ran, or after an input changed (a
+/// bitcode object, or a native one, which the plan was validated
+/// against), stops with an error naming the file, and writes no program;
+/// Ninja runs the final link again when an input changes.
 fn refused() -> Check {
     let t = temp_dir("distributed-refused")?;
-    let objects = demo_objects(t.path())?;
+    let mut objects = demo_objects(t.path())?;
+    // A native object of the link (C, defining a function nothing calls).
+    let native = t.path().join("count.o");
+    let count_c = repo_root().join("fixtures/native_readers/count.c");
+    run(Command::new("clang-19").args(["-O2", "-c"]).arg(&count_c).arg("-o").arg(&native))?;
+    objects.push(native.clone());
     let jobs_dir = t.path().join("jobs");
     let prog = t.path().join("shapes");
     run(Command::new(CLANGXX)
@@ -182,6 +189,17 @@ fn refused() -> Check {
     if out.status.success() || !err.contains("0.o") || !err.contains("has not run") || prog.exists() {
         return Err(format!("a final link before the jobs: {:?}, stderr {err}", out.status));
     }
+    run(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
+    run(&mut Command::new(&prog))?;
+    // The native object rebuilt (other bytes): Ninja runs the final link
+    // again, which refuses it by name.
+    run(Command::new("clang-19").args(["-O0", "-c"]).arg(&count_c).arg("-o").arg(&native))?;
+    let out = run_raw(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    if out.status.success() || !text.contains("count.o changed since the index-only link") {
+        return Err(format!("ninja after a native input changed: {:?}, output {text}", out.status));
+    }
+    run(Command::new("clang-19").args(["-O2", "-c"]).arg(&count_c).arg("-o").arg(&native))?;
     run(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
     run(&mut Command::new(&prog))?;
     std::fs::remove_file(&prog).map_err(|e| e.to_string())?;

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use wpd::backends::distributed::{
-    BackendOptions, FinalLink, JOBS_FILE, JobList, LINK_ARGS_FILE, NINJA_FILE, OPTIONS_FILE, REPORT_FILE,
+    BackendOptions, FinalLink, JOBS_FILE, JobList, LINK_ARGS_FILE, NINJA_FILE, NativeInput, OPTIONS_FILE, REPORT_FILE,
 };
 use wpd::error::{Error, Result};
 use wpd::input::BitcodeInput;
@@ -94,6 +94,25 @@ pub fn wpd_executable() -> Result<PathBuf> {
     })
 }
 
+/// The files of a link a distributed link's final link depends on.
+#[derive(Default)]
+pub struct LinkFiles {
+    /// Every file the link opened, as it opened it.
+    pub opened: Vec<PathBuf>,
+    /// The native units it loads, with their content hashes
+    /// ([`wpd::link_line::inputs::native_inputs`]).
+    pub native: Vec<(String, String)>,
+}
+
+impl LinkFiles {
+    pub fn of(res: &wpd::link_line::inputs::ResolvedLink<'_>) -> Result<LinkFiles> {
+        Ok(LinkFiles {
+            opened: res.model.inputs.iter().map(|i| i.path.clone()).collect(),
+            native: wpd::link_line::inputs::native_inputs(&res.model, &res.source)?,
+        })
+    }
+}
+
 /// Writes the jobs of an index-only link into `dir` (already holding the
 /// job modules `job_modules`): the backends' options, the link's
 /// arguments (`argv` without `--wpd-index-only`), the job list, the Ninja
@@ -102,6 +121,7 @@ pub fn write_jobs(
     dir: &Path,
     argv: &[String],
     link: &LinkArgs,
+    files: &LinkFiles,
     summaries: &[wpd_summary::ModuleSummary],
     job_modules: &[String],
     codegen: &wpd::backends::codegen::CodegenOptions,
@@ -135,11 +155,14 @@ pub fn write_jobs(
             format!("@{}", dir.join(LINK_ARGS_FILE).display()),
             format!("--wpd-from-index={}", dir.display()),
         ],
+        inputs: files.opened.iter().map(|p| cwd.join(p).display().to_string()).collect(),
     };
     // Each input's name and content hash, as its summary already has them.
     let inputs: Vec<(String, String)> =
         summaries.iter().map(|s| (s.module.name.clone(), s.module.hash.clone())).collect();
-    let jobs = JobList::new(dir, &wpd_executable()?, &inputs, job_modules, &options, final_link);
+    let native =
+        files.native.iter().map(|(name, hash)| NativeInput { name: name.clone(), hash: hash.clone() }).collect();
+    let jobs = JobList::new(dir, &wpd_executable()?, &inputs, job_modules, native, &options, final_link);
     write(dir, REPORT_FILE, &json(report))?;
     write(dir, NINJA_FILE, &jobs.ninja())?;
     // Last: a job list names a complete directory.
@@ -149,15 +172,40 @@ pub fn write_jobs(
 
 /// The objects of a distributed link's jobs in `dir`, one per module of
 /// this link (`modules`, in link order), and the report the index-only link
-/// wrote. The modules must be the ones the index was made from.
-pub fn objects(dir: &Path, modules: &[BitcodeInput]) -> Result<(Vec<Vec<u8>>, serde_json::Value)> {
+/// wrote. The modules must be the ones the index was made from, and so
+/// must this link's native files (`native`: name and content hash, in load
+/// order), which the plan was validated against.
+pub fn objects(
+    dir: &Path,
+    modules: &[BitcodeInput],
+    native: &[(String, String)],
+) -> Result<(Vec<Vec<u8>>, serde_json::Value)> {
     let jobs = JobList::read(dir)?;
+    same_native_inputs(dir, &jobs, native)?;
     let objects = job_objects(dir, &jobs, modules)?;
     let report = dir.join(REPORT_FILE);
     let text = std::fs::read_to_string(&report).map_err(|e| Error::at(report.display().to_string(), e.to_string()))?;
     let report = serde_json::from_str(&text)
         .map_err(|e| Error::at(report.display().to_string(), format!("not a wpd report: {e}")))?;
     Ok((objects, report))
+}
+
+/// Whether this link's native files (`native`) are the index-only link's:
+/// an error naming the first that differs.
+fn same_native_inputs(dir: &Path, jobs: &JobList, native: &[(String, String)]) -> Result<()> {
+    let list = dir.join(JOBS_FILE);
+    let index: Vec<(&str, &str)> = jobs.native.iter().map(|n| (n.name.as_str(), n.hash.as_str())).collect();
+    let now: Vec<(&str, &str)> = native.iter().map(|(n, h)| (n.as_str(), h.as_str())).collect();
+    if index == now {
+        return Ok(());
+    }
+    let what = match index.iter().zip(&now).find(|(a, b)| a != b) {
+        Some(((a, _), (b, _))) if a == b => format!("{a} changed since the index-only link"),
+        Some(((a, _), (b, _))) => format!("the link loads {b} where the index-only link loaded {a}"),
+        None if now.len() > index.len() => format!("the link loads {} as well", now[index.len()].0),
+        None => format!("the link no longer loads {}", index[now.len()].0),
+    };
+    Err(Error::msg(format!("{}: {what}; run it again", list.display())))
 }
 
 /// The objects the jobs `jobs` of `dir` wrote, one per module of this link

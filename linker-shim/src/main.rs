@@ -160,13 +160,14 @@ fn run(raw: Vec<String>) -> Result<u8> {
         // is the final link).
         if let Some(dir) = &index_dir {
             let codegen = CodegenOptions::default();
-            distributed::write_jobs(dir, &argv, &link, &[], &[], &codegen, &serde_json::Value::Null)?;
+            let files = distributed::LinkFiles::of(&res)?;
+            distributed::write_jobs(dir, &argv, &link, &files, &[], &[], &codegen, &serde_json::Value::Null)?;
             pending.finished();
             keep_temps(tmp, link.settings.save_temps);
             return Ok(0);
         }
         if let Some(dir) = &link.wpd.from_index {
-            distributed::objects(dir, &[])?;
+            distributed::objects(dir, &[], &inputs::native_inputs(&res.model, &res.source)?)?;
         }
         let code = run_linker(&linker, &final_args(&link, &[]), tmp.path())?;
         keep_temps(tmp, link.settings.save_temps);
@@ -174,7 +175,8 @@ fn run(raw: Vec<String>) -> Result<u8> {
     }
     if let Some(dir) = &link.wpd.from_index {
         let modules = bitcode_modules(&link, &mut res)?;
-        let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules))?;
+        let native = inputs::native_inputs(&res.model, &res.source)?;
+        let (objects, report) = timings.phase("read", || distributed::objects(dir, &modules, &native))?;
         let report = (!report.is_null()).then_some(report);
         let natives = wpd::backends::thinlto::Natives { objects, ..Default::default() };
         let code = final_link(&link, &linker, &res, &natives, report, &mut timings, start, None, tmp.path())?;
@@ -241,7 +243,17 @@ fn run(raw: Vec<String>) -> Result<u8> {
     };
     if let Some(dir) = &index_dir {
         timings.record("total", start.elapsed());
-        distributed::write_jobs(dir, &argv, &link, &out.summaries, &out.job_modules, &codegen, &report(&timings)?)?;
+        let files = distributed::LinkFiles::of(&res)?;
+        distributed::write_jobs(
+            dir,
+            &argv,
+            &link,
+            &files,
+            &out.summaries,
+            &out.job_modules,
+            &codegen,
+            &report(&timings)?,
+        )?;
         pending.finished();
         if let Some(c) = &cache {
             c.prune(&link.settings.cache_policy)?;
@@ -256,6 +268,7 @@ fn run(raw: Vec<String>) -> Result<u8> {
             &files.dir,
             &argv,
             &link,
+            &distributed::LinkFiles::default(),
             &out.summaries,
             &out.job_modules,
             &codegen,

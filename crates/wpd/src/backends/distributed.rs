@@ -41,7 +41,7 @@ pub const LINK_ARGS_FILE: &str = "link.rsp";
 /// the output's sizes).
 pub const REPORT_FILE: &str = "report.json";
 /// What [`JOBS_FILE`] says it is.
-pub const JOBS_FORMAT: &str = "wpd-jobs-1";
+pub const JOBS_FORMAT: &str = "wpd-jobs-2";
 
 /// The code generation options of a distributed link's backends: the
 /// in-process link's ([`CodegenOptions`] and `-mllvm` options), so that each
@@ -190,6 +190,10 @@ pub struct FinalLink {
     /// Its output (absolute).
     pub output: String,
     pub command: Vec<String>,
+    /// Every file the link opened (objects, archives, shared libraries,
+    /// scripts; absolute): when one changes, the final link runs again (and
+    /// refuses, naming it, until the index-only link has).
+    pub inputs: Vec<String>,
 }
 
 /// Everything a build system needs to run a distributed link's backends
@@ -202,18 +206,33 @@ pub struct JobList {
     /// to it.
     pub dir: String,
     pub jobs: Vec<Job>,
+    /// The native files the index-only link loaded (objects, archive
+    /// members, shared libraries), each with the xxh3-128 of its bytes, in
+    /// load order: the plan was validated against them, so the final link
+    /// checks they are still the same.
+    pub native: Vec<NativeInput>,
     pub link: FinalLink,
+}
+
+/// One native file of a distributed link ([`JobList::native`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NativeInput {
+    /// As the link names it (`lib.a(member.o)`).
+    pub name: String,
+    pub hash: String,
 }
 
 impl JobList {
     /// The job list of the modules `modules` (files in the index directory
     /// `dir`, in link order, `inputs[k]` the name and content hash of module
-    /// k's bitcode), run by the `wpd` executable `wpd`.
+    /// k's bitcode), run by the `wpd` executable `wpd`, for a link whose
+    /// native files are `native`.
     pub fn new(
         dir: &Path,
         wpd: &Path,
         inputs: &[(String, String)],
         modules: &[String],
+        native: Vec<NativeInput>,
         options: &BackendOptions,
         link: FinalLink,
     ) -> JobList {
@@ -262,7 +281,7 @@ impl JobList {
                 }
             })
             .collect();
-        JobList { format: JOBS_FORMAT.into(), dir: dir.display().to_string(), jobs, link }
+        JobList { format: JOBS_FORMAT.into(), dir: dir.display().to_string(), jobs, native, link }
     }
 
     /// Reads `dir`'s job list.
@@ -306,13 +325,15 @@ impl JobList {
             objects.push(first.clone());
         }
         let link = format!("cd {} && {}", shell_word(&self.link.cwd), shell_command(&self.link.command));
+        let inputs: Vec<String> = self.link.inputs.iter().map(|i| ninja_path(i)).collect();
         out.push_str(&format!(
-            "\nbuild {}: wpd_link {} | {} {} {}\n  cmd = {}\n\ndefault {}\n",
+            "\nbuild {}: wpd_link {} | {} {} {}{}\n  cmd = {}\n\ndefault {}\n",
             ninja_path(&self.link.output),
             objects.join(" "),
             LINK_ARGS_FILE,
             JOBS_FILE,
             REPORT_FILE,
+            inputs.iter().map(|i| format!(" {i}")).collect::<String>(),
             link.replace('$', "$$"),
             ninja_path(&self.link.output),
         ));

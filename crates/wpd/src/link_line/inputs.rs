@@ -118,6 +118,24 @@ pub fn resolve(args: &LinkArgs) -> Result<ResolvedLink<'static>> {
     Ok(ResolvedLink { model, source, scan })
 }
 
+/// The native units (objects, archive members, shared libraries) the
+/// resolved link loads, in load order, each with the xxh3-128 of its
+/// bytes (lower-case hex): what a distributed link's final link checks
+/// against its index-only link.
+pub fn native_inputs(model: &LinkModel, source: &DiskSource<'_>) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for l in model.loaded.iter().filter(|l| matches!(l.kind, LoadedKind::Object | LoadedKind::Shared)) {
+        let path: &Path = &model.input(l.input).path;
+        let bytes = match l.member {
+            Some(m) => source.member_bytes(path, m.index()),
+            None => source.bytes(path),
+        };
+        let bytes = bytes.ok_or_else(|| Error::at(&l.name, "input changed while linking"))?;
+        out.push((l.name.clone(), format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))));
+    }
+    Ok(out)
+}
+
 /// Scans the native units (objects, archive members, shared libraries) the
 /// resolved link loads, for the classes native code sees; with how many
 /// units were scanned.
