@@ -204,6 +204,30 @@ fn machine_flags_miss() -> Check {
     Ok(())
 }
 
+/// Valid entries moved under each other's names (two summaries, two
+/// objects, as a careless sync of cache directories could leave them) are
+/// detected, rebuilt and never used: the program prints what -O0 prints.
+fn swapped_entries() -> Check {
+    let dir = temp_dir("cache-swapped")?;
+    let d = dir.path();
+    let cache = d.join("cache");
+    let (objects, expected) = build(d, &[])?;
+    let flag = format!("--wpd-cache-dir={}", cache.display());
+    link(d, &objects, &expected, "cold", &flag)?;
+    for kind in ["summary", "object"] {
+        let found = entries(&cache, kind)?;
+        let [a, b, ..] = found.as_slice() else { return Err(format!("fewer than two {kind} entries")) };
+        let (bytes_a, bytes_b) = (read(a)?, read(b)?);
+        std::fs::write(a, &bytes_b).map_err(|e| e.to_string())?;
+        std::fs::write(b, &bytes_a).map_err(|e| e.to_string())?;
+    }
+    let (swapped, _) = link(d, &objects, &expected, "swapped", &flag)?;
+    if swapped["cache"]["corrupt"] != 4 {
+        return Err(format!("4 entries were swapped, the relink found {} corrupt", swapped["cache"]["corrupt"]));
+    }
+    Ok(())
+}
+
 /// Two links sharing one cache directory at once both succeed.
 fn concurrent() -> Check {
     let dir = temp_dir("cache-concurrent")?;
@@ -249,6 +273,7 @@ fn main() {
         libtest_mimic::Trial::test("concurrent", || concurrent().map_err(Into::into)),
         libtest_mimic::Trial::test("bad_policy", || bad_policy().map_err(Into::into)),
         libtest_mimic::Trial::test("machine_flags_miss", || machine_flags_miss().map_err(Into::into)),
+        libtest_mimic::Trial::test("swapped_entries", || swapped_entries().map_err(Into::into)),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -19,7 +19,10 @@
 //! "wpd's build" is a fingerprint of the running executable (its size and
 //! modification time), so a rebuilt wpd never reads a previous build's
 //! entries. Every entry carries a checksum of its contents: an entry that
-//! does not verify is removed, rebuilt and counted as a miss, never used.
+//! does not verify is removed, rebuilt and counted as a miss, never used;
+//! the checksum covers the entry's name too, and a summary names the
+//! bytes it describes, so an entry moved under another's name does not
+//! verify either.
 //! Entries are named `llvmcache-…` so LLVM's own pruning (lld's
 //! `--thinlto-cache-policy` syntax) manages all of them.
 
@@ -35,8 +38,10 @@ use xxhash_rust::xxh3::{Xxh3, xxh3_128};
 
 /// Magic of a rewritten-module or native-object entry (summaries are wpd
 /// summary files, with their own header and checksum).
-const MAGIC: &[u8; 8] = b"WPDCACH1";
-/// Magic, payload length (u64), payload checksum (xxh3-128).
+const MAGIC: &[u8; 8] = b"WPDCACH2";
+/// Magic, payload length (u64), checksum (xxh3-128 of the entry's file
+/// name and the payload: an entry moved under another entry's name does
+/// not verify).
 const HEADER: usize = 8 + 8 + 16;
 
 /// Hits and misses of one kind of entry.
@@ -145,12 +150,14 @@ impl Cache {
     pub fn summary(&self, input: &BitcodeInput, make: impl FnOnce() -> Result<ModuleSummary>) -> Result<ModuleSummary> {
         let path = self.path("summary", &xxh3_128(&input.bytes).to_le_bytes());
         if let Ok(bytes) = std::fs::read(&path) {
+            // Of these bytes: a summary file moved under this entry's name
+            // describes other ones.
             match wpd_summary::container::decode::<ModuleSummary>(Kind::Summary, &bytes, &path) {
-                Ok(s) => {
+                Ok(s) if s.module.hash == input.content_hash() => {
                     self.summaries.hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(input.rename(s));
                 }
-                Err(_) => self.discard(&path),
+                _ => self.discard(&path),
             }
         }
         self.summaries.misses.fetch_add(1, Ordering::Relaxed);
@@ -197,7 +204,7 @@ impl Cache {
         payload.extend_from_slice(&(bitcode.len() as u64).to_le_bytes());
         payload.extend_from_slice(bitcode);
         payload.extend_from_slice(&meta);
-        self.store(&path, &seal(&payload));
+        self.store(&path, &seal(&path, &payload));
         Ok(made)
     }
 
@@ -215,7 +222,7 @@ impl Cache {
     /// Stores the native object of LLVM's cache key `key`.
     pub fn store_object(&self, key: &str, object: &[u8]) {
         let path = self.path("object", key.as_bytes());
-        self.store(&path, &seal(object));
+        self.store(&path, &seal(&path, object));
     }
 
     /// Prunes the directory by `policy` (lld's `--thinlto-cache-policy`
@@ -229,7 +236,7 @@ impl Cache {
     /// place); a corrupt entry is removed (`None`).
     fn load(&self, path: &Path) -> Option<Vec<u8>> {
         let mut bytes = std::fs::read(path).ok()?;
-        if unseal(&bytes).is_none() {
+        if unseal(path, &bytes).is_none() {
             self.discard(path);
             return None;
         }
@@ -263,23 +270,35 @@ pub fn check_policy(policy: &str) -> Result<()> {
     wpd_llvm::parse_cache_policy(policy)
 }
 
-fn seal(payload: &[u8]) -> Vec<u8> {
+/// The checksum of `payload` stored as the entry at `path`: bound to the
+/// entry's name, which its key gives.
+fn checksum(path: &Path, payload: &[u8]) -> u128 {
+    let mut h = Xxh3::new();
+    h.update(path.file_name().map(|n| n.as_encoded_bytes()).unwrap_or_default());
+    h.update(&[0]);
+    h.update(payload);
+    h.digest128()
+}
+
+/// The entry file of `payload` at `path`.
+fn seal(path: &Path, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    out.extend_from_slice(&xxh3_128(payload).to_le_bytes());
+    out.extend_from_slice(&checksum(path, payload).to_le_bytes());
     out.extend_from_slice(payload);
     out
 }
 
-fn unseal(bytes: &[u8]) -> Option<&[u8]> {
+/// The payload of the entry file `bytes` read at `path`, if it verifies.
+fn unseal<'b>(path: &Path, bytes: &'b [u8]) -> Option<&'b [u8]> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return None;
     }
     let len = u64::from_le_bytes(bytes[8..16].try_into().ok()?) as usize;
     let sum = u128::from_le_bytes(bytes[16..32].try_into().ok()?);
     let payload = &bytes[HEADER..];
-    (payload.len() == len && xxh3_128(payload) == sum).then_some(payload)
+    (payload.len() == len && checksum(path, payload) == sum).then_some(payload)
 }
 
 /// A rewrite entry's payload (bitcode length, bitcode, JSON of the rest)
@@ -323,12 +342,15 @@ mod tests {
 
     #[test]
     fn sealed_entries_verify_and_corruption_is_caught() {
-        let sealed = seal(b"an object");
-        assert_eq!(unseal(&sealed), Some(&b"an object"[..]));
+        let at = std::path::Path::new("/cache/llvmcache-wpd-object-1");
+        let sealed = seal(at, b"an object");
+        assert_eq!(unseal(at, &sealed), Some(&b"an object"[..]));
         let mut flipped = sealed.clone();
         *flipped.last_mut().unwrap() ^= 1;
-        assert_eq!(unseal(&flipped), None);
-        assert_eq!(unseal(&sealed[..sealed.len() - 1]), None);
-        assert_eq!(unseal(b"WPDCACH1"), None);
+        assert_eq!(unseal(at, &flipped), None);
+        assert_eq!(unseal(at, &sealed[..sealed.len() - 1]), None);
+        assert_eq!(unseal(at, b"WPDCACH2"), None);
+        // A valid entry under another entry's name does not verify.
+        assert_eq!(unseal(std::path::Path::new("/cache/llvmcache-wpd-object-2"), &sealed), None);
     }
 }
