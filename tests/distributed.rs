@@ -373,17 +373,21 @@ fn dtlto() -> Check {
     Ok(())
 }
 
-/// A DTLTO link whose distributor loses a job's object, fails, or is not
-/// there stops with one line naming the job or the distributor, writes no
-/// program and leaves no DTLTO file.
+/// A DTLTO link whose distributor loses a job's object, brings it back
+/// empty, fails, or is not there stops with one line naming the job, its
+/// file or the distributor, writes no program and leaves no DTLTO file.
 fn dtlto_refused() -> Check {
     let t = temp_dir("distributed-dtlto-refused")?;
     let objects = demo_objects(t.path())?;
     let out = t.path().join("out");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
     let prog = out.join("prog");
-    let cases: [(&[&str], &str); 2] =
-        [(&["--drop-outputs-of=1"], "DTLTO job 2 ("), (&["--exit=3"], "the ThinLTO distributor")];
+    let cases: [(&[&str], &str); 3] = [
+        (&["--drop-outputs-of=1"], "DTLTO job 2 ("),
+        // An empty object: the error names the job's output file.
+        (&["--empty-outputs-of=1"], ".dtlto/1.o: not the object of the backend job of"),
+        (&["--exit=3"], "the ThinLTO distributor"),
+    ];
     for (args, says) in cases {
         let o = dtlto_link(&out, &objects, &prog, args, &[])?;
         let err = String::from_utf8_lossy(&o.stderr);

@@ -8,3 +8,11 @@
 
 mod elf_symbols;
 pub mod extraction;
+
+/// Whether `bytes` is an object the final link can take in place of a
+/// bitcode unit (an x86-64 ELF relocatable object with a symbol table):
+/// an error saying what it is not, for a job's output that is empty,
+/// truncated or something else.
+pub fn check_native_object(bytes: &[u8]) -> std::result::Result<(), String> {
+    elf_symbols::Object::parse(bytes).map(drop)
+}
