@@ -237,9 +237,8 @@ pub fn job_objects(dir: &Path, jobs: &JobList, modules: &[BitcodeInput]) -> Resu
                 format!("{e} (the backend job of {} has not run: ninja -C {})", module.name, dir.display()),
             )
         })?;
-        wpd::final_link::check_native_object(&object).map_err(|e| {
-            Error::at(path.display().to_string(), format!("not the object of the backend job of {}: {e}", module.name))
-        })?;
+        let job = format!("the backend job of {}", module.name);
+        wpd::final_link::check_native_object(&object, &path.display().to_string(), &job)?;
         objects.push(object);
     }
     Ok(objects)

@@ -9,10 +9,12 @@
 mod elf_symbols;
 pub mod extraction;
 
-/// Whether `bytes` is an object the final link can take in place of a
-/// bitcode unit (an x86-64 ELF relocatable object with a symbol table):
-/// an error saying what it is not, for a job's output that is empty,
-/// truncated or something else.
-pub fn check_native_object(bytes: &[u8]) -> std::result::Result<(), String> {
-    elf_symbols::Object::parse(bytes).map(drop)
+/// Checks that `bytes` (the file `name`, made as `of`: "the backend job of
+/// a.o") is an object the final link can take in place of a bitcode unit
+/// (an x86-64 ELF relocatable object with a symbol table): a job's output
+/// that is empty, truncated or something else is an error naming it.
+pub fn check_native_object(bytes: &[u8], name: &str, of: &str) -> crate::error::Result<()> {
+    elf_symbols::Object::parse(bytes)
+        .map(drop)
+        .map_err(|e| crate::error::Error::at(name, format!("not the object of {of}: {e}")))
 }

@@ -11,6 +11,8 @@ use wpd_summary::{GlobalKind, GlobalRefs, Linkage, SpecialRoots};
 /// body may be unread); any other function's body is walked.
 pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec<GlobalRefs> {
     let mut out = Vec::new();
+    let kinds: Vec<(&str, u32)> = FLAG_ATTRIBUTES.iter().map(|&n| (n, wpd_llvm::Context::attr_kind(n))).collect();
+    let record = |g, kind, w, instructions| record(g, kind, w, instructions, &kinds);
     for f in module.functions() {
         if f.is_declaration() {
             continue;
@@ -61,10 +63,11 @@ pub(super) fn collect(module: &Module<'_>, indexed: Option<&Indexed<'_>>) -> Vec
     out
 }
 
-fn record(g: Value<'_>, kind: GlobalKind, w: Walker, instructions: u32) -> GlobalRefs {
+/// `g`'s record; `flag_kinds`: [`FLAG_ATTRIBUTES`] with their kind ids.
+fn record(g: Value<'_>, kind: GlobalKind, w: Walker, instructions: u32, flag_kinds: &[(&str, u32)]) -> GlobalRefs {
     let linkage = g.linkage();
     let flags = match (kind, linkage) {
-        (GlobalKind::Function, Linkage::LinkonceOdr | Linkage::WeakOdr) => flags_fingerprint(g),
+        (GlobalKind::Function, Linkage::LinkonceOdr | Linkage::WeakOdr) => flags_fingerprint(g, flag_kinds),
         _ => 0,
     };
     GlobalRefs {
@@ -102,9 +105,8 @@ const FLAG_ATTRIBUTES: &[&str] = &[
 
 /// [`GlobalRefs::flags`] of an ODR function: a hash of the attributes
 /// compile flags gave it, never 0.
-fn flags_fingerprint(f: Value<'_>) -> u64 {
-    let kinds: Vec<(&str, u32)> = FLAG_ATTRIBUTES.iter().map(|&n| (n, wpd_llvm::Context::attr_kind(n))).collect();
-    let text = f.flag_attributes(&kinds).join("\n");
+fn flags_fingerprint(f: Value<'_>, flag_kinds: &[(&str, u32)]) -> u64 {
+    let text = f.flag_attributes(flag_kinds).join("\n");
     xxhash_rust::xxh3::xxh3_64(text.as_bytes()).max(1)
 }
 
