@@ -24,7 +24,7 @@ use super::model::{
 use super::script::{self, Command, Entry};
 use super::search::Search;
 use super::source::{Content, MemberKind, Source};
-use super::symbols::{Definition, SymbolTable, Visibility};
+use super::symbols::{Definition, Symbol, SymbolTable, Visibility};
 use super::symtab::{Effect, State, SymId, Symtab, UnitId};
 use super::{Error, glob_match};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -731,6 +731,8 @@ impl<'a> Loader<'a> {
     pub fn finish(mut self, native: BTreeSet<String>) -> LinkModel {
         let mut loaded = Vec::with_capacity(self.order.len());
         let mut as_needed_refs = BTreeSet::new();
+        // Only a link with an `--as-needed` library looks its references up.
+        let any_as_needed = self.units.iter().any(|u| u.kind == LoadedKind::Shared && u.as_needed);
         for &u in &self.order {
             let unit = &self.units[u.0 as usize];
             let mut prevailing = BTreeSet::new();
@@ -742,7 +744,7 @@ impl<'a> Loader<'a> {
                     if s.tls {
                         refs.tls.insert(s.name.clone());
                     }
-                    if !s.weak && self.answered_as_needed(&s.name) {
+                    if any_as_needed && !s.weak && self.answered_as_needed(&s.name) {
                         as_needed_refs.insert(s.name.clone());
                     }
                 }
@@ -979,33 +981,22 @@ impl<'a> Loader<'a> {
             .filter_map(|s| s.name.strip_prefix("__start_").or_else(|| s.name.strip_prefix("__stop_")))
             .collect();
         if !start_stop.is_empty() {
-            for &u in &self.order {
-                let unit = &self.units[u.0 as usize];
-                if unit.kind != LoadedKind::Bitcode {
-                    continue;
-                }
-                for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
-                    if s.section.as_deref().is_some_and(|x| start_stop.contains(x)) {
-                        refs.insert(s.name.clone());
-                    }
-                }
-            }
+            let placed = |s: &&Symbol| s.section.as_deref().is_some_and(|x| start_stop.contains(x));
+            refs.extend(self.bitcode_definitions().filter(placed).map(|s| s.name.clone()));
         }
         let globs: Vec<&String> = line.undefined_globs.iter().chain(&line.exports.dynamic_symbols).collect();
         if !globs.is_empty() {
-            for &u in &self.order {
-                let unit = &self.units[u.0 as usize];
-                if unit.kind != LoadedKind::Bitcode {
-                    continue;
-                }
-                for s in unit.table.symbols.iter().filter(|s| !s.is_undefined()) {
-                    if globs.iter().any(|g| glob_match(g, &s.name)) {
-                        refs.insert(s.name.clone());
-                    }
-                }
-            }
+            let matched = |s: &&Symbol| globs.iter().any(|g| glob_match(g, &s.name));
+            refs.extend(self.bitcode_definitions().filter(matched).map(|s| s.name.clone()));
         }
         refs
+    }
+
+    /// The definitions of every loaded bitcode unit, in load order.
+    fn bitcode_definitions(&self) -> impl Iterator<Item = &Symbol> {
+        (self.order.iter().map(|&u| &self.units[u.0 as usize]))
+            .filter(|unit| unit.kind == LoadedKind::Bitcode)
+            .flat_map(|unit| unit.table.symbols.iter().filter(|s| !s.is_undefined()))
     }
 }
 
