@@ -2278,19 +2278,27 @@ class Gen:
             'static unsigned long %s = (std::printf("dead-extracted%d loaded\\n"), %dul);' % (seen, k, rng.randint(1, 99)),
             'unsigned long %s(unsigned long x) { return mix(x, %s) + %s<int>(static_cast<int>(x & 255ul)); }'
             % (only, seen, tmpl)])
+        self.live_slot_run(rng, b, d, 'dw%d' % k, 'dead-extracted%d' % k, 'run_dx%d' % k, t_fac, t_run,
+                           '%s<int>(static_cast<int>(x & 255ul))' % tmpl)
+
+    def live_slot_run(self, rng, b, d, live, label, runner, t_fac, t_run, seed):
+        """Factories of `b` and its subclass `d` (in TU t_fac) and a runner
+        (in TU t_run, called from main) that calls only the slot `live` on
+        one object of each, starting from the expression `seed`, and
+        prints `label` with the result: the other slots stay uncalled."""
         mk = []
         for c in (b, d):
             self.f_hdr.append('%s *make_%s();' % (b, c))
             self.f_tu[t_fac].append('__attribute__((noinline)) %s *make_%s() { return new %s; }' % (b, c, c))
             mk.append('make_%s' % c)
         run = ['%s *objs[2] = {%s(), %s()};' % (b, mk[0], mk[1]),
-               'unsigned long h = %s<int>(static_cast<int>(x & 255ul));' % tmpl,
-               'for (unsigned i = 0; i < 2u; ++i) h = mix(h, objs[i]->dw%d(x + i));' % k,
-               'std::printf("dead-extracted%d %%lu\\n", h);' % k,
+               'unsigned long h = %s;' % seed,
+               'for (unsigned i = 0; i < 2u; ++i) h = mix(h, objs[i]->%s(x + i));' % live,
+               'std::printf("%s %%lu\\n", h);' % label,
                'for (unsigned i = 0; i < 2u; ++i) delete objs[i];',
                'return h;']
-        self.declare_run('run_dx%d' % k, t_run, run)
-        self.f_main.append(self.guarded('total = mix(total, run_dx%d(%dul));' % (k, rng.randint(0, 99))))
+        self.declare_run(runner, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, %s(%dul));' % (runner, rng.randint(0, 99))))
 
     def shape_dead_needed(self, k):
         """libdn<k>.so, a C library (no C++ symbol, no libstdc++) that
@@ -2327,19 +2335,7 @@ class Gen:
             '__attribute__((visibility("default"))) unsigned long %s(unsigned long x) { return x * %dul + %dul; }'
             % (hook, rng.randint(2, 9), rng.randint(1, 99)),
             '}']
-        mk = []
-        for c in (b, d):
-            self.f_hdr.append('%s *make_%s();' % (b, c))
-            self.f_tu[t_fac].append('__attribute__((noinline)) %s *make_%s() { return new %s; }' % (b, c, c))
-            mk.append('make_%s' % c)
-        run = ['%s *objs[2] = {%s(), %s()};' % (b, mk[0], mk[1]),
-               'unsigned long h = x;',
-               'for (unsigned i = 0; i < 2u; ++i) h = mix(h, objs[i]->nw%d(x + i));' % k,
-               'std::printf("dead-needed%d %%lu\\n", h);' % k,
-               'for (unsigned i = 0; i < 2u; ++i) delete objs[i];',
-               'return h;']
-        self.declare_run('run_dn%d' % k, t_run, run)
-        self.f_main.append(self.guarded('total = mix(total, run_dn%d(%dul));' % (k, rng.randint(0, 99))))
+        self.live_slot_run(rng, b, d, 'nw%d' % k, 'dead-needed%d' % k, 'run_dn%d' % k, t_fac, t_run, 'x')
 
     def shape_registered(self, k):
         """rg<k>.cpp: a file of static registrations, as test frameworks
