@@ -670,14 +670,14 @@ fn link(state: &mut State) -> Result<()> {
     let restored = if as_needed.is_empty() {
         vec![None; natives.objects.len()]
     } else {
-        let refs: Vec<wpd_link::Refs> = loaded.iter().map(|(f, _)| model::refs(&f.symbols)).collect();
-        let (none, units) = (std::collections::BTreeSet::new(), loaded.iter().zip(&refs).zip(&natives.objects));
-        let units: Vec<wpd::final_link::extraction::Unit<'_>> = units
-            .map(|(((f, _), refs), object)| wpd::final_link::extraction::Unit {
-                name: &f.input.name,
+        // The model's units are the loaded files, in order, with the
+        // references of their symbol tables.
+        let units: Vec<wpd::final_link::extraction::Unit<'_>> = (from.model.loaded.iter().zip(&natives.objects))
+            .map(|(l, object)| wpd::final_link::extraction::Unit {
+                name: &l.name,
                 object,
-                refs,
-                prevailing: &none,
+                refs: &l.refs,
+                prevailing: &l.prevailing,
             })
             .collect();
         // mold counts the references of the objects it is handed as they

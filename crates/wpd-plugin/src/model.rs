@@ -58,7 +58,7 @@ pub struct NativeFiles {
 
 /// The undefined symbols of a bitcode file's symbol table, as the link
 /// model records a unit's references.
-pub fn refs(symbols: &[BitcodeSymbol]) -> wpd_link::Refs {
+fn refs(symbols: &[BitcodeSymbol]) -> wpd_link::Refs {
     let mut refs = wpd_link::Refs::default();
     for s in symbols.iter().filter(|s| s.undefined) {
         if s.weak { &mut refs.weak } else { &mut refs.strong }.insert(s.name.clone());
