@@ -162,10 +162,11 @@ fn final_link(jobs_dir: &Path) -> Check<std::process::Output> {
     run_raw(Command::new(argv[0]).args(&argv[1..]).current_dir(jobs["link"]["cwd"].as_str().ok_or("no cwd")?))
 }
 
-/// The final link before the jobs ran, or after an input changed (a
-/// bitcode object, or a native one, which the plan was validated
-/// against), stops with an error naming the file, and writes no program;
-/// Ninja runs the final link again when an input changes.
+/// The final link before the jobs ran, after an input changed (a bitcode
+/// object, or a native one, which the plan was validated against), or on a
+/// job object compiled from another version of its module, stops with an
+/// error naming the file, and writes no program; Ninja runs the final link
+/// again when an input changes.
 fn refused() -> Check {
     let t = temp_dir("distributed-refused")?;
     let mut objects = demo_objects(t.path())?;
@@ -176,14 +177,18 @@ fn refused() -> Check {
     objects.push(native.clone());
     let jobs_dir = t.path().join("jobs");
     let prog = t.path().join("shapes");
-    run(Command::new(CLANGXX)
-        .arg("-flto=thin")
-        .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
-        .arg(format!("-Wl,--wpd-index-only={}", jobs_dir.display()))
-        .args(&objects)
-        .arg("-o")
-        .arg(&prog)
-        .current_dir(t.path()))?;
+    let index_only = || -> Check {
+        run(Command::new(CLANGXX)
+            .arg("-flto=thin")
+            .arg(format!("--ld-path={}", wpd_ld_bin()?.display()))
+            .arg(format!("-Wl,--wpd-index-only={}", jobs_dir.display()))
+            .args(&objects)
+            .arg("-o")
+            .arg(&prog)
+            .current_dir(t.path()))
+        .map(drop)
+    };
+    index_only()?;
     let out = final_link(&jobs_dir)?;
     let err = String::from_utf8_lossy(&out.stderr);
     if out.status.success() || !err.contains("0.o") || !err.contains("has not run") || prog.exists() {
@@ -203,6 +208,8 @@ fn refused() -> Check {
     run(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
     run(&mut Command::new(&prog))?;
     std::fs::remove_file(&prog).map_err(|e| e.to_string())?;
+    // shapes.o's job object, for the stale-object check below.
+    let old_shapes_object = read(&jobs_dir.join("1.o"))?;
     // shapes.o rebuilt with other flags: not the input the jobs were made from.
     run(Command::new(CLANGXX)
         .args(["-O1", "-flto=thin", "-fwhole-program-vtables", "-c"])
@@ -216,6 +223,30 @@ fn refused() -> Check {
     }
     if prog.exists() {
         return Err("the refused final link wrote the program".into());
+    }
+    // The index made again for the new shapes.o and its jobs run; then
+    // shapes.o's object from before (what a build system's cache keyed on
+    // the wrong inputs could hand back) and an object no job wrote are
+    // refused by name.
+    index_only()?;
+    run(Command::new("ninja").arg("-C").arg(&jobs_dir))?;
+    run(&mut Command::new(&prog))?;
+    let new_shapes_object = read(&jobs_dir.join("1.o"))?;
+    for (object, what) in [(&old_shapes_object, "a stale object"), (&read(&native)?, "no .wpd.job.module section")] {
+        std::fs::write(jobs_dir.join("1.o"), object).map_err(|e| e.to_string())?;
+        let out = final_link(&jobs_dir)?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() || !err.contains("1.o") || !err.contains("shapes.o") || !err.contains(what) {
+            return Err(format!("a final link on a job object with {what}: {:?}, stderr {err}", out.status));
+        }
+    }
+    std::fs::write(jobs_dir.join("1.o"), &new_shapes_object).map_err(|e| e.to_string())?;
+    let out = final_link(&jobs_dir)?;
+    if !out.status.success() {
+        return Err(format!(
+            "the final link on the jobs' own objects: stderr {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
 
     // A link step that fails (a CFI module, which wpd refuses) leaves no

@@ -123,7 +123,7 @@ pub fn write_jobs(
     link: &LinkArgs,
     files: &LinkFiles,
     summaries: &[wpd_summary::ModuleSummary],
-    job_modules: &[String],
+    job_modules: &[wpd::backends::distributed::JobModule],
     codegen: &wpd::backends::codegen::CodegenOptions,
     report: &serde_json::Value,
 ) -> Result<JobList> {
@@ -237,8 +237,8 @@ pub fn job_objects(dir: &Path, jobs: &JobList, modules: &[BitcodeInput]) -> Resu
                 format!("{e} (the backend job of {} has not run: ninja -C {})", module.name, dir.display()),
             )
         })?;
-        let job = format!("the backend job of {}", module.name);
-        wpd::final_link::check_native_object(&object, &path.display().to_string(), &job)?;
+        let of = format!("the backend job of {}", module.name);
+        wpd::final_link::check_job_object(&object, &path.display().to_string(), &of, &job.module_hash)?;
         objects.push(object);
     }
     Ok(objects)

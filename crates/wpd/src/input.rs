@@ -45,11 +45,17 @@ pub enum SplitPlacement {
     RegularLto,
 }
 
+/// A file's content hash as summaries, plans and distributed job lists
+/// record it: xxh3-128, 32 lower-case hex digits.
+pub fn content_hash(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
 impl BitcodeInput {
-    /// The bytes' content hash (xxh3-128, 32 hex digits): the module's
-    /// identity in summaries, plans and distributed job lists.
+    /// The bytes' content hash ([`content_hash`]): the module's identity in
+    /// summaries, plans and distributed job lists.
     pub fn content_hash(&self) -> String {
-        format!("{:032x}", xxhash_rust::xxh3::xxh3_128(&self.bytes))
+        content_hash(&self.bytes)
     }
 
     /// A summary of these bytes made under another name (a cached one, or

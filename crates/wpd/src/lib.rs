@@ -477,7 +477,7 @@ pub struct LinkOutput {
     pub natives: thinlto::Natives,
     /// Distributed backends: the file in the index directory that each
     /// input's job compiles, in input order.
-    pub job_modules: Vec<String>,
+    pub job_modules: Vec<backends::distributed::JobModule>,
     pub stats: Vec<backends::BackendStats>,
     /// [`Backends::ClangIndexes`]: what was written, and what of the plan
     /// it carries (`stats` is empty: no module was rewritten).

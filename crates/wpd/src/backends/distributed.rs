@@ -41,7 +41,7 @@ pub const LINK_ARGS_FILE: &str = "link.rsp";
 /// the output's sizes).
 pub const REPORT_FILE: &str = "report.json";
 /// What [`JOBS_FILE`] says it is.
-pub const JOBS_FORMAT: &str = "wpd-jobs-2";
+pub const JOBS_FORMAT: &str = "wpd-jobs-3";
 
 /// The code generation options of a distributed link's backends: the
 /// in-process link's ([`CodegenOptions`] and `-mllvm` options), so that each
@@ -158,6 +158,14 @@ impl BackendOptions {
     }
 }
 
+/// A module an index-only link wrote for a job: its file in the index
+/// directory (`<k>.bc`) and its content hash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobModule {
+    pub file: String,
+    pub hash: String,
+}
+
 /// One backend job: compile `module` into `object`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Job {
@@ -171,6 +179,9 @@ pub struct Job {
     pub task: u32,
     /// The module it compiles (`<k>.bc`).
     pub module: String,
+    /// xxh3-128 of that module: the job names it in its object, and the
+    /// final link takes no object compiled from another version of it.
+    pub module_hash: String,
     /// The native object it writes.
     pub object: String,
     /// Every file the job reads, relative to the index directory (or
@@ -223,15 +234,15 @@ pub struct NativeInput {
 }
 
 impl JobList {
-    /// The job list of the modules `modules` (files in the index directory
-    /// `dir`, in link order, `inputs[k]` the name and content hash of module
-    /// k's bitcode), run by the `wpd` executable `wpd`, for a link whose
-    /// native files are `native`.
+    /// The job list of the modules `modules` (in the index directory `dir`,
+    /// in link order, `inputs[k]` the name and content hash of module k's
+    /// bitcode), run by the `wpd` executable `wpd`, for a link whose native
+    /// files are `native`.
     pub fn new(
         dir: &Path,
         wpd: &Path,
         inputs: &[(String, String)],
-        modules: &[String],
+        modules: &[JobModule],
         native: Vec<NativeInput>,
         options: &BackendOptions,
         link: FinalLink,
@@ -251,7 +262,7 @@ impl JobList {
             .map(|(k, (module, (input, hash)))| {
                 let task = k as u32 + 1;
                 let object = format!("{k}.o");
-                let mut files = vec![module.clone()];
+                let mut files = vec![module.file.clone()];
                 files.extend(shared.iter().cloned());
                 let mut outputs = vec![object.clone()];
                 if let Some(dwo) = &options.dwo_dir {
@@ -267,13 +278,14 @@ impl JobList {
                     task.to_string(),
                     "-o".into(),
                     object.clone(),
-                    module.clone(),
+                    module.file.clone(),
                 ];
                 Job {
                     input: input.clone(),
                     input_hash: hash.clone(),
                     task,
-                    module: module.clone(),
+                    module: module.file.clone(),
+                    module_hash: module.hash.clone(),
                     object,
                     inputs: files,
                     outputs,
@@ -361,10 +373,15 @@ pub fn run_job(module: &Path, options: &Path, task: u32, out: &Path) -> Result<(
             Error::at(dir.display().to_string(), format!("cannot create the split DWARF directory: {e}"))
         })?;
     }
-    let object = crate::backends::thinlto::backend_job(module, &codegen, task)?;
+    let shown = module.display().to_string();
+    let bytes = std::fs::read(module).map_err(|e| Error::at(&shown, e.to_string()))?;
+    let object = crate::backends::thinlto::backend_job(&bytes, &shown, &codegen, task)?;
     if object.is_empty() {
-        return Err(Error::at(module.display().to_string(), "LLVM's ThinLTO produced no object for this module"));
+        return Err(Error::at(&shown, "LLVM's ThinLTO produced no object for this module"));
     }
+    // The object names the module it was compiled from, for the final link.
+    let hash = crate::input::content_hash(&bytes);
+    let object = crate::final_link::mark_job_object(&object, &hash, &out.display().to_string())?;
     wpd_summary::container::write_bytes_atomic(&object, out)?;
     Ok(())
 }

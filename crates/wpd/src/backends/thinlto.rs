@@ -9,6 +9,7 @@
 
 use crate::backends::Rewritten;
 use crate::backends::codegen::CodegenOptions;
+use crate::backends::distributed::JobModule;
 use crate::backends::shelf::{Kept, Shelf};
 use crate::backends::spread::{PrevailingCopies, Spread};
 use crate::error::{Error, Result};
@@ -313,7 +314,8 @@ pub fn job_module_name(k: usize) -> String {
 /// then written to `dir/<k>.bc` ([`job_module_name`]) instead of being
 /// compiled. [`backend_job`] compiles one, anywhere, into the object the
 /// in-process link ([`compile`]) would have made. Returns the file names,
-/// in link order, and where movable comdat groups were taken from.
+/// and content hashes, in link order, and where movable comdat groups were
+/// taken from.
 #[allow(clippy::too_many_arguments)]
 pub fn write_job_modules(
     inputs: &[BitcodeInput],
@@ -324,7 +326,7 @@ pub fn write_job_modules(
     jobs: Option<usize>,
     dir: &Path,
     progress: &crate::progress::Progress,
-) -> Result<(Vec<String>, PrevailingCopies)> {
+) -> Result<(Vec<JobModule>, PrevailingCopies)> {
     let names: Vec<String> = (0..inputs.len()).map(job_module_name).collect();
     let mut lto = ThinLto::post_import(&lto_options(opts, jobs))?;
     // A distributed job compiles one module per input: no unit is kept in two.
@@ -344,16 +346,19 @@ pub fn write_job_modules(
         let path = dir.join(&names[k]);
         std::fs::write(&path, module).map_err(|e| Error::at(path.display().to_string(), e.to_string()))?;
     }
-    Ok((names, spread.copies))
+    let modules = names
+        .into_iter()
+        .zip(&modules)
+        .map(|(file, module)| JobModule { file, hash: crate::input::content_hash(module) })
+        .collect();
+    Ok((modules, spread.copies))
 }
 
-/// One job of a distributed link: `module` (a `<k>.bc` that
-/// [`write_job_modules`] wrote) optimized and compiled as the in-process
-/// link would have compiled it as task `task`.
-pub fn backend_job(module: &Path, opts: &CodegenOptions, task: u32) -> Result<Vec<u8>> {
-    let shown = module.display().to_string();
-    let bytes = std::fs::read(module).map_err(|e| Error::at(&shown, e.to_string()))?;
-    wpd_llvm::thin_backend(&lto_options(opts, None), &bytes, &shown, task, &mut |w| {
+/// One job of a distributed link: `bytes` (a `<k>.bc` that
+/// [`write_job_modules`] wrote, the file `shown`) optimized and compiled as
+/// the in-process link would have compiled it as task `task`.
+pub fn backend_job(bytes: &[u8], shown: &str, opts: &CodegenOptions, task: u32) -> Result<Vec<u8>> {
+    wpd_llvm::thin_backend(&lto_options(opts, None), bytes, shown, task, &mut |w| {
         eprintln!("wpd: warning: {}", w.replace('\n', " "))
     })
 }

@@ -26,8 +26,8 @@
 
 use object::LittleEndian as LE;
 use object::elf::{
-    ET_REL, FileHeader64, SHF_ALLOC, SHF_GNU_RETAIN, SHF_INFO_LINK, SHN_ABS, SHN_LORESERVE, SHN_UNDEF, SHT_PROGBITS,
-    SHT_RELA, SHT_SYMTAB, STB_GLOBAL, STT_NOTYPE, STT_TLS, STV_HIDDEN, SectionHeader64, Sym64,
+    ET_REL, FileHeader64, SHF_ALLOC, SHF_EXCLUDE, SHF_GNU_RETAIN, SHF_INFO_LINK, SHN_ABS, SHN_LORESERVE, SHN_UNDEF,
+    SHT_PROGBITS, SHT_RELA, SHT_SYMTAB, STB_GLOBAL, STT_NOTYPE, STT_TLS, STV_HIDDEN, SectionHeader64, Sym64,
 };
 use object::read::elf::{FileHeader, SectionHeader, SectionTable, SymbolTable};
 
@@ -127,12 +127,7 @@ pub(crate) fn add_symbols(
 /// Appends to `out` (the object `header` and `sections` describe, its
 /// symbol table section `symtab`) a one-byte section `.wpd.needed`
 /// (`SHF_ALLOC | SHF_GNU_RETAIN`) and `.rela.wpd.needed`, one
-/// `R_X86_64_NONE` relocation to each of `symbols` (symbol indices). The
-/// section header table moves to the end of the file with the two new
-/// headers; the new names go into the section names' table, rewritten at
-/// the end too. An object whose section count would need extended
-/// numbering is left as it is (the symbols alone still ask for the
-/// library, which GNU ld and gold, and lld without `--gc-sections`, count).
+/// `R_X86_64_NONE` relocation to each of `symbols` (symbol indices).
 fn add_retained_section(
     out: &mut Vec<u8>,
     header: &FileHeader64<LE>,
@@ -141,73 +136,166 @@ fn add_retained_section(
     symtab: usize,
     symbols: &[usize],
 ) -> std::result::Result<(), String> {
-    let count = sections.len();
-    let names_index = usize::from(header.e_shstrndx(endian));
-    if header.e_shnum(endian) == 0 || count + 2 >= usize::from(SHN_LORESERVE) || names_index == 0 {
+    if header_names_index(header, endian, sections) == 0 {
+        // No section names to add to: the symbols alone still ask for the
+        // library, which GNU ld and gold, and lld without `--gc-sections`,
+        // count.
         return Ok(());
     }
+    let link = u32::try_from(symtab).map_err(|e| e.to_string())?;
+    let mut relocations = Vec::with_capacity(symbols.len() * 24);
+    for &symbol in symbols {
+        relocations.extend_from_slice(&0u64.to_le_bytes()); // r_offset
+        relocations.extend_from_slice(&((symbol as u64) << 32).to_le_bytes()); // r_info: symbol, R_X86_64_NONE
+        relocations.extend_from_slice(&0i64.to_le_bytes()); // r_addend
+    }
+    // The section's one byte: gold refuses a relocation at the end of an
+    // empty section.
+    let needed = NewSection {
+        name: ".wpd.needed",
+        kind: SHT_PROGBITS,
+        flags: u64::from(SHF_ALLOC) | u64::from(SHF_GNU_RETAIN),
+        data: &[0],
+        link: 0,
+        info: 0,
+        align: 1,
+        entsize: 0,
+    };
+    append_sections(out, header, endian, sections, |first| {
+        let rela = NewSection {
+            name: ".rela.wpd.needed",
+            kind: SHT_RELA,
+            flags: u64::from(SHF_INFO_LINK),
+            data: &relocations,
+            link,
+            info: first,
+            align: 8,
+            entsize: 24,
+        };
+        vec![needed, rela]
+    })
+}
+
+/// `elf` with one more section, `name`: `data`, excluded from the output
+/// of every link but a relocatable one (`SHF_EXCLUDE`, which lld, GNU ld,
+/// gold and mold honour), so that it can say something about the object
+/// to whoever reads it before the link.
+pub(crate) fn add_excluded_section(elf: &[u8], name: &str, data: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let Object { header, endian, sections, .. } = Object::parse(elf)?;
+    let mut out = elf.to_vec();
+    let flags = u64::from(SHF_EXCLUDE);
+    let section = NewSection { name, kind: SHT_PROGBITS, flags, data, link: 0, info: 0, align: 1, entsize: 0 };
+    append_sections(&mut out, header, endian, &sections, |_| vec![section])?;
+    Ok(out)
+}
+
+/// The contents of the section `name` of the object `object` (`elf`), if
+/// it has one.
+pub(crate) fn section_data<'d>(object: &Object<'d>, elf: &'d [u8], name: &str) -> Option<&'d [u8]> {
+    let (_, section) = object.sections.section_by_name(object.endian, name.as_bytes())?;
+    section.data(object.endian, elf).ok()
+}
+
+/// A section [`append_sections`] adds: its header's fields and contents.
+struct NewSection<'a> {
+    name: &'a str,
+    kind: u32,
+    flags: u64,
+    data: &'a [u8],
+    link: u32,
+    info: u32,
+    align: u64,
+    entsize: u64,
+}
+
+/// Appends to `out` (the object `header` and `sections` describe, as read
+/// before `out` was edited) the sections `make` returns, given the index
+/// the first of them gets. Their contents go at the end of the file, the
+/// section names' table is rewritten there with their names, and the
+/// section header table moves there with their headers (the headers
+/// already in `out` are copied as `out` has them: an earlier edit may have
+/// moved a table). A count past `SHN_LORESERVE` is kept in section 0, as
+/// ELF's extended numbering does.
+fn append_sections<'a>(
+    out: &mut Vec<u8>,
+    header: &FileHeader64<LE>,
+    endian: LE,
+    sections: &SectionTable<'_, FileHeader64<LE>>,
+    make: impl FnOnce(u32) -> Vec<NewSection<'a>>,
+) -> std::result::Result<(), String> {
+    let count = sections.len();
+    let names_index = header_names_index(header, endian, sections);
+    if count == 0 || names_index == 0 {
+        return Err("no section header table or no section names".into());
+    }
+    let first = u32::try_from(count).map_err(|e| e.to_string())?;
+    let new = make(first);
     let shoff = usize::try_from(header.e_shoff(endian)).map_err(|e| e.to_string())?;
     let header_size = size_of::<SectionHeader64<LE>>();
     let header_at = |index: usize| shoff + index * header_size;
+    let word = |out: &[u8], at: usize| u64::from_le_bytes(out[at..at + 8].try_into().expect("8 bytes"));
     // The section names' table as `out` has it (the symbol string table
     // may be it, already moved to the end).
     let names_header = header_at(names_index);
-    let word = |at: usize| u64::from_le_bytes(out[at..at + 8].try_into().expect("8 bytes"));
-    let (names_offset, names_size) = (word(names_header + 24) as usize, word(names_header + 32) as usize);
+    let (names_offset, names_size) = (word(out, names_header + 24) as usize, word(out, names_header + 32) as usize);
     let mut names = out.get(names_offset..names_offset + names_size).ok_or("section names out of the file")?.to_vec();
-    let rela_name = u32::try_from(names.len()).map_err(|e| e.to_string())?;
-    names.extend_from_slice(b".rela.wpd.needed\0");
-    // ".wpd.needed" is the tail of ".rela.wpd.needed".
-    let section_name = rela_name + 5;
-    let align = |out: &mut Vec<u8>| out.resize(out.len().next_multiple_of(8), 0);
-    align(out);
+    let mut name_offsets = Vec::with_capacity(new.len());
+    for s in &new {
+        name_offsets.push(u32::try_from(names.len()).map_err(|e| e.to_string())?);
+        names.extend_from_slice(s.name.as_bytes());
+        names.push(0);
+    }
+    let align = |out: &mut Vec<u8>, to: u64| out.resize(out.len().next_multiple_of(to.max(1) as usize), 0);
+    align(out, 8);
     let new_names_offset = out.len() as u64;
     out.extend_from_slice(&names);
-    // The section's one byte (gold refuses a relocation at the end of an
-    // empty section), then the relocations.
-    let needed_offset = out.len() as u64;
-    out.push(0);
-    align(out);
-    let relocations_offset = out.len() as u64;
-    for &symbol in symbols {
-        out.extend_from_slice(&0u64.to_le_bytes()); // r_offset
-        out.extend_from_slice(&((symbol as u64) << 32).to_le_bytes()); // r_info: symbol, R_X86_64_NONE
-        out.extend_from_slice(&0i64.to_le_bytes()); // r_addend
+    let mut offsets = Vec::with_capacity(new.len());
+    for s in &new {
+        align(out, s.align);
+        offsets.push(out.len() as u64);
+        out.extend_from_slice(s.data);
     }
-    // The section header table, moved to the end with two more headers.
+    // The section header table, moved to the end with the new headers.
     let mut headers = out[shoff..shoff + count * header_size].to_vec();
     let names_header = names_index * header_size;
     headers[names_header + 24..names_header + 32].copy_from_slice(&new_names_offset.to_le_bytes());
     headers[names_header + 32..names_header + 40].copy_from_slice(&(names.len() as u64).to_le_bytes());
-    let section_header =
-        |name: u32, kind: u32, flags: u64, offset: u64, size: u64, link: u32, info: u32, align: u64, entsize: u64| {
-            let mut h = Vec::with_capacity(header_size);
-            h.extend_from_slice(&name.to_le_bytes());
-            h.extend_from_slice(&kind.to_le_bytes());
-            h.extend_from_slice(&flags.to_le_bytes());
-            h.extend_from_slice(&0u64.to_le_bytes()); // sh_addr
-            h.extend_from_slice(&offset.to_le_bytes());
-            h.extend_from_slice(&size.to_le_bytes());
-            h.extend_from_slice(&link.to_le_bytes());
-            h.extend_from_slice(&info.to_le_bytes());
-            h.extend_from_slice(&align.to_le_bytes());
-            h.extend_from_slice(&entsize.to_le_bytes());
-            h
-        };
-    let needed = count as u32;
-    let flags = u64::from(SHF_ALLOC) | u64::from(SHF_GNU_RETAIN);
-    headers.extend(section_header(section_name, SHT_PROGBITS, flags, needed_offset, 1, 0, 0, 1, 0));
-    let rela_size = (symbols.len() * 24) as u64;
-    let link = u32::try_from(symtab).map_err(|e| e.to_string())?;
-    let info_link = u64::from(SHF_INFO_LINK);
-    headers.extend(section_header(rela_name, SHT_RELA, info_link, relocations_offset, rela_size, link, needed, 8, 24));
-    align(out);
+    for ((s, name), offset) in new.iter().zip(name_offsets).zip(offsets) {
+        headers.extend_from_slice(&name.to_le_bytes());
+        headers.extend_from_slice(&s.kind.to_le_bytes());
+        headers.extend_from_slice(&s.flags.to_le_bytes());
+        headers.extend_from_slice(&0u64.to_le_bytes()); // sh_addr
+        headers.extend_from_slice(&offset.to_le_bytes());
+        headers.extend_from_slice(&(s.data.len() as u64).to_le_bytes());
+        headers.extend_from_slice(&s.link.to_le_bytes());
+        headers.extend_from_slice(&s.info.to_le_bytes());
+        headers.extend_from_slice(&s.align.to_le_bytes());
+        headers.extend_from_slice(&s.entsize.to_le_bytes());
+    }
+    let total = count + new.len();
+    let extended = total >= usize::from(SHN_LORESERVE) || header.e_shnum(endian) == 0;
+    if extended {
+        // Extended numbering: e_shnum 0, the count in section 0's sh_size.
+        headers[32..40].copy_from_slice(&(total as u64).to_le_bytes());
+    }
+    let shnum = if extended { 0 } else { total as u16 };
+    align(out, 8);
     let new_shoff = out.len() as u64;
     out.extend_from_slice(&headers);
     // e_shoff (offset 40) and e_shnum (offset 60) of the ELF header.
     out[40..48].copy_from_slice(&new_shoff.to_le_bytes());
-    out[60..62].copy_from_slice(&((count + 2) as u16).to_le_bytes());
+    out[60..62].copy_from_slice(&shnum.to_le_bytes());
     Ok(())
+}
+
+/// The index of the section names' table, extended numbering included.
+fn header_names_index(header: &FileHeader64<LE>, endian: LE, sections: &SectionTable<'_, FileHeader64<LE>>) -> usize {
+    let index = header.e_shstrndx(endian);
+    if index == object::elf::SHN_XINDEX {
+        sections.section(object::SectionIndex(0)).map_or(0, |s| s.sh_link(endian) as usize)
+    } else {
+        usize::from(index)
+    }
 }
 
 #[cfg(test)]

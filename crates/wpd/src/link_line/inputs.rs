@@ -131,7 +131,7 @@ pub fn native_inputs(model: &LinkModel, source: &DiskSource<'_>) -> Result<Vec<(
             None => source.bytes(path),
         };
         let bytes = bytes.ok_or_else(|| Error::at(&l.name, "input changed while linking"))?;
-        out.push((l.name.clone(), format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))));
+        out.push((l.name.clone(), crate::input::content_hash(bytes)));
     }
     Ok(out)
 }
