@@ -46,6 +46,7 @@ fn main() {
         ("refused_plugin_options", refused_plugin_options),
         ("llvm_code_generation_flags", llvm_code_generation_flags),
         ("codegen_level", codegen_level),
+        ("default_job_counts", default_job_counts),
         ("allocator_serves_llvm", allocator_serves_llvm),
         ("low_memory_purges_at_once", low_memory_purges_at_once),
         ("optimized_layout_same_output", optimized_layout_same_output),
@@ -608,7 +609,32 @@ fn codegen_level() -> Check {
     if aggressive >= fast {
         return Err(format!("--lto-CGO3: .text {aggressive} bytes, not less than --lto-CGO0's {fast}"));
     }
-    expect_one_error(&c, &[&obj], &["-Wl,--lto-CGO4"], "invalid codegen optimization level --lto-CGO4")
+    expect_one_error(&c, &[&obj], &["-Wl,--lto-CGO4"], "invalid codegen optimization level --lto-CGO4")?;
+    // lld and LLVMgold refuse an optimization level past 3, and so does wpd.
+    expect_one_error(&c, &[&obj], &["-Wl,--lto-O4"], "invalid optimization level --lto-O4 (0 to 3)")
+}
+
+/// clang's `-flto-jobs=0` (its documented default, passed as
+/// `-plugin-opt=jobs=0`) and `--thinlto-jobs=0` mean one thread per core,
+/// as lld takes them; a count that is no number is one error naming it.
+fn default_job_counts() -> Check {
+    let c = Case::new("job-counts", "profile")?;
+    let want = c.reference(&["main.cpp"])?;
+    let obj = c.bitcode("main.cpp", "main.o", &[])?;
+    for (out, flag) in
+        [("jobs0", "-flto-jobs=0"), ("thinlto0", "-Wl,--thinlto-jobs=0"), ("empty", "-Wl,--thinlto-jobs=")]
+    {
+        let (_, got) = c.link_and_run(&[&obj], out, &[flag, "-Wl,--wpd-report=r.json"])?;
+        same_run(&format!("wpd-ld {flag}"), &want, &got)?;
+        let report: serde_json::Value = serde_json::from_slice(&read(&c.path("r.json"))?).map_err(|e| e.to_string())?;
+        if !report["settings"]["jobs"].is_null() {
+            return Err(format!(
+                "wpd-ld {flag}: the report's jobs are {}, not the default",
+                report["settings"]["jobs"]
+            ));
+        }
+    }
+    expect_one_error(&c, &[&obj], &["-Wl,--thinlto-jobs=many"], "--thinlto-jobs=many: invalid job count 'many'")
 }
 
 // --- the process ----------------------------------------------------------

@@ -47,12 +47,15 @@ use timing::Timings;
 use wpd_summary::{ModuleIdx, ModuleSummary, Plan};
 
 /// A worker count as the linkers spell it (`--thinlto-jobs=`,
-/// `-plugin-opt=jobs=`): a positive number, or `all` for every core.
-pub fn parse_jobs(v: &str) -> Result<usize> {
-    if v == "all" {
-        return Ok(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+/// `-plugin-opt=jobs=`): a positive number, `all` for every core, or, as
+/// lld and LLVMgold take them, `0` or nothing for the default (`None`: one
+/// per core; clang's `-flto-jobs=0` passes `jobs=0`).
+pub fn parse_jobs(v: &str) -> Result<Option<usize>> {
+    match v {
+        "all" => Ok(Some(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))),
+        "" | "0" => Ok(None),
+        _ => v.parse::<usize>().map(Some).map_err(|_| Error::msg(format!("invalid job count '{v}'"))),
     }
-    v.parse::<usize>().ok().filter(|n| *n > 0).ok_or_else(|| Error::msg(format!("invalid job count '{v}'")))
 }
 
 /// The most targets of a closed-set dispatch by default: a slot whose

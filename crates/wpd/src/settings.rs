@@ -114,6 +114,12 @@ impl Default for LinkSettings {
     }
 }
 
+/// An LTO optimization level as lld and LLVMgold take it: 0 to 3 (both
+/// refuse a higher one).
+pub fn parse_opt_level(v: &str) -> Option<u8> {
+    v.parse::<u8>().ok().filter(|&l| l <= 3)
+}
+
 /// Plugin options clang 19 passes that wpd refuses, with the clang flag
 /// that makes them.
 const REFUSED_PLUGIN_OPTIONS: &[(&str, &str)] = &[
@@ -131,12 +137,13 @@ impl LinkSettings {
             if value.is_empty() { Err(Error::msg(format!("{shown} needs a value"))) } else { Ok(value.to_string()) }
         };
         let path = |value: &str| text(value).map(PathBuf::from);
-        if let Some(level) = v.strip_prefix('O').and_then(|l| l.parse::<u8>().ok()) {
-            self.opt_level = level.min(3);
+        if let Some(level) = v.strip_prefix('O').filter(|l| l.bytes().all(|b| b.is_ascii_digit())) {
+            self.opt_level = parse_opt_level(level)
+                .ok_or_else(|| Error::msg(format!("invalid optimization level {shown} (0 to 3)")))?;
         } else if let Some(cpu) = v.strip_prefix("mcpu=") {
             self.cpu = text(cpu)?;
         } else if let Some(j) = v.strip_prefix("jobs=") {
-            self.jobs = Some(crate::parse_jobs(j).map_err(|e| Error::msg(format!("invalid {shown}: {e}")))?);
+            self.jobs = crate::parse_jobs(j).map_err(|e| Error::msg(format!("{shown}: {e}")))?;
         } else if v == "thinlto" {
             // "Use ThinLTO": wpd always works on ThinLTO bitcode.
         } else if v == "whole-program-visibility" {
@@ -422,7 +429,19 @@ mod tests {
         assert!(s.llvm_options.is_empty(), "code generation flags are settings, not LLVM options");
         let s = take(&["-function-sections"]).unwrap();
         assert!(s.function_sections);
-        for bad in ["-function-sections=2", "wpd-bogus", "jobs=0", "wpd-speculate=3", "wpd-report=", "stats-file=x"] {
+        assert_eq!(take(&["jobs=0"]).unwrap().jobs, None, "clang's -flto-jobs=0: the default");
+        assert_eq!(take(&["jobs="]).unwrap().jobs, None);
+        for bad in [
+            "-function-sections=2",
+            "wpd-bogus",
+            "jobs=x",
+            "jobs=-1",
+            "O4",
+            "O",
+            "wpd-speculate=3",
+            "wpd-report=",
+            "stats-file=x",
+        ] {
             let e = take(&[bad]).unwrap_err();
             assert!(e.to_string().contains(bad.split('=').next().unwrap()), "{bad}: {e}");
         }

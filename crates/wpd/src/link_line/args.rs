@@ -427,8 +427,8 @@ pub fn parse_with(args: &[String], unknown_options: UnknownOptions) -> Result<Li
                 pass = false;
             }
             Action::LtoO => {
-                out.settings.opt_level =
-                    v.parse::<u8>().map_err(|_| Error::msg(format!("invalid optimization level {shown}")))?.min(3);
+                out.settings.opt_level = crate::settings::parse_opt_level(&v)
+                    .ok_or_else(|| Error::msg(format!("invalid optimization level {shown} (0 to 3)")))?;
                 pass = false;
             }
             Action::LtoCgo => {
@@ -463,7 +463,7 @@ pub fn parse_with(args: &[String], unknown_options: UnknownOptions) -> Result<Li
                 pass = false;
             }
             Action::ThinltoJobs | Action::WpdJobs => {
-                out.settings.jobs = Some(crate::parse_jobs(&v)?);
+                out.settings.jobs = crate::parse_jobs(&v).map_err(|e| Error::msg(format!("{shown}: {e}")))?;
                 pass = false;
             }
             Action::CacheDir => {
@@ -708,7 +708,14 @@ mod tests {
         assert_eq!(a.settings.cg_opt_level, None);
         assert_eq!(p(&["--lto-CGO0"]).settings.cg_opt_level, Some(0));
         assert!(parse(&["--lto-CGO4".to_string()]).unwrap_err().to_string().contains("--lto-CGO4"));
+        for bad in ["--lto-O4", "--lto-O9", "-plugin-opt=O4", "--thinlto-jobs=x", "-plugin-opt=jobs=-1"] {
+            assert!(parse(&[bad.to_string()]).unwrap_err().to_string().contains(bad), "{bad}");
+        }
         assert_eq!(a.settings.jobs, Some(3));
+        // As lld takes them: 0 or nothing is the default count.
+        assert_eq!(p(&["--thinlto-jobs=0"]).settings.jobs, None);
+        assert_eq!(p(&["--thinlto-jobs="]).settings.jobs, None);
+        assert_eq!(p(&["-plugin-opt=jobs=0"]).settings.jobs, None);
         assert_eq!(a.settings.report, Some(PathBuf::from("r.json")));
         assert_eq!(a.settings.remarks, crate::report::Remarks::Passed);
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));
