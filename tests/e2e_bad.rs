@@ -74,6 +74,7 @@ fn main() {
         ("truncated_bitcode_object", truncated_bitcode_object),
         ("corrupt_archive_member", corrupt_archive_member),
         ("missing_input_file", missing_input_file),
+        ("malformed_input_script", malformed_input_script),
         ("missing_real_linker", missing_real_linker),
         ("unknown_wpd_option", unknown_wpd_option),
         ("real_linker_failure", real_linker_failure),
@@ -186,6 +187,18 @@ fn missing_input_file(shared: &Shared) -> Check {
     // Through -Wl, so that clang does not check the file itself.
     let extra = [format!("-Wl,{}", missing.display())];
     expect_failure(&c, &others(shared, "")?, &extra, "gone.o")
+}
+
+/// An input script whose list never closes: lld stops on it, and so must
+/// wpd-ld, which would otherwise read it as a shorter script and hand the
+/// real linker a well-formed one of its own.
+fn malformed_input_script(shared: &Shared) -> Check {
+    let c = case(shared, "malformed-script")?;
+    let objects = others(shared, "")?;
+    let names: Vec<String> = objects.iter().map(|o| o.to_string_lossy().into_owned()).collect();
+    let script = c.input.join("inputs.ld");
+    write(&script, format!("INPUT({}\n", names.join(" ")).as_bytes())?;
+    expect_failure(&c, &[script.into_os_string()], &[], "inputs.ld: not a well-formed linker script")
 }
 
 fn missing_real_linker(shared: &Shared) -> Check {

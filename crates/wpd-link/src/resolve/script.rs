@@ -169,8 +169,43 @@ fn assigned(toks: &[String]) -> Vec<String> {
     out
 }
 
+/// Where `text` is no well-formed script text, what is wrong: an
+/// unterminated comment or string, or a `(` or `{` never closed, or closed
+/// where none is open. lld and GNU ld stop on these; wpd-ld must not read
+/// such a script as a shorter one.
+fn syntax_error(text: &str) -> Option<String> {
+    let mut closing = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                let closed = chars.by_ref().any(|c| {
+                    let end = prev == '*' && c == '/';
+                    prev = c;
+                    end
+                });
+                if !closed {
+                    return Some("unexpected end of file in a comment".into());
+                }
+            }
+            '"' if !chars.by_ref().any(|c| c == '"') => return Some("unexpected end of file in a string".into()),
+            '(' => closing.push(')'),
+            '{' => closing.push('}'),
+            ')' | '}' if closing.pop() != Some(c) => return Some(format!("unexpected `{c}`")),
+            _ => {}
+        }
+    }
+    closing.last().map(|c| format!("unexpected end of file (`{c}` expected)"))
+}
+
 /// Parses a script; `shown` names it in the reason of an unknown command.
-pub fn parse(text: &str, shown: &str) -> Script {
+/// Text that is not well formed ([`syntax_error`]) is an error.
+pub fn parse(text: &str, shown: &str) -> Result<Script, String> {
+    if let Some(e) = syntax_error(text) {
+        return Err(format!("not a well-formed linker script: {e}"));
+    }
     let toks = tokens(text, &SCRIPT);
     let mut s = Script { assigned: assigned(&toks), ..Script::default() };
     let mut i = 0;
@@ -245,7 +280,7 @@ pub fn parse(text: &str, shown: &str) -> Script {
             }
         }
     }
-    s
+    Ok(s)
 }
 
 /// Writes a script back (only the commands wpd models), with each file
@@ -305,7 +340,7 @@ mod tests {
     #[test]
     fn glibc_scripts() {
         let libc = "/* GNU ld script\n   Use the shared library. */\nOUTPUT_FORMAT(elf64-x86-64)\nGROUP ( /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libc_nonshared.a  AS_NEEDED ( /lib64/ld-linux-x86-64.so.2 ) )\n";
-        let s = parse(libc, "libc.so");
+        let s = parse(libc, "libc.so").unwrap();
         assert_eq!(s.unknown, None);
         assert_eq!(
             s.entries().cloned().collect::<Vec<_>>(),
@@ -316,10 +351,10 @@ mod tests {
             ]
         );
         assert!(matches!(s.commands[1], Command::Inputs { group: true, .. }));
-        let gcc_s = parse("/* GNU ld script */\nGROUP ( libgcc_s.so.1 -lgcc )", "libgcc_s.so");
+        let gcc_s = parse("/* GNU ld script */\nGROUP ( libgcc_s.so.1 -lgcc )", "libgcc_s.so").unwrap();
         assert_eq!(gcc_s.entries().nth(1), Some(&Entry::Library { spec: "gcc".into(), as_needed: false }));
         // Written back, it reads the same.
-        let again = parse(&write(&s, |_, _| None), "again");
+        let again = parse(&write(&s, |_, _| None), "again").unwrap();
         assert_eq!(again, s);
         let renamed = write(&s, |n, _| (n == 1).then(|| vec!["/tmp/x y/native.a".to_string()]));
         assert!(renamed.contains("\"/tmp/x y/native.a\" AS_NEEDED( /lib64"), "{renamed}");
@@ -335,10 +370,31 @@ mod tests {
         let s = parse(
             "SEARCH_DIR(\"=/usr/lib\") ENTRY(go) INPUT(a.o, b.o) foo = bar; SECTIONS { .text : { *(.text) } }",
             "t.ld",
-        );
+        )
+        .unwrap();
         assert_eq!(s.commands[0], Command::SearchDir("=/usr/lib".into()));
         assert_eq!(s.commands[1], Command::Entry("go".into()));
         assert_eq!(s.entries().count(), 2);
         assert_eq!(s.unknown.as_deref(), Some("linker script t.ld (command foo)"));
+    }
+
+    /// Text lld and GNU ld stop on is an error, not a shorter script;
+    /// comments and strings hide what they hold.
+    #[test]
+    fn malformed_scripts_are_errors() {
+        for (text, what) in [
+            ("INPUT(a.o b.o\n", "`)` expected"),
+            ("GROUP ( a.o AS_NEEDED ( b.so )", "`)` expected"),
+            ("SECTIONS { .text : { *(.text) }", "`}` expected"),
+            ("INPUT(a.o))", "unexpected `)`"),
+            ("INPUT(a.o) }", "unexpected `}`"),
+            ("INPUT(a.o) /* never closed", "in a comment"),
+            ("INPUT(\"a.o)", "in a string"),
+        ] {
+            let e = parse(text, "t.ld").unwrap_err();
+            assert!(e.contains(what), "{text:?}: {e}");
+        }
+        let s = parse("/* ( { */ INPUT(\"a(1).o\" b.o) /* ) */", "t.ld").unwrap();
+        assert_eq!(s.entries().count(), 2);
     }
 }
