@@ -75,6 +75,7 @@ fn main() {
         ("corrupt_archive_member", corrupt_archive_member),
         ("missing_input_file", missing_input_file),
         ("malformed_input_script", malformed_input_script),
+        ("foreign_target_bitcode", foreign_target_bitcode),
         ("missing_real_linker", missing_real_linker),
         ("unknown_wpd_option", unknown_wpd_option),
         ("real_linker_failure", real_linker_failure),
@@ -199,6 +200,36 @@ fn malformed_input_script(shared: &Shared) -> Check {
     let script = c.input.join("inputs.ld");
     write(&script, format!("INPUT({}\n", names.join(" ")).as_bytes())?;
     expect_failure(&c, &[script.into_os_string()], &[], "inputs.ld: not a well-formed linker script")
+}
+
+/// Bitcode for another target (aarch64, i386, the x32 ABI) is refused by
+/// name before LLVM reads it for x86-64 (an aarch64 module crashed
+/// LLVM's backend), as lld refuses an incompatible file.
+fn foreign_target_bitcode(shared: &Shared) -> Check {
+    // No header: a fresh machine has no other target's C++ library.
+    let source = shared.dir.path().join("foreign.cpp");
+    write(&source, b"struct B { virtual int f(); };\nint B::f() { return 1; }\nint use(B *b) { return b->f(); }\n")?;
+    for (target, name) in
+        [("aarch64-linux-gnu", "arm.o"), ("i386-linux-gnu", "x86.o"), ("x86_64-linux-gnux32", "x32.o")]
+    {
+        let c = case(shared, &format!("foreign-{name}"))?;
+        let object = c.input.join(name);
+        run(std::process::Command::new(wpd_tests::CLANGXX)
+            .arg(format!("--target={target}"))
+            .args(["-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(&source)
+            .arg("-o")
+            .arg(&object))?;
+        let mut inputs = others(shared, "")?;
+        inputs.push(object.into_os_string());
+        expect_failure(
+            &c,
+            &inputs,
+            &[],
+            &format!("{name}: bitcode for {}", target.replace("-linux", "-unknown-linux")),
+        )?;
+    }
+    Ok(())
 }
 
 fn missing_real_linker(shared: &Shared) -> Check {

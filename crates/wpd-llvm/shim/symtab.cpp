@@ -8,6 +8,7 @@
 #include "llvm/Object/IRSymtab.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -73,8 +74,18 @@ void *wpd_symtab_read(const char *data, size_t len, char **err) {
     *err = dup_string(toString(fc.takeError()));
     return nullptr;
   }
-  auto *t = new Table;
   const irsymtab::Reader &r = fc->TheReader;
+  // wpd links x86-64 ELF (LP64) programs; a module for another target is
+  // refused here, as lld refuses an incompatible file, before any of
+  // LLVM's code for this target reads it.
+  Triple triple(r.getTargetTriple());
+  if (!r.getTargetTriple().empty() &&
+      (triple.getArch() != Triple::x86_64 || !triple.isOSBinFormatELF() || triple.isX32())) {
+    *err = dup_string("bitcode for " + r.getTargetTriple().str() +
+                      ", not x86-64 ELF: wpd links x86-64 ELF programs only");
+    return nullptr;
+  }
+  auto *t = new Table;
   t->modules = r.getNumModules();
   for (auto &c : r.getComdatTable())
     t->comdats.emplace_back(c.first.str(), static_cast<int>(c.second));
