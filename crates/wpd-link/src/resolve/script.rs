@@ -67,9 +67,10 @@ pub(super) struct Syntax {
     pub labels: bool,
 }
 
-/// Input scripts: words and `(`, `)`, `{`, `}`, `;`, `,`, `=`.
+/// Input scripts: words and `(`, `)`, `{`, `}`, `;`, `,`, `=`; `#` starts
+/// a comment, as lld, GNU ld and gold read it.
 const SCRIPT: Syntax =
-    Syntax { punct: &['(', ')', '{', '}', ';', ',', '='], hash_comments: false, keep_quotes: false, labels: false };
+    Syntax { punct: &['(', ')', '{', '}', ';', ',', '='], hash_comments: true, keep_quotes: false, labels: false };
 
 /// Splits script text into words and the punctuation of `syntax`; `/* */`
 /// comments are dropped and quotes group.
@@ -178,6 +179,9 @@ fn syntax_error(text: &str) -> Option<String> {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            '#' => {
+                chars.by_ref().find(|&c| c == '\n');
+            }
             '/' if chars.peek() == Some(&'*') => {
                 chars.next();
                 let mut prev = ' ';
@@ -396,5 +400,8 @@ mod tests {
         }
         let s = parse("/* ( { */ INPUT(\"a(1).o\" b.o) /* ) */", "t.ld").unwrap();
         assert_eq!(s.entries().count(), 2);
+        // A `#` comment runs to the end of its line (lld, GNU ld and gold).
+        let s = parse("# the inputs (two of them\nINPUT(a.o b.o) # and no more\n", "t.ld").unwrap();
+        assert_eq!((s.entries().count(), s.unknown), (2, None));
     }
 }
