@@ -226,7 +226,7 @@ impl<'a> Loader<'a> {
                 if depth >= MAX_SCRIPT_DEPTH {
                     return Err(Error::at(shown, "linker scripts nested too deeply"));
                 }
-                let s = script::parse(&text, &shown).map_err(|e| Error::at(shown.clone(), e))?;
+                let s = script::parse(&text, &shown)?;
                 if let Some(u) = &s.unknown {
                     self.unknown.push(u.clone());
                 }

@@ -204,11 +204,11 @@ fn syntax_error(text: &str) -> Option<String> {
     closing.last().map(|c| format!("unexpected end of file (`{c}` expected)"))
 }
 
-/// Parses a script; `shown` names it in the reason of an unknown command.
-/// Text that is not well formed ([`syntax_error`]) is an error.
-pub fn parse(text: &str, shown: &str) -> Result<Script, String> {
+/// Parses a script; `shown` names it in the reason of an unknown command
+/// and in the error for text that is not well formed ([`syntax_error`]).
+pub fn parse(text: &str, shown: &str) -> crate::error::Result<Script> {
     if let Some(e) = syntax_error(text) {
-        return Err(format!("not a well-formed linker script: {e}"));
+        return Err(crate::error::Error::at(shown, format!("not a well-formed linker script: {e}")));
     }
     let toks = tokens(text, &SCRIPT);
     let mut s = Script { assigned: assigned(&toks), ..Script::default() };
@@ -395,8 +395,8 @@ mod tests {
             ("INPUT(a.o) /* never closed", "in a comment"),
             ("INPUT(\"a.o)", "in a string"),
         ] {
-            let e = parse(text, "t.ld").unwrap_err();
-            assert!(e.contains(what), "{text:?}: {e}");
+            let e = parse(text, "t.ld").unwrap_err().to_string();
+            assert!(e.contains(what) && e.contains("t.ld"), "{text:?}: {e}");
         }
         let s = parse("/* ( { */ INPUT(\"a(1).o\" b.o) /* ) */", "t.ld").unwrap();
         assert_eq!(s.entries().count(), 2);
