@@ -238,7 +238,8 @@ fn append_sections<'a>(
     // may be it, already moved to the end).
     let names_header = header_at(names_index);
     let (names_offset, names_size) = (word(out, names_header + 24) as usize, word(out, names_header + 32) as usize);
-    let mut names = out.get(names_offset..names_offset + names_size).ok_or("section names out of the file")?.to_vec();
+    let names_end = names_offset.checked_add(names_size).ok_or("section names out of the file")?;
+    let mut names = out.get(names_offset..names_end).ok_or("section names out of the file")?.to_vec();
     let mut name_offsets = Vec::with_capacity(new.len());
     for s in &new {
         name_offsets.push(u32::try_from(names.len()).map_err(|e| e.to_string())?);
