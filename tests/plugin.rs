@@ -271,6 +271,8 @@ fn same_settings() -> Check {
     Ok(())
 }
 
+/// A broken bitcode file, an unknown option, index files and a report
+/// that cannot be written: each an error naming it, under every linker.
 fn refused() -> Check {
     let t = temp_dir("plugin-refused")?;
     let objects = demo_objects(t.path())?;
@@ -301,6 +303,16 @@ fn refused() -> Check {
         let err = String::from_utf8_lossy(&o.stderr);
         if o.status.success() || !err.contains("link through wpd-ld") || out.exists() {
             return Err(format!("[{linker}] -plugin-opt=thinlto-index-only: {:?}, stderr {err}", o.status));
+        }
+        // A report that cannot be written fails the link, and leaves no
+        // program: GNU ld and gold ignore an error of the plugin's cleanup,
+        // so the report is written before the objects go back.
+        let nowhere = t.path().join("no-such-dir").join("r.json");
+        let flag = format!("-Wl,-plugin-opt=wpd-report={}", nowhere.display());
+        let o = plugin_link(linker, t.path(), &[&flag], &[&objects[0], &objects[1]], &out)?;
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.success() || !err.contains("no-such-dir/r.json") || out.exists() {
+            return Err(format!("[{linker}] an unwritable report: {:?}, stderr {err}", o.status));
         }
     }
     Ok(())

@@ -494,8 +494,7 @@ unsafe extern "C" fn cleanup() -> api::Status {
                 .as_deref()
                 .and_then(|o| wpd::report::sizes::of_file(std::path::Path::new(o)).ok());
             json["size"] = serde_json::json!({ "output": sizes, "baseline": null });
-            let text = serde_json::to_string_pretty(&json).map_err(|e| Error::msg(e.to_string()))?;
-            wpd_summary::container::write_bytes_atomic(text.as_bytes(), &path)?;
+            write_report(&json, &path)?;
         }
         // Dropping the folder removes the objects, unless save-temps.
         if let Some(t) = state.temp.take()
@@ -720,7 +719,21 @@ fn link(state: &mut State) -> Result<()> {
             "loaded": modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>(),
             "outside_refs_known": true,
         });
+        // Written now as well, without the output's sizes: a path that
+        // cannot be written fails the link here, where every linker honours
+        // the error (GNU ld and gold ignore a failing cleanup and keep the
+        // program), and no earlier link's report stays in its place. The
+        // cleanup writes it again with the sizes.
+        if let Some(path) = &o.report {
+            write_report(&json, path)?;
+        }
         state.report = Some(json);
     }
     Ok(())
+}
+
+/// Writes the report `json` to `path` (atomically).
+fn write_report(json: &serde_json::Value, path: &std::path::Path) -> Result<()> {
+    let text = serde_json::to_string_pretty(json).map_err(|e| Error::msg(e.to_string()))?;
+    Ok(wpd_summary::container::write_bytes_atomic(text.as_bytes(), path)?)
 }
