@@ -75,6 +75,13 @@ const SCRIPT: Syntax =
 /// Splits script text into words and the punctuation of `syntax`; `/* */`
 /// comments are dropped and quotes group.
 pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
+    scan(text, syntax).0
+}
+
+/// [`tokens`], and whether the text ended inside a comment or a string
+/// (what is unterminated).
+fn scan(text: &str, syntax: &Syntax) -> (Vec<String>, Option<&'static str>) {
+    let mut unterminated = None;
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut chars = text.chars().peekable();
@@ -93,11 +100,13 @@ pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
                 flush(&mut cur, &mut out);
                 chars.next();
                 let mut prev = ' ';
-                for c in chars.by_ref() {
-                    if prev == '*' && c == '/' {
-                        break;
-                    }
+                let closed = chars.by_ref().any(|c| {
+                    let end = prev == '*' && c == '/';
                     prev = c;
+                    end
+                });
+                if !closed {
+                    unterminated = Some("a comment");
                 }
             }
             '"' => {
@@ -105,11 +114,15 @@ pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
                     flush(&mut cur, &mut out);
                     cur.push('"');
                 }
-                for c in chars.by_ref() {
-                    if c == '"' {
-                        break;
+                let closed = chars.by_ref().any(|c| {
+                    let end = c == '"';
+                    if !end {
+                        cur.push(c);
                     }
-                    cur.push(c);
+                    end
+                });
+                if !closed {
+                    unterminated = Some("a string");
                 }
                 if syntax.keep_quotes {
                     cur.push('"');
@@ -129,7 +142,7 @@ pub(super) fn tokens(text: &str, syntax: &Syntax) -> Vec<String> {
         }
     }
     flush(&mut cur, &mut out);
-    out
+    (out, unterminated)
 }
 
 /// The symbols a linker script (or any text in its syntax) assigns over
@@ -170,34 +183,20 @@ fn assigned(toks: &[String]) -> Vec<String> {
     out
 }
 
-/// Where `text` is no well-formed script text, what is wrong: an
-/// unterminated comment or string, or a `(` or `{` never closed, or closed
-/// where none is open. lld and GNU ld stop on these; wpd-ld must not read
-/// such a script as a shorter one.
-fn syntax_error(text: &str) -> Option<String> {
+/// Where script text is not well formed, what is wrong: it ends inside
+/// a comment or string (`unterminated`), or its tokens `toks` close a `(`
+/// or `{` never opened or leave one open. lld and GNU ld stop on these;
+/// wpd-ld must not read such a script as a shorter one.
+fn syntax_error(toks: &[String], unterminated: Option<&str>) -> Option<String> {
+    if let Some(what) = unterminated {
+        return Some(format!("unexpected end of file in {what}"));
+    }
     let mut closing = Vec::new();
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '#' => {
-                chars.by_ref().find(|&c| c == '\n');
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut prev = ' ';
-                let closed = chars.by_ref().any(|c| {
-                    let end = prev == '*' && c == '/';
-                    prev = c;
-                    end
-                });
-                if !closed {
-                    return Some("unexpected end of file in a comment".into());
-                }
-            }
-            '"' if !chars.by_ref().any(|c| c == '"') => return Some("unexpected end of file in a string".into()),
-            '(' => closing.push(')'),
-            '{' => closing.push('}'),
-            ')' | '}' if closing.pop() != Some(c) => return Some(format!("unexpected `{c}`")),
+    for t in toks {
+        match t.as_str() {
+            "(" => closing.push(")"),
+            "{" => closing.push("}"),
+            ")" | "}" if closing.pop() != Some(t.as_str()) => return Some(format!("unexpected `{t}`")),
             _ => {}
         }
     }
@@ -207,10 +206,10 @@ fn syntax_error(text: &str) -> Option<String> {
 /// Parses a script; `shown` names it in the reason of an unknown command
 /// and in the error for text that is not well formed ([`syntax_error`]).
 pub fn parse(text: &str, shown: &str) -> crate::error::Result<Script> {
-    if let Some(e) = syntax_error(text) {
+    let (toks, unterminated) = scan(text, &SCRIPT);
+    if let Some(e) = syntax_error(&toks, unterminated) {
         return Err(crate::error::Error::at(shown, format!("not a well-formed linker script: {e}")));
     }
-    let toks = tokens(text, &SCRIPT);
     let mut s = Script { assigned: assigned(&toks), ..Script::default() };
     let mut i = 0;
     // The parenthesized words after toks[i] (the command), nested lists kept
