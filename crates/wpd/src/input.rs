@@ -46,9 +46,14 @@ pub enum SplitPlacement {
 }
 
 /// A file's content hash as summaries, plans and distributed job lists
-/// record it: xxh3-128, 32 lower-case hex digits.
+/// record it: xxh3-128, 32 lower-case hex digits ([`hash_text`]).
 pub fn content_hash(bytes: &[u8]) -> String {
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+    hash_text(xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// An xxh3-128 as [`content_hash`] writes it.
+pub fn hash_text(hash: u128) -> String {
+    format!("{hash:032x}")
 }
 
 impl BitcodeInput {

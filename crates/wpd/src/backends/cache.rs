@@ -148,12 +148,15 @@ impl Cache {
     /// stored). The cached summary is of the same bytes; it takes this
     /// input's name and place.
     pub fn summary(&self, input: &BitcodeInput, make: impl FnOnce() -> Result<ModuleSummary>) -> Result<ModuleSummary> {
-        let path = self.path("summary", &xxh3_128(&input.bytes).to_le_bytes());
+        // The input's content hash, hashed once: the entry's key, and what
+        // the summary must say it describes.
+        let hash = xxh3_128(&input.bytes);
+        let path = self.path("summary", &hash.to_le_bytes());
         if let Ok(bytes) = std::fs::read(&path) {
             // Of these bytes: a summary file moved under this entry's name
             // describes other ones.
             match wpd_summary::container::decode::<ModuleSummary>(Kind::Summary, &bytes, &path) {
-                Ok(s) if s.module.hash == input.content_hash() => {
+                Ok(s) if s.module.hash == crate::input::hash_text(hash) => {
                     self.summaries.hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(input.rename(s));
                 }
