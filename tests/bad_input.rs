@@ -1,4 +1,4 @@
-//! Bad-input harness: `wpd summarize` and `wpd dump` given empty, foreign,
+//! Bad-input harness: `wpd summarize`, `wpd thin-link` and `wpd dump` given empty, foreign,
 //! truncated, corrupt or other-version files must fail with exit code 1 and
 //! exactly one `wpd: error: ` line naming the file, never panic, and leave no
 //! output or temporary file behind. A bitcode-wrapper file must summarize
@@ -80,6 +80,8 @@ fn main() {
         ("summarize_truncated_bitcode", summarize_truncated_bitcode),
         ("summarize_good_and_bad_inputs", summarize_good_and_bad_inputs),
         ("summarize_wrapped_bitcode", summarize_wrapped_bitcode),
+        ("summarize_foreign_target", summarize_foreign_target),
+        ("thin_link_same_module_twice", thin_link_same_module_twice),
         ("dump_corrupt_summary", dump_corrupt_summary),
         ("dump_truncated_summary", dump_truncated_summary),
         ("dump_other_version", dump_other_version),
@@ -194,6 +196,49 @@ fn summarize_elf_object(shared: &Shared) -> Check {
         return Err(format!("{} is not an ELF object", bad.display()));
     }
     summarize_fails(&bad, &out)
+}
+
+/// Bitcode for another target is refused by name, as every link refuses it
+/// (the bitcode reader itself reads it without complaint).
+fn summarize_foreign_target(shared: &Shared) -> Check {
+    let (input, out) = case_dir(shared, "foreign")?;
+    let src = input.join("arm.cpp");
+    write(&src, b"struct B { virtual int f(); };\nint B::f() { return 1; }\nint use(B *b) { return b->f(); }\n")?;
+    let bad = input.join("arm.o");
+    wpd_tests::run(
+        Command::new(wpd_tests::CLANGXX)
+            .args(["--target=aarch64-linux-gnu", "-O2", "-flto=thin", "-fwhole-program-vtables", "-c"])
+            .arg(&src)
+            .arg("-o")
+            .arg(&bad),
+    )?;
+    summarize_fails(&bad, &out)?;
+    let stderr = run_raw(Command::new(wpd_bin()?).arg("summarize").arg(&bad).arg("-o").arg(&out))?.stderr;
+    let stderr = String::from_utf8_lossy(&stderr);
+    if !stderr.contains("bitcode for aarch64-unknown-linux-gnu, not x86-64 ELF") {
+        return Err(format!("wpd summarize of aarch64 bitcode: the error does not name the target:\n{stderr}"));
+    }
+    Ok(())
+}
+
+/// `wpd thin-link` given one module's summary twice (a link line naming one
+/// object twice) fails naming it, and writes no plan.
+fn thin_link_same_module_twice(shared: &Shared) -> Check {
+    let p = shared.get()?;
+    let (input, out) = case_dir(shared, "twice")?;
+    let copy = input.join(format!("{OBJECT}.wpds"));
+    write(&copy, &read(&p.summary)?)?;
+    let plan = out.join("plan.wpdp");
+    expect_failure(&[Path::new("thin-link"), &p.summary, &copy, Path::new("-o"), &plan], &copy)?;
+    expect_empty(&out)?;
+    // Each alone links.
+    let mut cmd = Command::new(wpd_bin()?);
+    cmd.arg("thin-link").arg(&copy).arg("-o").arg(&plan);
+    let o = run_raw(&mut cmd)?;
+    if !o.status.success() || !plan.is_file() {
+        return Err(format!("`{}` failed: {}", show_cmd(&cmd), String::from_utf8_lossy(&o.stderr)));
+    }
+    Ok(())
 }
 
 fn summarize_truncated_bitcode(shared: &Shared) -> Check {

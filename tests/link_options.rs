@@ -46,7 +46,7 @@ fn main() {
         ("refused_plugin_options", refused_plugin_options),
         ("llvm_code_generation_flags", llvm_code_generation_flags),
         ("codegen_level", codegen_level),
-        ("default_job_counts", default_job_counts),
+        ("default_counts", default_counts),
         ("allocator_serves_llvm", allocator_serves_llvm),
         ("low_memory_purges_at_once", low_memory_purges_at_once),
         ("optimized_layout_same_output", optimized_layout_same_output),
@@ -617,7 +617,8 @@ fn codegen_level() -> Check {
 /// clang's `-flto-jobs=0` (its documented default, passed as
 /// `-plugin-opt=jobs=0`) and `--thinlto-jobs=0` mean one thread per core,
 /// as lld takes them; a count that is no number is one error naming it.
-fn default_job_counts() -> Check {
+/// `--lto-partitions=1`, lld's default, links.
+fn default_counts() -> Check {
     let c = Case::new("job-counts", "profile")?;
     let want = c.reference(&["main.cpp"])?;
     let obj = c.bitcode("main.cpp", "main.o", &[])?;
@@ -634,7 +635,12 @@ fn default_job_counts() -> Check {
             ));
         }
     }
-    expect_one_error(&c, &[&obj], &["-Wl,--thinlto-jobs=many"], "--thinlto-jobs=many: invalid job count 'many'")
+    expect_one_error(&c, &[&obj], &["-Wl,--thinlto-jobs=many"], "--thinlto-jobs=many: invalid job count 'many'")?;
+    // lld's default partition count, spelled out, links; wpd's regular
+    // LTO is one partition, so another count is refused, not ignored.
+    let (_, got) = c.link_and_run(&[&obj], "partitions1", &["-Wl,--lto-partitions=1"])?;
+    same_run("wpd-ld --lto-partitions=1", &want, &got)?;
+    expect_one_error(&c, &[&obj], &["-Wl,--lto-partitions=2"], "--lto-partitions=2 is not supported")
 }
 
 // --- the process ----------------------------------------------------------

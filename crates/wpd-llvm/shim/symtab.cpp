@@ -57,6 +57,19 @@ using wpd_shim::dup_string;
 
 extern "C" {
 
+// wpd links x86-64 ELF (LP64) programs; a module for another target is
+// refused when its symbol table or its summary is read, as lld refuses an
+// incompatible file, before any of LLVM's code for that target reads it.
+// Null when the triple `data` (a module's, `len` bytes; empty: none given)
+// is one wpd links, else a malloc'd message.
+char *wpd_target_error(const char *data, size_t len) {
+  StringRef text(data, len);
+  Triple triple(text);
+  if (text.empty() || (triple.getArch() == Triple::x86_64 && triple.isOSBinFormatELF() && !triple.isX32()))
+    return nullptr;
+  return dup_string("bitcode for " + text.str() + ", not x86-64 ELF: wpd links x86-64 ELF programs only");
+}
+
 // Reads the symbol table of a bitcode file (raw or wrapped; every module of
 // a split LTO unit). Everything is copied out, so the table does not point
 // into `data`. Returns an owned table (free with wpd_symtab_free) or null
@@ -75,16 +88,7 @@ void *wpd_symtab_read(const char *data, size_t len, char **err) {
     return nullptr;
   }
   const irsymtab::Reader &r = fc->TheReader;
-  // wpd links x86-64 ELF (LP64) programs; a module for another target is
-  // refused here, as lld refuses an incompatible file, before any of
-  // LLVM's code for this target reads it.
-  Triple triple(r.getTargetTriple());
-  if (!r.getTargetTriple().empty() &&
-      (triple.getArch() != Triple::x86_64 || !triple.isOSBinFormatELF() || triple.isX32())) {
-    *err = dup_string("bitcode for " + r.getTargetTriple().str() +
-                      ", not x86-64 ELF: wpd links x86-64 ELF programs only");
-    return nullptr;
-  }
+  if ((*err = wpd_target_error(r.getTargetTriple().data(), r.getTargetTriple().size()))) return nullptr;
   auto *t = new Table;
   t->modules = r.getNumModules();
   for (auto &c : r.getComdatTable())

@@ -342,6 +342,7 @@ unsafe extern "C" {
 
 // `shim/symtab.cpp`: bitcode symbol tables (LLVM's irsymtab) for resolution.
 unsafe extern "C" {
+    pub fn wpd_target_error(triple: *const c_char, len: usize) -> *mut c_char;
     pub fn wpd_symtab_read(data: *const c_char, len: usize, err: *mut *mut c_char) -> *mut c_void;
     pub fn wpd_symtab_num_symbols(table: *const c_void) -> usize;
     pub fn wpd_symtab_num_comdats(table: *const c_void) -> usize;

@@ -25,7 +25,7 @@ pub use lto::{
     SlotResolution, TaskRun, ThinLto, parse_cache_policy, prune_cache, split_thin_part, thin_backend, thinlto_layout,
     write_empty_index,
 };
-pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, demangle, read_bitcode_symtab};
+pub use symtab::{BitcodeSymbol, BitcodeSymtab, ComdatKind, check_target, demangle, read_bitcode_symtab};
 pub use value::{Block, MdOperand, Opcode, Type, TypeKind, Value};
 pub use vcall::{
     DirectCalls, DispatchEnd, DispatchKey, DispatchTarget, RewriteError, TypeTest, ValueProfile, VirtualCall,

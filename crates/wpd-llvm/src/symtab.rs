@@ -92,6 +92,20 @@ pub fn c_identifier(name: &str) -> bool {
         && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
 }
 
+/// Whether wpd links code for `triple` (a module's target triple; empty
+/// when the module names none): x86-64 ELF, LP64. The error says which
+/// target the module is for. Reading a symbol table checks it too.
+pub fn check_target(triple: &str) -> Result<()> {
+    // SAFETY: `triple` is valid for the call and only read; the shim
+    // returns null or a malloc'd NUL-terminated message, owned by the
+    // `ShimMessage` from here on.
+    let message = unsafe { ShimMessage::from_raw(ffi::wpd_target_error(triple.as_ptr().cast(), triple.len())) };
+    match message.take() {
+        None => Ok(()),
+        Some(m) => Err(Error::msg(m)),
+    }
+}
+
 /// Reads the symbol table of a bitcode file (raw or wrapped).
 pub fn read_bitcode_symtab(bytes: &[u8]) -> Result<BitcodeSymtab> {
     let mut err = ShimMessage::new();

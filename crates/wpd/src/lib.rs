@@ -42,6 +42,7 @@ use backends::{cache, codegen, thinlto};
 use error::{Error, ErrorKind, Result};
 use input::BitcodeInput;
 use rayon::prelude::*;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use timing::Timings;
 use wpd_summary::{ModuleIdx, ModuleSummary, Plan};
@@ -554,12 +555,26 @@ pub fn thin_link(summaries: &[ModuleSummary], policy: &policy::Policy) -> Plan {
     wpd_link::thin_link(summaries, policy)
 }
 
-/// Reads summaries (memory-mapped, in parallel), in the order given.
+/// Reads summaries (memory-mapped, in parallel), in the order given. Two
+/// summaries of one module (the same input named twice, as a link line
+/// cannot name one object twice without its symbols clashing) are an error
+/// naming both files.
 pub fn read_summaries(paths: &[PathBuf], jobs: Option<usize>) -> Result<Vec<ModuleSummary>> {
     let results: Vec<Result<ModuleSummary>> = with_jobs(jobs, || {
         paths.par_iter().map(|p| Ok(wpd_summary::read_file(wpd_summary::Kind::Summary, p)?)).collect()
     })?;
-    results.into_iter().collect()
+    let summaries: Vec<ModuleSummary> = results.into_iter().collect::<Result<_>>()?;
+    let mut seen: HashMap<(&str, &str), &Path> = HashMap::with_capacity(summaries.len());
+    for (summary, path) in summaries.iter().zip(paths) {
+        let module = &summary.module;
+        if let Some(first) = seen.insert((&module.name, &module.hash), path) {
+            return Err(Error::at(
+                path.display().to_string(),
+                format!("summarizes {}, as {} does: a module given twice", module.name, first.display()),
+            ));
+        }
+    }
+    Ok(summaries)
 }
 
 /// Real modules for the crate's unit tests.

@@ -120,6 +120,21 @@ pub fn parse_opt_level(v: &str) -> Option<u8> {
     v.parse::<u8>().ok().filter(|&l| l <= 3)
 }
 
+/// Checks an LTO partition count (`--lto-partitions=N`,
+/// `-plugin-opt=lto-partitions=N`; `shown` is how the line spelled it).
+/// The count splits only regular LTO modules' code generation, which wpd
+/// runs as one partition: 1, the default, is what wpd does; 0 is an error
+/// in lld too; more than one is refused rather than ignored.
+pub fn check_lto_partitions(v: &str, shown: &str) -> Result<()> {
+    match v.parse::<u32>() {
+        Ok(1) => Ok(()),
+        Ok(n) if n > 1 => Err(Error::msg(format!(
+            "{shown} is not supported: wpd compiles regular LTO modules as one partition (--lto-partitions=1)"
+        ))),
+        _ => Err(Error::msg(format!("invalid partition count {shown} (1 or more)"))),
+    }
+}
+
 /// Plugin options clang 19 passes that wpd refuses, with the clang flag
 /// that makes them.
 const REFUSED_PLUGIN_OPTIONS: &[(&str, &str)] = &[
@@ -144,6 +159,8 @@ impl LinkSettings {
             self.cpu = text(cpu)?;
         } else if let Some(j) = v.strip_prefix("jobs=") {
             self.jobs = crate::parse_jobs(j).map_err(|e| Error::msg(format!("{shown}: {e}")))?;
+        } else if let Some(n) = v.strip_prefix("lto-partitions=") {
+            check_lto_partitions(n, &shown)?;
         } else if v == "thinlto" {
             // "Use ThinLTO": wpd always works on ThinLTO bitcode.
         } else if v == "whole-program-visibility" {

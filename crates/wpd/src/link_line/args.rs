@@ -431,6 +431,10 @@ pub fn parse_with(args: &[String], unknown_options: UnknownOptions) -> Result<Li
                     .ok_or_else(|| Error::msg(format!("invalid optimization level {shown} (0 to 3)")))?;
                 pass = false;
             }
+            Action::LtoPartitions => {
+                crate::settings::check_lto_partitions(&v, &shown)?;
+                pass = false;
+            }
             Action::LtoCgo => {
                 let level = v.parse::<u8>().ok().filter(|&l| l <= 3);
                 out.settings.cg_opt_level = Some(
@@ -716,6 +720,11 @@ mod tests {
         assert_eq!(p(&["--thinlto-jobs=0"]).settings.jobs, None);
         assert_eq!(p(&["--thinlto-jobs="]).settings.jobs, None);
         assert_eq!(p(&["-plugin-opt=jobs=0"]).settings.jobs, None);
+        // One partition is what wpd does; other counts are refused by name.
+        p(&["--lto-partitions=1", "-plugin-opt=lto-partitions=1", "--lto-partitions", "1"]);
+        for bad in ["--lto-partitions=2", "--lto-partitions=0", "--lto-partitions=x", "-plugin-opt=lto-partitions=4"] {
+            assert!(parse(&[bad.to_string()]).unwrap_err().to_string().contains(bad), "{bad}");
+        }
         assert_eq!(a.settings.report, Some(PathBuf::from("r.json")));
         assert_eq!(a.settings.remarks, crate::report::Remarks::Passed);
         assert_eq!(a.wpd.linker.as_deref(), Some("ld.bfd"));

@@ -119,6 +119,8 @@ pub enum Action {
     Mllvm,
     LtoO,
     LtoCgo,
+    /// `--lto-partitions=N`: wpd's regular LTO is one partition.
+    LtoPartitions,
     LtoWholeProgramVisibility(bool),
     LtoValidate(bool),
     LtoKnownSafe,
@@ -420,6 +422,7 @@ pub const OPTIONS: &[Spec] = &[
     o(&["mllvm"], Value, Lto, A::Mllvm),
     o(&["lto-O"], Prefix, Lto, A::LtoO),
     o(&["lto-CGO"], Prefix, Lto, A::LtoCgo),
+    o(&["lto-partitions"], Value, Lto, A::LtoPartitions),
     o(&["lto-whole-program-visibility"], Flag, Lto, A::LtoWholeProgramVisibility(true)),
     o(&["no-lto-whole-program-visibility"], Flag, Lto, A::LtoWholeProgramVisibility(false)),
     o(&["lto-validate-all-vtables-have-type-infos"], Flag, Lto, A::LtoValidate(true)),

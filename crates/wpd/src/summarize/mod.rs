@@ -55,6 +55,9 @@ pub fn summarize_reading(input: &BitcodeInput, bodies: Bodies) -> Result<ModuleS
         }
     };
     let modules: Vec<&Module<'_>> = parts.iter().map(|p| &**p).collect();
+    for module in &modules {
+        wpd_llvm::check_target(&module.triple()).map_err(|e| Error::at(&input.name, e.message))?;
+    }
     let hash = input.content_hash();
     let first = modules[0];
     let info = ModuleInfo {
