@@ -25,6 +25,9 @@ enum Native {
     CxxObject(&'static [&'static str]),
     /// `intro.cpp` as `libintro.so`.
     CxxShared,
+    /// `intro.cpp` as `libintro.so`, linked by the C driver (no C++
+    /// standard library needed).
+    CxxSharedWithoutRuntime,
     /// `intro.cpp` compiled with `-O2`, the one member of an archive of
     /// this name (a project's, named like a runtime library).
     CxxArchive(&'static str),
@@ -51,6 +54,13 @@ const CASES: &[Case] = &[
         off_naming: Some("intro.o (its debug information names a language other than C)"),
     },
     Case { name: "cxx_shared_library", native: Native::CxxShared, off_naming: Some("libintro.so (it needs the C++") },
+    // Only its `.symtab` says it is C++ (stripped, nothing does: a limit
+    // README.md states).
+    Case {
+        name: "cxx_shared_library_without_runtime",
+        native: Native::CxxSharedWithoutRuntime,
+        off_naming: Some("libintro.so (its symbol table names the C++ source file"),
+    },
     // Only a file named exactly like a runtime library is the runtime.
     Case {
         name: "cxx_archive_named_like_the_runtime",
@@ -83,6 +93,12 @@ fn build_native(native: Native, dir: &Path, opt: &[&str]) -> Check<Vec<OsString>
         Native::CxxShared => {
             let so = dir.join("libintro.so");
             run(Command::new(CLANGXX).args(opt).args(["-fPIC", "-shared"]).arg(src("intro.cpp")).arg("-o").arg(&so))?;
+            vec![so.into(), format!("-Wl,-rpath,{}", dir.display()).into()]
+        }
+        Native::CxxSharedWithoutRuntime => {
+            let (o, so) = (dir.join("intro.o"), dir.join("libintro.so"));
+            run(Command::new(CLANGXX).args(opt).arg("-fPIC").arg("-c").arg(src("intro.cpp")).arg("-o").arg(&o))?;
+            run(Command::new(CLANG).arg("-shared").arg(&o).arg("-o").arg(&so))?;
             vec![so.into(), format!("-Wl,-rpath,{}", dir.display()).into()]
         }
         Native::CxxArchive(name) => {

@@ -220,7 +220,10 @@ fn file_name(name: &str) -> &str {
 /// `None` when it cannot:
 /// - it defines or references C++ names (`_Z…`), or the C++ ABI's
 ///   (`__cxa_…`, `__gxx_personality_v0`);
-/// - a shared library: it needs the C++ standard library;
+/// - a shared library: it needs the C++ standard library, its `.symtab`
+///   (if not stripped) has C++ names or names a C++ source file, or it has
+///   C++ exception tables (`-static-libstdc++` code has them, stripped or
+///   not);
 /// - a relocatable object: its debug information does not say that every
 ///   unit is C or assembly. C++ code with only `extern "C"` functions
 ///   (`extern "C" void show(const Shape *s) { s->draw(); }`) has no C++
@@ -228,10 +231,7 @@ fn file_name(name: &str) -> &str {
 fn may_be_cxx(file: &object::File<'_>, bytes: &[u8], symbols: &[object::Symbol<'_, '_>]) -> Option<String> {
     for sym in symbols {
         let Ok(n) = sym.name_bytes() else { continue };
-        // Every shared library GCC's `crtbeginS.o` starts references
-        // `__cxa_finalize`, C or not.
-        let abi = (n.starts_with(b"__cxa_") && n != b"__cxa_finalize") || n.starts_with(b"__gxx_personality");
-        if n.starts_with(b"_Z") || abi {
+        if cxx_name(n) {
             let how = if sym.is_undefined() { "references" } else { "defines" };
             return Some(format!("it {how} C++ symbol {}", wpd_summary::name::from_bytes(n)));
         }
@@ -240,7 +240,18 @@ fn may_be_cxx(file: &object::File<'_>, bytes: &[u8], symbols: &[object::Symbol<'
         object::ObjectKind::Dynamic => {
             let needs_cxx =
                 crate::resolve::needed(bytes).iter().any(|lib| CXX_RUNTIME.iter().any(|r| lib.starts_with(r)));
-            needs_cxx.then(|| "it needs the C++ standard library".to_string())
+            if needs_cxx {
+                return Some("it needs the C++ standard library".to_string());
+            }
+            // C++ linked without a shared C++ library (`-static-libstdc++`,
+            // `clang -shared` over C++ objects) that exports only `extern
+            // "C"` functions: its local symbols, its units' file names, or
+            // the C++ exception tables its code carries say what it is.
+            if let Some(why) = file.symbols().find_map(|sym| cxx_local_symbol(&sym)) {
+                return Some(why);
+            }
+            file.section_by_name(".gcc_except_table")
+                .map(|_| "it has C++ exception tables (.gcc_except_table)".to_string())
         }
         object::ObjectKind::Relocatable => {
             let section = |n: &str| file.section_by_name(n).and_then(|s| s.data().ok());
@@ -255,6 +266,26 @@ fn may_be_cxx(file: &object::File<'_>, bytes: &[u8], symbols: &[object::Symbol<'
         }
         _ => None,
     }
+}
+
+/// A shared library's `.symtab` entry (kept unless the library was
+/// stripped) that shows C++ code: a C++ name (a hidden or local function,
+/// `_ZL…`), the C++ ABI's, or a source file named as C++ sources are.
+fn cxx_local_symbol(sym: &object::Symbol<'_, '_>) -> Option<String> {
+    let n = sym.name_bytes().ok()?;
+    if sym.kind() == object::SymbolKind::File {
+        let ext = n.rsplit(|&b| b == b'.').next().filter(|e| e.len() < n.len())?;
+        let cxx = [&b"cpp"[..], b"cc", b"cxx", b"c++", b"cp", b"C", b"CPP", b"ii", b"mm"].contains(&ext);
+        return cxx.then(|| format!("its symbol table names the C++ source file {}", String::from_utf8_lossy(n)));
+    }
+    cxx_name(n).then(|| format!("its symbol table has C++ symbol {}", wpd_summary::name::from_bytes(n)))
+}
+
+/// A C++ name (`_Z…`) or one of the C++ ABI's (`__cxa_…`,
+/// `__gxx_personality_v0`). Every shared library GCC's `crtbeginS.o`
+/// starts references `__cxa_finalize`, C or not.
+fn cxx_name(n: &[u8]) -> bool {
+    n.starts_with(b"_Z") || (n.starts_with(b"__cxa_") && n != b"__cxa_finalize") || n.starts_with(b"__gxx_personality")
 }
 
 /// The C++ standard libraries, as a shared library's `DT_NEEDED` names them.
