@@ -282,6 +282,25 @@ impl TypeId {
     pub fn name(&self) -> &Name {
         &self.0
     }
+
+    /// Whether no module but one can name this type id: a distinct node
+    /// the summarizer named (`local.<n>.<hash>`), or a class with internal
+    /// linkage (an anonymous namespace) whose id LLVM's ThinLTO writer
+    /// made a string unique to its module, `<n>.<32 hex digits of the
+    /// module's id>` (`1.21576b91ab9b15712202e1b4a494877f`). No `!type`
+    /// string clang writes for a class with linkage has that form.
+    pub fn is_module_local(&self) -> bool {
+        let s = self.as_str();
+        if s.starts_with("local.") {
+            return true;
+        }
+        s.split_once('.').is_some_and(|(n, hash)| {
+            !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+                && hash.len() == 32
+                && hash.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
+    }
 }
 
 impl From<String> for TypeId {
@@ -508,6 +527,25 @@ mod tests {
         assert_eq!(serde_json::to_string(&TypeId::from("x")).unwrap(), "\"x\"");
         assert_eq!(serde_json::to_string(&Some(ModuleIdx::new(3))).unwrap(), "3");
         assert_eq!(format!("{:?} {}", TypeId::from("a"), ModuleIdx::new(4)), "\"a\" 4");
+    }
+
+    #[test]
+    fn module_local_type_ids() {
+        for local in
+            ["local.0.61e5286711430aa7", "1.21576b91ab9b15712202e1b4a494877f", "12.0123456789abcdef0123456789abcdef"]
+        {
+            assert!(TypeId::from(local).is_module_local(), "{local}");
+        }
+        for named in [
+            "_ZTS4Base",
+            "_ZTSM4HostKFivE.virtual",
+            "1.21576b91ab9b15712202e1b4a494877",
+            "1.21576B91AB9B15712202E1B4A494877F",
+            ".21576b91ab9b15712202e1b4a494877f",
+            "x.21576b91ab9b15712202e1b4a494877f",
+        ] {
+            assert!(!TypeId::from(named).is_module_local(), "{named}");
+        }
     }
 
     #[test]

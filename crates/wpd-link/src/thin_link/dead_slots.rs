@@ -27,9 +27,11 @@
 //! exported dynamically), its vcall visibility not public after the policy
 //! (whole-program visibility, or hidden/`linkage-unit`), no relative
 //! entries; and when the output exports symbols (a shared library, an
-//! executable with a dynamic export), every type id local to one module,
-//! since code loaded with it may call virtual functions of the objects it
-//! is handed. And the link as a whole must have no reader wpd cannot see:
+//! executable with a dynamic export) or the program loads libraries itself
+//! (`dlopen`), every type id local to one module
+//! ([`TypeId::is_module_local`]: a class in an anonymous namespace with no
+//! public base), since code loaded with it may call virtual functions of
+//! the objects it is handed. And the link as a whole must have no reader wpd cannot see:
 //! no native C++ code besides the runtime ([`Validation::native_cxx`]), no
 //! C++ bitcode built without `-fwhole-program-vtables`, no call through a
 //! pointer to a virtual member function (it loads a slot without a type
@@ -91,8 +93,7 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // plugin calling what the executable exports) may call virtual
     // functions of any object it is handed, hidden class or not: then only
     // classes no other module can name qualify, every type id of theirs
-    // local to one module (anonymous namespaces, in a unit clang could not
-    // rename them in).
+    // local to one module (anonymous namespaces).
     let facts = &policy.facts;
     // A name exported counts unless it is the C++ runtime's (GNU ld and
     // gold export the program's copy of a template instantiation
@@ -115,6 +116,11 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
                 .iter()
                 .any(|n| program(n) && facts.external_refs.as_ref().is_some_and(|refs| !refs.contains(n))),
         };
+    // A library the program loads itself (`dlopen`) is no input of the
+    // link: it may call virtual functions of the objects the program hands
+    // it (a plugin given the host's interface), exported or not.
+    let loader = loads_code(link);
+    let exports = exports || loader.is_some();
     let candidates: Vec<_> = link
         .vtables
         .iter()
@@ -125,12 +131,16 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
                 && vt.slots.iter().all(|s| s.relative_to.is_none())
                 && policy.effective_visibility(vt) != VcallVisibility::Public
                 && vt.type_ids.iter().all(|t| !open.contains(&t.type_id))
-                && (!exports || vt.type_ids.iter().all(|t| t.type_id.as_str().starts_with("local.")))
+                && (!exports || vt.type_ids.iter().all(|t| t.type_id.is_module_local()))
         })
         .copied()
         .collect();
     if candidates.is_empty() {
-        return none(if exports {
+        return none(if let Some(loader) = loader {
+            format!(
+                "{loader}: a library it loads may call virtual functions of the objects it is handed, and no vtable is local to one module"
+            )
+        } else if exports {
             "the output exports symbols (-shared, --export-dynamic, a dynamic list): code loaded with it may call virtual functions of the objects it is handed, and no vtable is local to one module".into()
         } else {
             "no vtable whose every reader is known (each type id closed, vcall visibility not public)".into()
@@ -357,6 +367,22 @@ fn link_blocker(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
         }
     }
     None
+}
+
+/// Functions that load code at run time, as the dynamic loader's own
+/// interface does; a wrapper library around it (libltdl, GModule) is C the
+/// native scan cannot tell from any other.
+const CODE_LOADERS: &[&str] = &["dlopen", "dlmopen"];
+
+/// Where code of the program calls (or takes the address of) a function
+/// that loads a library at run time: `F in M calls dlopen`.
+fn loads_code(link: &Hierarchy<'_>) -> Option<String> {
+    modules(link.summaries).find_map(|(m, s)| {
+        s.globals.iter().find_map(|g| {
+            let loader = g.refs.iter().find(|r| CODE_LOADERS.contains(&r.as_str()))?;
+            link.in_program(m, &g.name).then(|| format!("{} in {} calls {loader}", g.name, s.module.name))
+        })
+    })
 }
 
 /// Whether a call through a pointer to a virtual member function, called
