@@ -626,14 +626,17 @@ fn link(state: &mut State) -> Result<()> {
     let from = model::from_linker(&files, output, state.linker.flavor, wraps, &mentioned, &redefined, &state.natives);
     let o = &state.options;
     wpd_llvm::Context::set_llvm_options(&o.llvm_options)?;
+    let (export_dynamic, partial_export) = model::exports_by_args(&argv);
     let made = wpd::settings::Output {
         shared: output == model::Output::Shared,
         relocatable: output == model::Output::Relocatable,
         pic: output == model::Output::Pie,
         // The linker says what it exports through the resolutions
-        // (`PREVAILING_DEF_IRONLY_EXP`), not through a flag.
-        export_dynamic: false,
-        partial_export: false,
+        // (`PREVAILING_DEF_IRONLY_EXP`, or `PREVAILING_DEF` for a name a
+        // native file may reference too); its arguments say whether it
+        // exports at all (`model::exports_by_args`).
+        export_dynamic,
+        partial_export,
     };
     let progress = wpd::progress::Progress::off();
     let request = wpd::LinkRequest {

@@ -386,9 +386,49 @@ pub fn wrapped(args: &[String]) -> Vec<String> {
     out
 }
 
+/// What the linker's arguments export dynamically besides what a shared
+/// output exports: everything (`--export-dynamic`, `-E`; the last of it
+/// and `--no-export-dynamic` wins), and names (`--export-dynamic-symbol`,
+/// `--export-dynamic-symbol-list`, `--dynamic-list` and its kin). The
+/// resolutions cannot tell a name exported by name from one a native file
+/// references (both are `PREVAILING_DEF`); code loaded with the output may
+/// be handed the program's objects either way.
+pub fn exports_by_args(args: &[String]) -> (bool, bool) {
+    let (mut everything, mut by_name) = (false, false);
+    for a in args.iter().skip(1) {
+        let body = a.trim_start_matches('-');
+        if !a.starts_with('-') || a.contains("plugin-opt") {
+            continue;
+        }
+        match body {
+            "export-dynamic" | "E" => everything = true,
+            "no-export-dynamic" => everything = false,
+            _ if ["export-dynamic-symbol", "dynamic-list"].iter().any(|p| body.starts_with(p)) => by_name = true,
+            _ => {}
+        }
+    }
+    (everything, by_name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn exports_named_by_args() {
+        let args = |a: &[&str]| {
+            exports_by_args(&std::iter::once("ld").chain(a.iter().copied()).map(String::from).collect::<Vec<_>>())
+        };
+        assert_eq!(args(&["-o", "x", "a.o"]), (false, false));
+        assert_eq!(args(&["--export-dynamic"]), (true, false));
+        assert_eq!(args(&["-E", "--no-export-dynamic"]), (false, false));
+        assert_eq!(args(&["--export-dynamic-symbol=_Z4makei"]), (false, true));
+        assert_eq!(args(&["-export-dynamic-symbol", "f"]), (false, true));
+        assert_eq!(args(&["--export-dynamic-symbol-list=l.txt"]), (false, true));
+        assert_eq!(args(&["--dynamic-list", "l.txt"]), (false, true));
+        assert_eq!(args(&["--dynamic-list-cpp-typeinfo"]), (false, true));
+        assert_eq!(args(&["-plugin-opt=export-dynamic"]), (false, false));
+    }
 
     fn sym(name: &str, undefined: bool) -> BitcodeSymbol {
         BitcodeSymbol {
