@@ -34,6 +34,11 @@ pub struct Pattern {
 }
 
 impl Pattern {
+    /// A C name spelled out, no glob: the one symbol it names.
+    pub fn exact_c_name(&self) -> Option<&str> {
+        (!self.cpp && !self.is_wildcard()).then_some(self.text.as_str())
+    }
+
     fn is_wildcard(&self) -> bool {
         !self.exact && self.text.contains(['*', '?', '['])
     }

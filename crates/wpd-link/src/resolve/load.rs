@@ -79,6 +79,8 @@ pub struct Loader<'a> {
     /// Symbols the scripts assign: their value replaces every file's
     /// definition, as `--defsym`'s does.
     script_assigned: BTreeSet<String>,
+    /// The names version scripts list by name in a `global:` section.
+    version_named: BTreeSet<String>,
     in_lib: bool,
     exported: BTreeSet<String>,
     preemptible: BTreeSet<String>,
@@ -105,6 +107,7 @@ impl<'a> Loader<'a> {
             unknown: line.unknown.iter().cloned().collect(),
             script_entry: None,
             script_assigned: BTreeSet::new(),
+            version_named: BTreeSet::new(),
             in_lib: false,
             exported: BTreeSet::new(),
             preemptible: BTreeSet::new(),
@@ -671,6 +674,11 @@ impl<'a> Loader<'a> {
         let x = &self.line.exports;
         let versions: Vec<exports::PatternList> =
             x.version_scripts.clone().iter().filter_map(|p| self.pattern_list(p)).collect();
+        // A name a version script gives a version by name must be defined
+        // when the linker reads the script (lld 19 stops otherwise, hidden
+        // or not): LLVM must not drop it.
+        self.version_named =
+            versions.iter().flat_map(|l| &l.global).filter_map(|p| p.exact_c_name()).map(str::to_string).collect();
         let mut dynamic = exports::PatternList::default();
         for p in x.dynamic_lists.clone() {
             match self.pattern_list(&p) {
@@ -955,9 +963,12 @@ impl<'a> Loader<'a> {
 
     /// Every name code outside the bitcode may reference: what native code
     /// names (`native`, [`Loader::native_names`]), the dynamic exports,
-    /// and the names the command line uses.
+    /// the names version scripts list, and the names the command line
+    /// uses.
     fn outside_refs(&self, mut refs: BTreeSet<String>) -> BTreeSet<String> {
         refs.extend(self.exported.iter().cloned());
+        let defined: HashSet<&str> = self.bitcode_definitions().map(|s| s.name.as_str()).collect();
+        refs.extend(self.version_named.iter().filter(|n| defined.contains(n.as_str())).cloned());
         let line = self.line;
         refs.extend(line.undefined.iter().cloned());
         refs.extend(line.require_defined.iter().cloned());
