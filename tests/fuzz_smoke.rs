@@ -157,6 +157,10 @@ const SEEDS: &[(u64, &[&str])] = &[
     // its distributed links, and the plugin under mold)
     (222, &["dyncast", "weak-override", "dead-needed"]),
     (53, &["plugin:mold", "multi-base", "dead-extracted", "dead-needed"]),
+    // the program hands a plugin it loads with dlopen an object whose
+    // functions only the plugin calls: their entries were dead slots, and
+    // the plugin trapped
+    (10, &["covariant", "dlopen-host"]),
     // the archive reaching the link line in two archives inside
     // --start-group (gold), named by a linker script's GROUP (GNU ld, beside
     // a shared library), and as a thin archive (gold)
@@ -207,6 +211,7 @@ const ALL_SHAPES: &[&str] = &[
     "weak-override",
     "dlopen-derived",
     "dead-needed",
+    "dlopen-host",
 ];
 
 /// The ways gen.py puts an archive on the link line besides one plain
@@ -282,9 +287,15 @@ fn shows(shape: &str, sources: &str, config: &str) -> bool {
                 && sources.contains("unsigned long dl0_walk(Dl0B *p, unsigned long x) {")
         }
         "dead-needed" => {
-            config.contains("cneeded:dn0.cpp")
+            config.contains("cneeded:dn0.c")
                 && sources.contains("unsigned long Dn0D::nv0(unsigned long x) const { return fzdn0_hook(x); }")
                 && sources.contains("dead-needed0 loaded")
+        }
+        "dlopen-host" => {
+            config.contains("dlopen:dh0p.cpp")
+                && sources.contains("struct Dh0S final : Dh0I {")
+                && sources.contains("return h.p0(x) * 3ul + h.q0(x + 1ul);")
+                && sources.contains("h = mix(h, f(s, x));")
         }
         "registered" => {
             config.contains("ltoobj:rg0.cpp")

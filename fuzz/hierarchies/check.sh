@@ -53,6 +53,7 @@ SAN=${SAN:-0}
 LLD=${LLD:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-10}
 CXX=${CXX:-clang++-19}
+CC=${CC:-clang-19}
 STD=-std=c++20
 OPT=${OPT:--O2}
 LTOF=("$OPT" -flto=thin -fwhole-program-vtables)
@@ -126,10 +127,11 @@ for tu in $TUS; do
             # build, the reference too): never on a link line
             say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o lib${f%.cpp}.so"
             $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o "lib${f%.cpp}.so" || exit 2 ;;
-    cneeded) # a C library (no libstdc++) every link names --as-needed
-            say "+ $CXX $STD $OPT -fPIC -shared -nostdlib++ $f -o lib${f%.cpp}.so"
-            $CXX $STD "$OPT" -fPIC -shared -nostdlib++ "$f" -o "lib${f%.cpp}.so" || exit 2
-            LINKX+=(-Wl,--as-needed -L. "-l${f%.cpp}" -Wl,--no-as-needed '-Wl,-rpath,$ORIGIN') ;;
+    cneeded) # a C library (compiled as C: its symbol table names a .c
+            # source) every link names --as-needed
+            say "+ $CC $OPT -fPIC -shared $f -o lib${f%.c}.so"
+            $CC "$OPT" -fPIC -shared "$f" -o "lib${f%.c}.so" || exit 2
+            LINKX+=(-Wl,--as-needed -L. "-l${f%.c}" -Wl,--no-as-needed '-Wl,-rpath,$ORIGIN') ;;
     shared) say "+ $CXX $STD $OPT ${VIS[*]} -fPIC -shared $f -o libfz.so"
             $CXX $STD "$OPT" "${VIS[@]}" -fPIC -shared "$f" -o libfz.so || exit 2
             libs=(-L. -lfz '-Wl,-rpath,$ORIGIN') ;;

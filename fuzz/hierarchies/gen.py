@@ -51,7 +51,7 @@ STYLES = ['const', 'kind', 'expr', 'this', 'impure', 'throw']
 SHAPES = ['merged-calls', 'multi-base', 'const-vtable', 'placement-dtor', 'trap-called', 'trap-uncalled',
           'unicode', 'untyped', 'muldefs', 'interposed', 'fat', 'relative',
           'mfp-call', 'dyncast', 'native-reader', 'exported-caller', 'dead-extracted', 'wrapper', 'byval', 'covariant',
-          'registered', 'weak-override', 'dlopen-derived', 'dead-needed']
+          'registered', 'weak-override', 'dlopen-derived', 'dead-needed', 'dlopen-host']
 
 
 def lit(t, v):
@@ -532,7 +532,8 @@ class Gen:
         for name, mul, add in (('dead-extracted', 49979687, 23), ('wrapper', 86028121, 29),
                                ('byval', 15485863, 31), ('covariant', 32452867, 37),
                                ('registered', 49979693, 43), ('weak-override', 86028157, 47),
-                               ('dlopen-derived', 15485867, 53), ('dead-needed', 32452879, 59)):
+                               ('dlopen-derived', 15485867, 53), ('dead-needed', 32452879, 59),
+                               ('dlopen-host', 49979719, 61)):
             if random.Random(self.seed * mul + add).random() < 0.3:
                 on.add(name)
         if a.shapes is not None:
@@ -559,6 +560,9 @@ class Gen:
         # would leave no trace at all in the program
         if 'dlopen-derived' in self.shapes and (self.nortti or 'relative' in self.shapes):
             self.shapes.remove('dlopen-derived')
+        # dlopen-host: its plugin too is built once for every build
+        if 'dlopen-host' in self.shapes and 'relative' in self.shapes:
+            self.shapes.remove('dlopen-host')
 
         # header classes
         nh = r.randint(4, 11)
@@ -2327,14 +2331,12 @@ class Gen:
         self.f_tu[t_cls] += [
             'unsigned long %s::nw%d(unsigned long x) const { return x * %dul + 1ul; }' % (d, k, rng.randint(2, 9)),
             'unsigned long %s::nv%d(unsigned long x) const { return %s(x); }' % (d, k, hook)]
-        self.c_libs['dn%d.cpp' % k] = [
+        self.c_libs['dn%d.c' % k] = [
             '// dead-needed: a C library the links name with --as-needed',
-            '#include <cstdio>',
-            'extern "C" {',
-            '__attribute__((constructor)) static void fzdn%d_announce(void) { std::puts("dead-needed%d loaded"); }' % (k, k),
+            '#include <stdio.h>',
+            '__attribute__((constructor)) static void fzdn%d_announce(void) { puts("dead-needed%d loaded"); }' % (k, k),
             '__attribute__((visibility("default"))) unsigned long %s(unsigned long x) { return x * %dul + %dul; }'
-            % (hook, rng.randint(2, 9), rng.randint(1, 99)),
-            '}']
+            % (hook, rng.randint(2, 9), rng.randint(1, 99))]
         self.live_slot_run(rng, b, d, 'nw%d' % k, 'dead-needed%d' % k, 'run_dn%d' % k, t_fac, t_run, 'x')
 
     def shape_registered(self, k):
@@ -2559,6 +2561,61 @@ class Gen:
         self.declare_run('run_dl%d' % k, t_run, run)
         self.f_main.append(self.guarded('total = mix(total, run_dl%d(%dul));' % (k, rng.randint(0, 99))))
 
+    def shape_dlopen_host(self, k):
+        """The program hands a plugin it loads with dlopen at run time
+        (libdh<k>p.so, native, never on the link line) an object of its own
+        Dh<k>S through the interface Dh<k>I; only the plugin calls p<k> and
+        q<k>. Nothing is exported: clang's whole-program promise is about
+        classes defined elsewhere, not calls made elsewhere, so the two
+        entries must stay whatever the program calls itself."""
+        rng = self.frng('dlopen-host', k)
+        lto = self.lto_tus()
+        t_cls, t_run = rng.choice(lto), self.pick_tu(rng, code=True)
+        i, c = 'Dh%dI' % k, 'Dh%dS' % k
+        hdr, lib, entry = 'dh%d.hpp' % k, 'libdh%dp.so' % k, 'fzdh%d_use' % k
+        self.out[hdr] = '\n'.join([
+            '#pragma once',
+            '// dlopen-host: the program hands a plugin a %s; only the plugin calls p%d and q%d' % (i, k, k),
+            'struct %s {' % i,
+            '  virtual unsigned long p%d(unsigned long x) = 0;' % k,
+            '  virtual unsigned long q%d(unsigned long x) const = 0;' % k,
+            'protected:',
+            '  ~%s() = default;' % i,
+            '};',
+            '']) + '\n'
+        self.f_hdr.append('#include "%s"' % hdr)
+        self.f_hdr += ['struct %s final : %s {' % (c, i),
+                       '  unsigned long own = %dul;' % rng.randint(2, 9),
+                       '  unsigned long p%d(unsigned long x) override;' % k,
+                       '  unsigned long q%d(unsigned long x) const override;' % k,
+                       '};']
+        self.f_tu[t_cls] += [
+            'unsigned long %s::p%d(unsigned long x) { own += x; return own * %dul; }' % (c, k, rng.randint(2, 9)),
+            'unsigned long %s::q%d(unsigned long x) const { return x + own * %dul; }' % (c, k, rng.randint(2, 9))]
+        self.dl_plugins['dh%dp.cpp' % k] = [
+            '#include "%s"' % hdr,
+            '',
+            'extern "C" __attribute__((visibility("default"))) unsigned long %s(%s &h, unsigned long x) {'
+            % (entry, i),
+            '  return h.p%d(x) * 3ul + h.q%d(x + 1ul);' % (k, k),
+            '}']
+        self.f_tu[t_run].append('#include <dlfcn.h>')
+        run = ['%s s;' % c,
+               'unsigned long h = x;',
+               'void *lib = dlopen("./%s", RTLD_NOW);' % lib,
+               'if (lib == nullptr) {',
+               '  std::printf("dlopen-host%d: no %s\\n");' % (k, lib),
+               '  return h;',
+               '}',
+               'using fn_t = unsigned long (*)(%s &, unsigned long);' % i,
+               'fn_t f = reinterpret_cast<fn_t>(dlsym(lib, "%s"));' % entry,
+               'h = mix(h, f(s, x));',
+               'h = mix(h, f(s, x + 7ul));',
+               'std::printf("dlopen-host%d %%lu\\n", h);' % k,
+               'return h;']
+        self.declare_run('run_dh%d' % k, t_run, run)
+        self.f_main.append(self.guarded('total = mix(total, run_dh%d(%dul));' % (k, rng.randint(0, 99))))
+
     def build_shapes(self):
         self.f_hdr, self.f_main, self.f_tail = [], [], []
         self.f_tu = {t: [] for t in range(self.ntu)}
@@ -2607,6 +2664,8 @@ class Gen:
             self.shape_dlopen(0)
         if 'dead-needed' in sh:
             self.shape_dead_needed(0)
+        if 'dlopen-host' in sh:
+            self.shape_dlopen_host(0)
 
 
 class FC:

@@ -39,7 +39,7 @@
 
 use crate::decide::{ProgramCalls, SlotCalls};
 use crate::hierarchy::{Hierarchy, Live, RefEdges, RefNode, SymKey, VtableId};
-use crate::native::{runtime_symbol, sanitizer_metadata};
+use crate::native::{CODE_LOADERS, runtime_symbol, sanitizer_metadata};
 use crate::outcome::Outcome;
 use crate::policy::Policy;
 use rayon::prelude::*;
@@ -119,7 +119,7 @@ pub fn analyze<'a>(link: &Hierarchy<'a>, policy: &Policy, plan: &'a Plan, calls:
     // A library the program loads itself (`dlopen`) is no input of the
     // link: it may call virtual functions of the objects the program hands
     // it (a plugin given the host's interface), exported or not.
-    let loader = loads_code(link);
+    let loader = loads_code(link, policy);
     let exports = exports || loader.is_some();
     let candidates: Vec<_> = link
         .vtables
@@ -369,20 +369,17 @@ fn link_blocker(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
     None
 }
 
-/// Functions that load code at run time, as the dynamic loader's own
-/// interface does; a wrapper library around it (libltdl, GModule) is C the
-/// native scan cannot tell from any other.
-const CODE_LOADERS: &[&str] = &["dlopen", "dlmopen"];
-
 /// Where code of the program calls (or takes the address of) a function
-/// that loads a library at run time: `F in M calls dlopen`.
-fn loads_code(link: &Hierarchy<'_>) -> Option<String> {
-    modules(link.summaries).find_map(|(m, s)| {
+/// that loads a library at run time ([`CODE_LOADERS`]): `F in M calls
+/// dlopen`, or a native object of the link that does.
+fn loads_code(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
+    let bitcode = modules(link.summaries).find_map(|(m, s)| {
         s.globals.iter().find_map(|g| {
             let loader = g.refs.iter().find(|r| CODE_LOADERS.contains(&r.as_str()))?;
             link.in_program(m, &g.name).then(|| format!("{} in {} calls {loader}", g.name, s.module.name))
         })
-    })
+    });
+    bitcode.or_else(|| policy.validation.native_loader.clone())
 }
 
 /// Whether a call through a pointer to a virtual member function, called

@@ -53,7 +53,16 @@ pub struct NativeScan {
     /// C++ (`_Z`) symbols: code that may call virtual functions of the
     /// program's classes through their vtables, which no summary sees.
     pub cxx_code: Option<String>,
+    /// The first native object (not of the runtime, not a shared library)
+    /// that calls a function loading code at run time ([`CODE_LOADERS`]):
+    /// a library it loads may be handed the program's objects.
+    pub loads_code: Option<String>,
 }
+
+/// Functions that load a library at run time, as the dynamic loader's
+/// interface names them. A library wrapping them (libltdl, GModule) is C
+/// the native scan cannot tell from any other.
+pub const CODE_LOADERS: &[&str] = &["dlopen", "dlmopen"];
 
 /// The C and C++ runtime libraries of a link, by the stem of their file
 /// name (`libstdc++` for `libstdc++.so.6`, `libm` for glibc's
@@ -285,6 +294,9 @@ fn cxx_local_symbol(sym: &object::Symbol<'_, '_>) -> Option<String> {
 /// `__gxx_personality_v0`). Every shared library GCC's `crtbeginS.o`
 /// starts references `__cxa_finalize`, C or not.
 fn cxx_name(n: &[u8]) -> bool {
+    // A `.symtab` names a versioned reference with its version
+    // (`__cxa_finalize@GLIBC_2.2.5`).
+    let n = n.split(|&b| b == b'@').next().unwrap_or(n);
     n.starts_with(b"_Z") || (n.starts_with(b"__cxa_") && n != b"__cxa_finalize") || n.starts_with(b"__gxx_personality")
 }
 
@@ -370,6 +382,9 @@ impl NativeScan {
             let undefined = sym.is_undefined();
             if undefined && sym.is_global() {
                 self.refs.insert(n.to_string());
+                if !dynamic && self.loads_code.is_none() && CODE_LOADERS.contains(&n) && !is_runtime(name) {
+                    self.loads_code = Some(format!("{name} calls {n}"));
+                }
             }
             let (class, is_vtable) = match (n.strip_prefix("_ZTI"), n.strip_prefix("_ZTV")) {
                 (Some(c), _) => (c, false),

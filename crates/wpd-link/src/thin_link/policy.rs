@@ -40,6 +40,9 @@ pub struct Validation {
     /// it may call virtual functions through vtables no summary sees, so
     /// no slot is dead ([`NativeScan::cxx_code`]).
     pub native_cxx: Option<String>,
+    /// The first native object (not of the runtime) that loads code at run
+    /// time ([`NativeScan::loads_code`]).
+    pub native_loader: Option<String>,
 }
 
 impl Validation {
@@ -69,6 +72,7 @@ impl Validation {
             known_safe: Vec::new(),
             force_open: Vec::new(),
             native_cxx: scan.cxx_code.clone(),
+            native_loader: scan.loads_code.clone(),
         }
     }
 }
