@@ -362,7 +362,7 @@ fn check_seed(seed: u64, want: &[&str]) -> Check {
     let mut sources = String::new();
     for entry in std::fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
         let p = entry.map_err(|e| e.to_string())?.path();
-        if p.extension().is_some_and(|x| x == "cpp" || x == "hpp") {
+        if p.extension().is_some_and(|x| x == "cpp" || x == "hpp" || x == "c") {
             sources.push_str(&String::from_utf8_lossy(&read(&p)?));
         }
     }
