@@ -16,7 +16,7 @@ use libtest_mimic::{Arguments, Trial};
 use std::path::Path;
 use std::process::Command;
 use wpd_tests::link::{RunResult, read_report, run_program, same_run, wpd_ld_bin, wpd_plugin_so};
-use wpd_tests::{CLANGXX, Check, LLVM_AR, mkdir, repo_root, run, temp_dir};
+use wpd_tests::{CLANG, CLANGXX, Check, LLVM_AR, mkdir, repo_root, run, temp_dir};
 
 /// One object: its name, source and extra compile flags.
 type Object = (&'static str, &'static str, &'static [&'static str]);
@@ -162,7 +162,7 @@ const CASES: &[Case] = &[
         name: "as_needed_dead_slot",
         objects: &[("main.o", "main.cpp", &[])],
         archives: &[],
-        shared: &[("libaudit.so", "audit.cpp", &["-nostdlib++"])],
+        shared: &[("libaudit.so", "audit.c", &[])],
         link: &["@/main.o", "-L@", "-Wl,-rpath,@", "-Wl,--as-needed", "-laudit", "-Wl,--no-as-needed"],
         // Dead slots drop `Base::audit` and `Derived::audit`, the only
         // references to the library; the program must still load it.
@@ -179,7 +179,7 @@ const CASES: &[Case] = &[
         name: "as_needed_dead_slot_gc",
         objects: &[("main.o", "main.cpp", &[])],
         archives: &[],
-        shared: &[("libaudit.so", "audit.cpp", &["-nostdlib++"])],
+        shared: &[("libaudit.so", "audit.c", &[])],
         link: &[
             "@/main.o",
             "-L@",
@@ -315,7 +315,8 @@ fn build(case: &Case, src: &Path, dir: &Path, bitcode: bool) -> Check {
         std::fs::copy(src.join(file), dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
     }
     for (lib, source, extra) in case.shared {
-        run(Command::new(CLANGXX)
+        let compiler = if source.ends_with(".c") { CLANG } else { CLANGXX };
+        run(Command::new(compiler)
             .args(["-O0", "-fPIC", "-shared"])
             .args(*extra)
             .arg(src.join(source))
