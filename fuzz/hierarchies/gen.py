@@ -2335,6 +2335,9 @@ class Gen:
             '// dead-needed: a C library the links name with --as-needed',
             '#include <stdio.h>',
             '__attribute__((constructor)) static void fzdn%d_announce(void) { puts("dead-needed%d loaded"); }' % (k, k),
+            '#ifdef __cplusplus',
+            'extern "C"',
+            '#endif',
             '__attribute__((visibility("default"))) unsigned long %s(unsigned long x) { return x * %dul + %dul; }'
             % (hook, rng.randint(2, 9), rng.randint(1, 99))]
         self.live_slot_run(rng, b, d, 'nw%d' % k, 'dead-needed%d' % k, 'run_dn%d' % k, t_fac, t_run, 'x')
