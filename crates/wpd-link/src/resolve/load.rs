@@ -967,8 +967,7 @@ impl<'a> Loader<'a> {
     /// uses.
     fn outside_refs(&self, mut refs: BTreeSet<String>) -> BTreeSet<String> {
         refs.extend(self.exported.iter().cloned());
-        let defined: HashSet<&str> = self.bitcode_definitions().map(|s| s.name.as_str()).collect();
-        refs.extend(self.version_named.iter().filter(|n| defined.contains(n.as_str())).cloned());
+        refs.extend(self.version_named.iter().cloned());
         let line = self.line;
         refs.extend(line.undefined.iter().cloned());
         refs.extend(line.require_defined.iter().cloned());

@@ -31,8 +31,8 @@
 //! (`dlopen`), every type id local to one module
 //! ([`TypeId::is_module_local`]: a class in an anonymous namespace with no
 //! public base), since code loaded with it may call virtual functions of
-//! the objects it is handed. And the link as a whole must have no reader wpd cannot see:
-//! no native C++ code besides the runtime ([`Validation::native_cxx`]), no
+//! the objects it is handed. And the link as a whole must have no reader
+//! wpd cannot see: no native C++ code besides the runtime ([`Validation::native_cxx`]), no
 //! C++ bitcode built without `-fwhole-program-vtables`, no call through a
 //! pointer to a virtual member function (it loads a slot without a type
 //! test), and a native side wpd could read.
@@ -371,15 +371,20 @@ fn link_blocker(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
 
 /// Where code of the program calls (or takes the address of) a function
 /// that loads a library at run time ([`CODE_LOADERS`]): `F in M calls
-/// dlopen`, or a native object of the link that does.
+/// dlopen`, or a native object of the link that does. The reference graph
+/// answers whether live code names one; the summaries are searched for
+/// which function only then.
 fn loads_code(link: &Hierarchy<'_>, policy: &Policy) -> Option<String> {
-    let bitcode = modules(link.summaries).find_map(|(m, s)| {
-        s.globals.iter().find_map(|g| {
-            let loader = g.refs.iter().find(|r| CODE_LOADERS.contains(&r.as_str()))?;
-            link.in_program(m, &g.name).then(|| format!("{} in {} calls {loader}", g.name, s.module.name))
-        })
+    let Some(&loader) = CODE_LOADERS.iter().find(|&&name| link.is_live(SymKey { module: None, name })) else {
+        return policy.validation.native_loader.clone();
+    };
+    let caller = modules(link.summaries).find_map(|(m, s)| {
+        s.globals
+            .iter()
+            .find(|g| link.is_live(link.key(m, &g.name)) && g.refs.iter().any(|r| r == loader))
+            .map(|g| format!("{} in {}", g.name, s.module.name))
     });
-    bitcode.or_else(|| policy.validation.native_loader.clone())
+    Some(format!("{} calls {loader}", caller.as_deref().unwrap_or("the program")))
 }
 
 /// Whether a call through a pointer to a virtual member function, called
